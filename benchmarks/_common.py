@@ -1,0 +1,26 @@
+"""Helpers for the benchmark scripts: percentiles and writing results."""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (0-100) by nearest rank."""
+    ordered = sorted(values)
+    idx = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[idx]
+
+
+def write(name: str, figures: dict) -> Path:
+    """Write `figures` (plus machine info) to benchmarks/results/NAME.json and return the path."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    payload = {"benchmark": name, "when": time.strftime("%Y-%m-%dT%H:%M:%S"), "machine": platform.platform(), **figures}
+    path.write_text(json.dumps(payload, indent=2))
+    return path

@@ -1,0 +1,59 @@
+"""The values evaluation passes around: items with their variant sets, and per-sample records."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Label = Literal["correct", "incorrect", "not_attempted"]
+LABELS: tuple[Label, ...] = ("correct", "incorrect", "not_attempted")
+"""The three correctness labels, in METHOD §4's tie-break order."""
+
+ItemKind = Literal["factual", "math", "truthful"]
+
+
+class ItemVariant(BaseModel):
+    """One wording of an item: id 0 is the original. A variant may change the context instead."""
+
+    id: int
+    question: str
+    context: str | None = None
+
+    @property
+    def is_original(self) -> bool:
+        return self.id == 0
+
+
+class Item(BaseModel):
+    """A question with its gold answers and its variant set (original first)."""
+
+    id: str
+    kind: ItemKind = "factual"
+    gold: list[str] = Field(description="Acceptable answers (aliases; true references for TruthfulQA).")
+    incorrect: list[str] = Field(default_factory=list, description="False references (TruthfulQA).")
+    variants: list[ItemVariant] = Field(description="variants[0] is the original.")
+    category: str = ""
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def original(self) -> ItemVariant:
+        return self.variants[0]
+
+
+class SampleRecord(BaseModel):
+    """One arm's answer to one variant of one item: a line of the per-sample log."""
+
+    item_id: str
+    variant_id: int
+    is_original: bool
+    arm: str
+    answer: str | None
+    label: Label
+    error: str | None = None
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    latency_s: float = 0.0
+    details: dict[str, Any] = Field(default_factory=dict, description="Arm-specific extras (selfpara: k_kept, agreement, ...).")

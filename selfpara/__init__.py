@@ -1,0 +1,33 @@
+"""selfpara: ask a model several equivalent wordings of a question and return the answer they agree on.
+
+    from selfpara import SelfParaphraser
+    result = SelfParaphraser(k=3).answer("What is the capital of Australia?")
+    print(result.answer, result.agreement)
+"""
+
+from selfpara.config import EMBEDDED_MODEL, WrapConfig, build_config
+from selfpara.errors import ConfigError, InputError, SelfparaError, UpstreamError, UpstreamTimeout
+from selfpara.llm import ModelClient
+from selfpara.pipeline import SelfParaphraser, aanswer, answer
+from selfpara.result import Answer, Cluster, Usage, Variant, WrappedAnswer
+
+__all__ = [
+    "EMBEDDED_MODEL",
+    "Answer",
+    "Cluster",
+    "ConfigError",
+    "InputError",
+    "ModelClient",
+    "SelfParaphraser",
+    "SelfparaError",
+    "UpstreamError",
+    "UpstreamTimeout",
+    "Usage",
+    "Variant",
+    "WrapConfig",
+    "WrappedAnswer",
+    "aanswer",
+    "answer",
+    "build_config",
+]
+__version__ = "0.1.0"

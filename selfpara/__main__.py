@@ -1,0 +1,5 @@
+"""`python -m selfpara` runs the CLI."""
+
+from selfpara.cli import main
+
+main()

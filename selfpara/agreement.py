@@ -1,0 +1,177 @@
+"""Answer-equivalence functions, tried cheapest first, with a cache of pair verdicts (METHOD §2.4).
+
+Each function returns True (equivalent), False (not equivalent) or None (cannot
+decide: ask the next one). A pair no function decides is not equivalent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from typing import Protocol
+
+from selfpara import mathanswer, prompts
+from selfpara.errors import ConfigError
+from selfpara.llm import ModelClient
+from selfpara.nli import NLIModel
+from selfpara.paraphrase import parse_yes_no
+from selfpara.result import Usage
+from selfpara.text import contains_phrase, normalize_answer, words
+
+
+class EquivalenceFn(Protocol):
+    """Decides whether answers `a` and `b` to `question` say the same thing."""
+
+    name: str
+
+    async def __call__(self, question: str, a: str, b: str, usage: Usage | None) -> bool | None: ...
+
+
+class ExactMatch:
+    """Equal after normalisation (case, punctuation, articles, whitespace); otherwise undecided."""
+
+    name = "exact"
+
+    async def __call__(self, question: str, a: str, b: str, usage: Usage | None) -> bool | None:
+        return True if normalize_answer(a) == normalize_answer(b) else None
+
+
+class NumericMatch:
+    """Compares final numeric/symbolic answers when both answers state one.
+
+    An answer "states" one when it marks it (\\boxed, ####, "the answer is") or is a short
+    answer holding a number, so that a date inside a long sentence does not decide.
+    """
+
+    name = "numeric"
+
+    async def __call__(self, question: str, a: str, b: str, usage: Usage | None) -> bool | None:
+        fa, fb = _stated(a), _stated(b)
+        if fa is None or fb is None:
+            return None
+        return mathanswer.same_value(fa, fb)
+
+
+def _stated(text: str) -> str | None:
+    marked = mathanswer.boxed(text) is not None or "####" in text or "answer is" in text.lower()
+    if not marked and len(words(text)) > 6:
+        return None
+    found = mathanswer.final_answer(text)
+    if found is None or mathanswer.to_number(found) is None and not marked:
+        return None
+    return found
+
+
+class ContainsMatch:
+    """A short answer (≤ 6 words) occurring as a phrase inside the other: "Paris" ~ "It is Paris."."""
+
+    name = "contains"
+
+    async def __call__(self, question: str, a: str, b: str, usage: Usage | None) -> bool | None:
+        short, long_ = sorted((a, b), key=lambda s: len(words(s)))
+        if 0 < len(words(short)) <= 6 and contains_phrase(long_, short):
+            return True
+        return None
+
+
+class NLIEquivalence:
+    """Bidirectional entailment conditioned on the question ("q a" vs "q b").
+
+    strict: entailment both ways. lenient: no contradiction either way and not neutral both ways.
+    """
+
+    def __init__(self, nli: NLIModel, *, strict: bool = True) -> None:
+        self.nli = nli
+        self.strict = strict
+        self.name = "nli" if strict else "nli-lenient"
+
+    async def __call__(self, question: str, a: str, b: str, usage: Usage | None) -> bool | None:
+        qa, qb = f"{question} {a}", f"{question} {b}"
+        ab, ba = await self.nli.aprobs([(qa, qb), (qb, qa)])
+        label = lambda p: max(("entailment", "neutral", "contradiction"), key=lambda n: getattr(p, n))  # noqa: E731
+        la, lb = label(ab), label(ba)
+        if self.strict:
+            return la == "entailment" and lb == "entailment"
+        return "contradiction" not in (la, lb) and not (la == "neutral" and lb == "neutral")
+
+
+class LLMJudge:
+    """Asks a model whether the two answers say the same thing; undecided if it answers neither YES nor NO."""
+
+    name = "llm"
+
+    def __init__(self, client: ModelClient, model: str) -> None:
+        self.client = client
+        self.model = model
+
+    async def __call__(self, question: str, a: str, b: str, usage: Usage | None) -> bool | None:
+        prompt = prompts.SAME_ANSWER.format(question=question, a=a, b=b)
+        reply = await self.client.complete(
+            self.model, [{"role": "user", "content": prompt}], usage=usage, temperature=0.0, max_tokens=8
+        )
+        return parse_yes_no(reply.text)
+
+
+class Agreement:
+    """Runs equivalence functions cheapest first and caches verdicts per (question, pair).
+
+    Args:
+        functions: tried in order; the first that decides wins.
+        cache_size: pair verdicts kept (least recently used dropped first).
+    """
+
+    def __init__(self, functions: list[EquivalenceFn], *, cache_size: int = 50_000) -> None:
+        self.functions = functions
+        self.cache_size = cache_size
+        self._cache: OrderedDict[tuple[str, str, str], bool] = OrderedDict()
+        self.cache_hits = 0
+
+    @property
+    def names(self) -> list[str]:
+        return [f.name for f in self.functions]
+
+    async def equivalent(self, question: str, a: str, b: str, usage: Usage | None = None) -> bool:
+        """Whether answers `a` and `b` to `question` are equivalent."""
+        key = (question, *sorted((a.strip(), b.strip())))
+        if key in self._cache:
+            self.cache_hits += 1
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        verdict = False
+        for fn in self.functions:
+            decided = await fn(question, a, b, usage)
+            if decided is not None:
+                verdict = decided
+                break
+        self._cache[key] = verdict
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return verdict
+
+    async def equivalent_any(self, question: str, a: str, others: list[str], usage: Usage | None = None) -> int | None:
+        """Index of the first of `others` equivalent to `a` (checked concurrently), or None."""
+        verdicts = await asyncio.gather(*(self.equivalent(question, a, o, usage) for o in others))
+        return next((i for i, v in enumerate(verdicts) if v), None)
+
+
+def build_agreement(
+    names: list[str], *, client: ModelClient, judge_model: str, nli: NLIModel | None = None
+) -> Agreement:
+    """An Agreement over the named functions (see `selfpara.config.AGREEMENT_FUNCTIONS`)."""
+    fns: list[EquivalenceFn] = []
+    for name in names:
+        if name == "exact":
+            fns.append(ExactMatch())
+        elif name == "numeric":
+            fns.append(NumericMatch())
+        elif name == "contains":
+            fns.append(ContainsMatch())
+        elif name in ("nli", "nli-lenient"):
+            if nli is None:
+                raise ConfigError(f"agreement {name!r} needs an NLI model (nli_model)")
+            fns.append(NLIEquivalence(nli, strict=name == "nli"))
+        elif name == "llm":
+            fns.append(LLMJudge(client, judge_model))
+        else:
+            raise ConfigError(f"unknown agreement function {name!r}")
+    return Agreement(fns)

@@ -1,0 +1,59 @@
+"""`selfpara ask`: answer one question through the wrapper."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Optional
+
+import typer
+
+from selfpara.cli import app
+from selfpara.cli.common import clean_errors, err_console, setup_logging
+
+
+@app.command()
+def ask(
+    question: str = typer.Argument(..., help="The question to answer; '-' reads it from stdin."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="litellm model string; default: the embedded SmolLM2."),
+    k: int = typer.Option(3, "--k", "-k", help="Paraphrases to generate (1-20)."),
+    agreement: str = typer.Option("auto", help="Answer-equivalence functions, e.g. exact,numeric,llm."),
+    judge_model: Optional[str] = typer.Option(None, help="Model for the LLM judges; default: --model."),
+    paraphrase_check: str = typer.Option("auto", help="Paraphrase check: auto, off, llm or nli."),
+    nli_model: Optional[str] = typer.Option(None, help="Local NLI model directory (for nli agreement/check)."),
+    temperature: float = typer.Option(0.0, help="Decoding temperature of the answers."),
+    max_tokens: int = typer.Option(128, help="Max tokens per answer."),
+    api_base: Optional[str] = typer.Option(None, help="Base URL of an OpenAI-compatible/vLLM/Ollama server."),
+    system: Optional[str] = typer.Option(None, help="System prompt sent with every wording."),
+    show: bool = typer.Option(False, "--show", "-s", help="Print a table of variants, answers and clusters."),
+    as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log each stage."),
+) -> None:
+    """Ask QUESTION in several wordings and print the answer they agree on."""
+    setup_logging(verbose)
+    with clean_errors():
+        from selfpara.config import EMBEDDED_MODEL, build_config, is_embedded
+        from selfpara.pipeline import SelfParaphraser
+
+        text = sys.stdin.read() if question == "-" else question
+        cfg = build_config(
+            model=model or EMBEDDED_MODEL, k=k, agreement=agreement, judge_model=judge_model,
+            paraphrase_check=paraphrase_check, nli_model=nli_model, temperature=temperature,
+            max_tokens=max_tokens, api_base=api_base,
+        )
+        messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": text}]
+        paraphraser = SelfParaphraser(cfg)
+        status = "loading the embedded model and answering" if is_embedded(cfg.model) else f"asking {cfg.model}"
+        with err_console.status(f"[bold]{status}[/bold] (k={cfg.k})…"):
+            result = paraphraser.answer(messages)
+    if as_json:
+        typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
+        return
+    if show:
+        from selfpara.cli.render import result_table
+
+        err_console.print(result_table(result))
+    typer.echo(result.answer)
+    notes = [f"agreement {result.agreement:.0%} of {result.n_voted}", f"kept {result.k_kept}/{result.k_requested} paraphrases"]
+    notes += [f.replace("_", " ") for f in result.flags]
+    err_console.print(f"[dim]{' · '.join(notes)}[/dim]", highlight=False)

@@ -1,0 +1,228 @@
+"""The one door to models: every call goes through ModelClient.
+
+ModelClient adds what every call needs (timeout, retries with backoff, a concurrency
+limit, usage accounting, secret-safe errors) on top of a Backend, which only knows how
+to make one call. Backends: LiteLLMBackend for any litellm model string, the embedded
+model (`local/...`, see `selfpara.local`), or any object with the same `complete`
+method (tests and benchmarks plug fakes in here).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import time
+import weakref
+from typing import Any, Protocol
+
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+from selfpara.config import is_embedded
+from selfpara.errors import UpstreamError, UpstreamTimeout
+from selfpara.result import Completion, Message, Usage
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm fetches prices at import otherwise
+
+log = logging.getLogger(__name__)
+
+_KEYLIKE = re.compile(r"\b(sk|key|pk|rk)-[A-Za-z0-9_\-*]{4,}")
+
+
+def redact(text: str, secrets: list[str | None] = ()) -> str:  # type: ignore[assignment]
+    """Remove API keys (the given ones, and anything shaped like a key) from `text`."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return _KEYLIKE.sub(lambda m: m.group(1) + "-***", text)
+
+
+class Backend(Protocol):
+    """Makes one model call. Raise UpstreamError (retryable or not) on failure."""
+
+    async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion: ...
+
+
+class ModelClient:
+    """Calls models with timeout, retries, a concurrency limit and usage accounting.
+
+    Args:
+        api_base: base URL passed to every litellm call (None: the provider's default).
+        api_key: key passed to every litellm call (None: the provider's env var).
+        timeout_s: limit of one attempt.
+        retries: extra attempts after a transient failure (rate limit, 5xx, connection, timeout).
+        concurrency: calls in flight at once through this client.
+        backoff_s: first retry wait; it doubles per attempt, with jitter.
+        backend: use this backend for every model instead of choosing by model name.
+    """
+
+    def __init__(
+        self,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        retries: int = 3,
+        concurrency: int = 16,
+        backoff_s: float = 0.5,
+        backend: Backend | None = None,
+    ) -> None:
+        self.api_base = api_base
+        self._api_key = api_key
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.concurrency = concurrency
+        self.backoff_s = backoff_s
+        self._backend = backend
+        self._litellm: Backend | None = None
+        # A semaphore belongs to one event loop; the sync API runs a new loop per call.
+        self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def backend_for(self, model: str) -> Backend:
+        """The backend that serves `model`."""
+        if self._backend is not None:
+            return self._backend
+        if is_embedded(model):
+            from selfpara.local import embedded_backend
+
+            return embedded_backend()
+        if self._litellm is None:
+            self._litellm = LiteLLMBackend()
+        return self._litellm
+
+    def _limit(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        sem = self._limits.get(loop)
+        if sem is None:
+            sem = self._limits[loop] = asyncio.Semaphore(self.concurrency)
+        return sem
+
+    async def complete(
+        self,
+        model: str,
+        messages: list[Message],
+        *,
+        usage: Usage | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        **extra: Any,
+    ) -> Completion:
+        """Call `model` on `messages`; add the call's tokens and cost to `usage`.
+
+        Raises UpstreamError (UpstreamTimeout for timeouts) once retries are spent or
+        at once for failures retrying cannot fix (bad key, unknown model, bad request).
+        """
+        params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens, **extra}
+        if self.api_base and "api_base" not in params:
+            params["api_base"] = self.api_base
+        if self._api_key and "api_key" not in params:
+            params["api_key"] = self._api_key
+        params["timeout"] = self.timeout_s
+        backend = self.backend_for(model)
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.retries + 1),
+            wait=wait_exponential_jitter(initial=self.backoff_s, max=max(self.backoff_s, 8.0)),
+            retry=retry_if_exception(lambda e: isinstance(e, UpstreamError) and e.retryable),
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    if usage is not None:
+                        usage.calls += 1
+                    result = await self._attempt(backend, model, messages, params)
+        except UpstreamError as exc:
+            if usage is not None:
+                usage.failed_calls += 1
+            exc.args = (redact(str(exc), [self._api_key, params.get("api_key")]),)
+            raise exc from None
+        if usage is not None:
+            usage.prompt_tokens += result.prompt_tokens
+            usage.completion_tokens += result.completion_tokens
+            usage.cost += result.cost
+        return result
+
+    async def _attempt(self, backend: Backend, model: str, messages: list[Message], params: dict[str, Any]) -> Completion:
+        async with self._limit():
+            started = time.perf_counter()
+            try:
+                return await asyncio.wait_for(backend.complete(model, messages, params), self.timeout_s)
+            except asyncio.TimeoutError:
+                raise UpstreamTimeout(f"{model}: no answer within {self.timeout_s:g}s") from None
+            except UpstreamError:
+                raise
+            except Exception as exc:  # a backend bug or an unexpected library error
+                raise UpstreamError(f"{model}: {type(exc).__name__}: {exc}", status=502) from None
+            finally:
+                log.debug("call %s took %.3fs", model, time.perf_counter() - started)
+
+
+class LiteLLMBackend:
+    """Any model litellm reaches: openai/..., anthropic/..., ollama/..., hosted_vllm/...."""
+
+    async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion:
+        import litellm
+
+        try:
+            response = await litellm.acompletion(model=model, messages=messages, num_retries=0, **params)
+        except Exception as exc:
+            raise _classify(model, exc) from None
+        return completion_from_response(response)
+
+
+def completion_from_response(response: Any) -> Completion:
+    """Read text, usage, cost and mean log-probability out of a litellm/OpenAI response."""
+    try:
+        choice = response.choices[0]
+        text = choice.message.content
+    except (AttributeError, IndexError, TypeError):
+        raise UpstreamError("upstream returned a response with no choices", status=502) from None
+    if not isinstance(text, str):
+        raise UpstreamError("upstream returned a choice with no text content", status=502)
+    usage = getattr(response, "usage", None)
+    hidden = getattr(response, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost") or 0.0
+    logprob = None
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if content:
+        values = [t.logprob for t in content if getattr(t, "logprob", None) is not None]
+        logprob = sum(values) / len(values) if values else None
+    return Completion(
+        text=text,
+        prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+        completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        cost=float(cost),
+        logprob=logprob,
+        finish_reason=getattr(choice, "finish_reason", None) or "stop",
+    )
+
+
+def _classify(model: str, exc: Exception) -> UpstreamError:
+    """Map a litellm exception to an UpstreamError with a fitting status and retryability."""
+    import litellm
+
+    name = type(exc).__name__
+    message = str(exc).splitlines()[0] if str(exc) else name
+    if isinstance(exc, litellm.Timeout):
+        return UpstreamTimeout(f"{model}: timed out ({message})")
+    if isinstance(exc, litellm.AuthenticationError):
+        return UpstreamError(f"{model}: the upstream rejected the API key ({name})", status=401)
+    if isinstance(exc, litellm.NotFoundError):
+        return UpstreamError(f"{model}: unknown model or endpoint ({message})", status=404)
+    if isinstance(exc, litellm.RateLimitError):
+        return UpstreamError(f"{model}: rate limited ({message})", status=429, retryable=True)
+    if isinstance(exc, (litellm.APIConnectionError, litellm.InternalServerError, litellm.ServiceUnavailableError)):
+        return UpstreamError(f"{model}: upstream unavailable ({message})", status=502, retryable=True)
+    if isinstance(exc, litellm.BadRequestError):
+        if "LLM Provider NOT provided" in str(exc):
+            return UpstreamError(
+                f"unknown model {model!r}: name it as provider/model, e.g. openai/gpt-4o-mini", status=404
+            )
+        return UpstreamError(f"{model}: the upstream rejected the request ({message})", status=400)
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and status >= 500:
+        return UpstreamError(f"{model}: upstream error {status} ({message})", status=502, retryable=True)
+    return UpstreamError(f"{model}: {name}: {message}", status=502)

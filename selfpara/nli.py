@@ -1,0 +1,93 @@
+"""NLI backend: any local sequence-classification model directory with entailment/neutral/contradiction labels."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import threading
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from selfpara.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+
+class NLIProbs(BaseModel):
+    """Probabilities that a premise entails, is neutral to, or contradicts a hypothesis."""
+
+    entailment: float
+    neutral: float
+    contradiction: float
+
+
+class NLIModel:
+    """A local NLI classifier (e.g. an MNLI DeBERTa/RoBERTa directory), batched, CPU by default.
+
+    Args:
+        path: directory holding config.json, weights and tokenizer files.
+        batch_size: premise/hypothesis pairs per forward pass.
+    """
+
+    def __init__(self, path: str | Path, *, batch_size: int = 16) -> None:
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        directory = Path(path).expanduser()
+        if not (directory / "config.json").is_file():
+            raise ConfigError(f"NLI model path {str(directory)!r} is not a model directory (no config.json)")
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
+            self.model = AutoModelForSequenceClassification.from_pretrained(directory, local_files_only=True)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot load NLI model from {str(directory)!r}: {exc}") from None
+        self.model.eval()
+        self.batch_size = batch_size
+        self.label_index = _label_index(self.model.config.id2label, directory)
+        self._lock = threading.Lock()  # one forward pass at a time; torch uses every core already
+        self.forward_passes = 0
+
+    def probs(self, pairs: list[tuple[str, str]]) -> list[NLIProbs]:
+        """NLI probabilities for each (premise, hypothesis) pair, in order."""
+        import torch
+
+        out: list[NLIProbs] = []
+        for start in range(0, len(pairs), self.batch_size):
+            chunk = pairs[start : start + self.batch_size]
+            enc = self.tokenizer(
+                [p for p, _ in chunk], [h for _, h in chunk], padding=True, truncation=True,
+                max_length=512, return_tensors="pt",
+            )
+            with self._lock, torch.inference_mode():
+                logits = self.model(**enc).logits
+                self.forward_passes += 1
+            soft = logits.softmax(-1).tolist()
+            out.extend(NLIProbs(**{name: row[i] for name, i in self.label_index.items()}) for row in soft)
+        return out
+
+    async def aprobs(self, pairs: list[tuple[str, str]]) -> list[NLIProbs]:
+        """`probs` in a worker thread, so the event loop keeps serving."""
+        return await asyncio.to_thread(self.probs, pairs)
+
+
+def _label_index(id2label: dict[int, str], directory: Path) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for idx, label in id2label.items():
+        low = str(label).lower()
+        for name in ("entailment", "neutral", "contradiction"):
+            if low.startswith(name[:6]):
+                found[name] = int(idx)
+    if len(found) != 3:
+        raise ConfigError(
+            f"NLI model {str(directory)!r} must label its 3 classes entailment/neutral/contradiction "
+            f"(config.json id2label); it has {dict(id2label)}"
+        )
+    return found
+
+
+@functools.lru_cache(maxsize=4)
+def load_nli(path: str) -> NLIModel:
+    """Load (once per process and path) the NLI model in `path`."""
+    log.info("loading NLI model from %s", path)
+    return NLIModel(path)

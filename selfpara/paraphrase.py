@@ -1,0 +1,99 @@
+"""Generate k paraphrases in one call, parse whatever list comes back, and filter them (METHOD §2.1–2.2)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Awaitable, Callable
+
+from selfpara.result import RejectedParaphrase
+from selfpara.text import overlap
+
+_LEAD = re.compile(r"^\s*(?:[-*•]+|\(?\d{1,2}[.):\]]|\(?[a-z][.)]|(?:paraphrase|rewording|version|option)\s*\d*\s*[:.)-])\s*", re.I)
+_PREAMBLE = re.compile(r"^(here\s+(are|is)|sure|certainly|okay|ok\b|the\s+(rewordings|paraphrases))", re.I)
+
+
+def parse_paraphrases(text: str) -> list[str]:
+    """Pull rewordings out of a model reply: a JSON list, a numbered/bulleted list, or plain lines.
+
+    Preambles ("Here are 3 rewordings:"), list markers, labels ("Paraphrase 2:") and
+    wrapping quotes are removed; empty entries are dropped. Order is kept.
+    """
+    text = text.strip()
+    fenced = re.sub(r"^```(?:json)?\s*|\s*```$", "", text)
+    start, end = fenced.find("["), fenced.rfind("]")
+    if start != -1 and end > start:
+        try:
+            data = json.loads(fenced[start : end + 1])
+        except json.JSONDecodeError:
+            data = None
+        if isinstance(data, list):
+            items = [str(x.get("text", x.get("paraphrase", "")) if isinstance(x, dict) else x) for x in data]
+            return [s for s in (_clean(i) for i in items) if s]
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or _PREAMBLE.match(line) or (line.endswith(":") and not _LEAD.match(line)):
+            continue
+        if line.lower().startswith(("question:", "example:")):
+            continue
+        cleaned = _clean(_LEAD.sub("", line, count=1))
+        if cleaned:
+            out.append(cleaned)
+    return out
+
+
+def _clean(item: str) -> str:
+    item = item.strip().strip('"“”\'`').strip()
+    return re.sub(r"\s+", " ", item)
+
+
+def lexical_filter(
+    question: str, candidates: list[str], max_overlap: float = 0.8
+) -> tuple[list[str], list[RejectedParaphrase]]:
+    """Keep candidates whose overlap is below `max_overlap` against `question` and every kept one."""
+    kept: list[str] = []
+    rejected: list[RejectedParaphrase] = []
+    for cand in candidates:
+        if not cand.strip():
+            rejected.append(RejectedParaphrase(text=cand, reason="empty"))
+            continue
+        worst = max((overlap(cand, other) for other in [question, *kept]), default=0.0)
+        if worst >= max_overlap:
+            rejected.append(RejectedParaphrase(text=cand, reason="overlap", detail=f"overlap {worst:.2f}"))
+        else:
+            kept.append(cand)
+    return kept, rejected
+
+
+EquivalenceCheck = Callable[[str, str], Awaitable[tuple[bool, str]]]
+"""(original, candidate) -> (keep?, detail). Raises to signal the check itself failed."""
+
+
+async def equivalence_filter(
+    question: str, candidates: list[str], check: EquivalenceCheck | None
+) -> tuple[list[str], list[RejectedParaphrase]]:
+    """Keep candidates the check judges to ask the same thing as `question` (all of them if no check).
+
+    Checks run concurrently. A candidate whose check errors is rejected (reason
+    `check_failed`) rather than kept unverified.
+    """
+    if check is None or not candidates:
+        return list(candidates), []
+    verdicts = await asyncio.gather(*(check(question, c) for c in candidates), return_exceptions=True)
+    kept, rejected = [], []
+    for cand, verdict in zip(candidates, verdicts):
+        if isinstance(verdict, BaseException):
+            rejected.append(RejectedParaphrase(text=cand, reason="check_failed", detail=str(verdict)[:200]))
+        elif verdict[0]:
+            kept.append(cand)
+        else:
+            rejected.append(RejectedParaphrase(text=cand, reason="not_equivalent", detail=verdict[1]))
+    return kept, rejected
+
+
+def parse_yes_no(text: str) -> bool | None:
+    """The first YES or NO in a judge's reply; None if it gives neither."""
+    m = re.search(r"\b(yes|no)\b", text, re.I)
+    return None if m is None else m.group(1).lower() == "yes"

@@ -1,0 +1,260 @@
+"""The one path from a question to a WrappedAnswer, shared by the library, server, CLI and benchmark.
+
+    question ──► paraphrase ──► filter ──► answer (fan-out) ──► cluster ──► vote
+        └──────────── original answered at once, in parallel ─┘
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from selfpara import prompts
+from selfpara.agreement import Agreement, build_agreement
+from selfpara.config import WrapConfig, build_config
+from selfpara.errors import InputError, UpstreamError
+from selfpara.llm import ModelClient
+from selfpara.nli import NLIModel, load_nli
+from selfpara.paraphrase import (
+    EquivalenceCheck,
+    equivalence_filter,
+    lexical_filter,
+    parse_paraphrases,
+    parse_yes_no,
+)
+from selfpara.result import Answer, Flag, Message, RejectedParaphrase, Timings, Usage, Variant, WrappedAnswer
+from selfpara.vote import vote
+
+log = logging.getLogger(__name__)
+
+MAX_QUESTION_CHARS = 32_000
+
+
+def split_messages(question: str | list[Message]) -> tuple[list[Message], str]:
+    """Validate the input and return (messages, question text); the question is the last user message."""
+    messages: list[Message] = [{"role": "user", "content": question}] if isinstance(question, str) else list(question)
+    if not messages:
+        raise InputError("no messages given")
+    idx = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), None)
+    if idx is None:
+        raise InputError("the conversation has no user message to answer")
+    if idx != len(messages) - 1:
+        raise InputError("the last message must be the user's question")
+    content = messages[idx].get("content")
+    if isinstance(content, list):  # OpenAI content parts: text only
+        if not all(isinstance(p, dict) and p.get("type") == "text" for p in content):
+            raise InputError("only text content can be paraphrased")
+        content = "\n".join(str(p.get("text", "")) for p in content)
+    if not isinstance(content, str) or not content.strip():
+        raise InputError("the question is empty")
+    if len(content) > MAX_QUESTION_CHARS:
+        raise InputError(f"the question is {len(content)} characters; the limit is {MAX_QUESTION_CHARS}")
+    return messages, content.strip()
+
+
+def with_question(messages: list[Message], text: str) -> list[Message]:
+    """`messages` with the last (user) message's content replaced by `text`; context kept."""
+    return [*messages[:-1], {**messages[-1], "content": text}]
+
+
+class SelfParaphraser:
+    """Answers questions by self-paraphrase majority vote.
+
+    Args:
+        config: settings (default: the embedded model, k=5).
+        client: the model door; default one built from `config` (pass one to share a
+            concurrency limit or plug in a fake backend).
+        **settings: shorthand for WrapConfig fields when `config` is not given.
+    """
+
+    def __init__(self, config: WrapConfig | None = None, *, client: ModelClient | None = None, **settings: Any) -> None:
+        if config is not None and settings:
+            raise TypeError("pass either config or keyword settings, not both")
+        self.config = config or build_config(**settings)
+        self.client = client or ModelClient(
+            api_base=self.config.api_base,
+            api_key=self.config.api_key.get_secret_value() if self.config.api_key else None,
+            timeout_s=self.config.timeout_s,
+            retries=self.config.retries,
+            concurrency=self.config.concurrency,
+        )
+        self._agreements: dict[tuple[str, ...], Agreement] = {}
+
+    # --- public entry points -------------------------------------------------
+
+    def answer(self, question: str | list[Message], **overrides: Any) -> WrappedAnswer:
+        """Blocking form of `aanswer` (not for use inside a running event loop)."""
+        return asyncio.run(self.aanswer(question, **overrides))
+
+    async def aanswer(self, question: str | list[Message], **overrides: Any) -> WrappedAnswer:
+        """Answer a question (a string, or chat messages whose last user message is the question).
+
+        `overrides` are WrapConfig fields for this request only (k, agreement, temperature, ...).
+        Raises InputError, ConfigError, or UpstreamError when no answer came back at all.
+        """
+        cfg = self.config.with_overrides(**overrides) if overrides else self.config
+        messages, q = split_messages(question)
+        return await _Run(self, cfg, messages, q).execute()
+
+    # --- pieces the run uses ---------------------------------------------------
+
+    def agreement_for(self, cfg: WrapConfig) -> Agreement:
+        """The Agreement (with its pair cache) for these settings, built once per combination."""
+        names = cfg.agreement_functions
+        key = (*names, cfg.judge_model or cfg.model, cfg.nli_model or "")
+        if key not in self._agreements:
+            self._agreements[key] = build_agreement(
+                names, client=self.client, judge_model=cfg.judge_model or cfg.model, nli=self._nli(cfg)
+            )
+        return self._agreements[key]
+
+    def _nli(self, cfg: WrapConfig) -> NLIModel | None:
+        return load_nli(cfg.nli_model) if cfg.nli_model else None
+
+    def paraphrase_check(self, cfg: WrapConfig, usage: Usage) -> EquivalenceCheck | None:
+        """The configured question-equivalence check, or None when it is off."""
+        kind = cfg.resolved_paraphrase_check
+        if kind == "off":
+            return None
+        if kind == "nli":
+            nli = self._nli(cfg)
+            assert nli is not None  # WrapConfig validation guarantees nli_model
+
+            async def nli_check(q: str, p: str) -> tuple[bool, str]:
+                fwd, back = await nli.aprobs([(q, p), (p, q)])
+                score = (fwd.entailment + back.entailment) / 2
+                return score >= cfg.nli_threshold, f"entailment {score:.2f}"
+
+            return nli_check
+        judge = cfg.judge_model or cfg.model
+
+        async def llm_check(q: str, p: str) -> tuple[bool, str]:
+            prompt = prompts.SAME_QUESTION.format(a=q, b=p)
+            reply = await self.client.complete(judge, [{"role": "user", "content": prompt}], usage=usage, max_tokens=8)
+            verdict = parse_yes_no(reply.text)
+            return verdict is True, f"judge said {reply.text.strip()[:40]!r}"
+
+        return llm_check
+
+
+class _Run:
+    """State of one request; lives only for that request."""
+
+    def __init__(self, owner: SelfParaphraser, cfg: WrapConfig, messages: list[Message], question: str) -> None:
+        self.owner, self.cfg, self.messages, self.question = owner, cfg, messages, question
+        self.usage = Usage()
+        self.timings = Timings()
+        self.flags: list[Flag] = []
+        self.failures: list[UpstreamError] = []
+
+    async def execute(self) -> WrappedAnswer:
+        started = time.perf_counter()
+        original = asyncio.create_task(self._answer(Variant(index=0, text=self.question)))
+        try:
+            kept, rejected = await self._paraphrases()
+        except BaseException:
+            original.cancel()
+            raise
+        variants = [Variant(index=0, text=self.question)] + [Variant(index=i + 1, text=t) for i, t in enumerate(kept)]
+        t = time.perf_counter()
+        answers = [await original] if not kept else await asyncio.gather(original, *(self._answer(v) for v in variants[1:]))
+        self.timings.answer_s = time.perf_counter() - t
+        result = await self._vote(variants, rejected, list(answers))
+        result.timings.total_s = time.perf_counter() - started
+        log.info(
+            "answered k=%d kept=%d agreement=%.2f calls=%d in %.2fs",
+            self.cfg.k, len(kept), result.agreement, self.usage.calls, result.timings.total_s,
+        )
+        return result
+
+    async def _paraphrases(self) -> tuple[list[str], list[RejectedParaphrase]]:
+        cfg = self.cfg
+        t = time.perf_counter()
+        try:
+            reply = await self.owner.client.complete(
+                cfg.paraphrase_model or cfg.model,
+                [{"role": "user", "content": prompts.paraphrase(self.question, cfg.k)}],
+                usage=self.usage,
+                temperature=cfg.paraphrase_temperature,
+                max_tokens=min(4096, 64 + 48 * cfg.k + 2 * len(self.question)),
+            )
+        except UpstreamError as exc:
+            log.warning("paraphrase call failed, answering the original only: %s", exc)
+            self.flags.append("paraphrase_failed")
+            self.timings.paraphrase_s = time.perf_counter() - t
+            return [], []
+        candidates = parse_paraphrases(reply.text)[: cfg.k]
+        self.timings.paraphrase_s = time.perf_counter() - t
+        t = time.perf_counter()
+        kept, rejected = lexical_filter(self.question, candidates, cfg.max_overlap)
+        kept, rejected_eq = await equivalence_filter(self.question, kept, self.owner.paraphrase_check(cfg, self.usage))
+        self.timings.filter_s = time.perf_counter() - t
+        if not kept:
+            self.flags.append("no_paraphrases")
+        return kept, rejected + rejected_eq
+
+    async def _answer(self, variant: Variant) -> Answer:
+        t = time.perf_counter()
+        try:
+            out = await self.owner.client.complete(
+                self.cfg.model,
+                with_question(self.messages, variant.text),
+                usage=self.usage,
+                temperature=self.cfg.temperature,
+                max_tokens=self.cfg.max_tokens,
+            )
+        except UpstreamError as exc:
+            self.failures.append(exc)
+            return Answer(variant=variant.index, error=str(exc), latency_s=time.perf_counter() - t)
+        return Answer(variant=variant.index, text=out.text.strip(), logprob=out.logprob, latency_s=time.perf_counter() - t)
+
+    async def _vote(self, variants: list[Variant], rejected: list[RejectedParaphrase], answers: list[Answer]) -> WrappedAnswer:
+        ok = [a for a in answers if a.ok]
+        if not ok:
+            errors = "; ".join(sorted({a.error or "" for a in answers}))
+            first = self.failures[0]
+            raise UpstreamError(f"every answer call failed: {errors}", status=first.status, retryable=first.retryable)
+        if len(ok) < len(answers):
+            self.flags.append("partial_failure")
+        if not answers[0].ok:
+            self.flags.append("original_failed")
+        t = time.perf_counter()
+        agreement = self.owner.agreement_for(self.cfg)
+        outcome = await vote(self.question, answers, agreement, self.usage)
+        self.timings.cluster_s = time.perf_counter() - t
+        winner = outcome.clusters[outcome.winner]
+        chosen_text = next(a.text for a in answers if a.variant == outcome.chosen)
+        return WrappedAnswer(
+            answer=chosen_text or "",
+            question=self.question,
+            model=self.cfg.model,
+            k_requested=self.cfg.k,
+            k_kept=len(variants) - 1,
+            variants=variants,
+            rejected=rejected,
+            answers=answers,
+            clusters=outcome.clusters,
+            winner=outcome.winner,
+            agreement=outcome.agreement,
+            entropy=outcome.entropy,
+            entropy_normalized=outcome.entropy_normalized,
+            original_won=0 in winner.members,
+            abstained=winner.abstention,
+            flags=self.flags,
+            paraphrase_check=self.cfg.resolved_paraphrase_check,
+            agreement_functions=agreement.names,
+            usage=self.usage,
+            timings=self.timings,
+        )
+
+
+async def aanswer(question: str | list[Message], **settings: Any) -> WrappedAnswer:
+    """One-off: build a SelfParaphraser from `settings` and answer `question`."""
+    return await SelfParaphraser(**settings).aanswer(question)
+
+
+def answer(question: str | list[Message], **settings: Any) -> WrappedAnswer:
+    """Blocking one-off form of `aanswer`."""
+    return SelfParaphraser(**settings).answer(question)

@@ -1,0 +1,45 @@
+"""Every prompt selfpara sends on its own behalf (paraphrasing and judging), in one place."""
+
+from __future__ import annotations
+
+PARAPHRASE_MARKER = "Rewrite the question"
+JUDGE_MARKER = "Answer YES or NO"
+
+DIVERSITY_HINTS = (
+    "reorder the clauses",
+    "change active to passive voice or back",
+    "use synonyms",
+    "make it formal",
+    "make it casual",
+    "make it polite",
+    "make it neutral and terse",
+    "turn it into an instruction",
+)
+
+PARAPHRASE = (
+    PARAPHRASE_MARKER + " below in {k} different ways. Each rewording must ask exactly the same "
+    "thing: same intent, constraints and assumptions, answerable the same way. Do not answer it. "
+    "Make every rewording different: {hints}.\n"
+    "Reply with a numbered list only, one rewording per line.\n\n"
+    "Example:\nQuestion: How many legs does a spider have?\n"
+    "1. What is the number of legs on a spider?\n2. A spider has how many legs?\n\n"
+    "Question: {question}"
+)
+
+SAME_QUESTION = (
+    "Do these two questions ask exactly the same thing (same intent, constraints and "
+    "assumptions, so that one correct answer answers both)?\n\n"
+    "Question 1: {a}\nQuestion 2: {b}\n\n" + JUDGE_MARKER + "."
+)
+
+SAME_ANSWER = (
+    "Question: {question}\n\nAnswer 1: {a}\nAnswer 2: {b}\n\n"
+    "Do the two answers say the same thing in reply to the question (each implies the other; "
+    "wording and detail may differ)? " + JUDGE_MARKER + "."
+)
+
+
+def paraphrase(question: str, k: int) -> str:
+    """The one-call prompt asking for `k` rewordings of `question`, each with its own diversity hint."""
+    hints = "; ".join(f"({i + 1}) {DIVERSITY_HINTS[i % len(DIVERSITY_HINTS)]}" for i in range(k))
+    return PARAPHRASE.format(k=k, hints=hints, question=question.strip())

@@ -1,0 +1,143 @@
+"""Typed values that flow through the pipeline and the WrappedAnswer it returns."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Message = dict[str, object]
+"""One chat message in OpenAI form: {"role": ..., "content": ...}."""
+
+
+class Usage(BaseModel):
+    """Model calls of one request, summed over every call (failed calls count too)."""
+
+    calls: int = 0
+    failed_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, other: "Usage") -> None:
+        """Add another Usage into this one."""
+        self.calls += other.calls
+        self.failed_calls += other.failed_calls
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.cost += other.cost
+
+
+class Completion(BaseModel):
+    """What one successful model call returned."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    logprob: float | None = Field(None, description="Mean token log-probability, where the model reports it.")
+    finish_reason: str = "stop"
+
+
+class Variant(BaseModel):
+    """One wording of the question: index 0 is the original."""
+
+    index: int
+    text: str
+
+    @property
+    def is_original(self) -> bool:
+        return self.index == 0
+
+
+class RejectedParaphrase(BaseModel):
+    """A paraphrase candidate the filter dropped, and why."""
+
+    text: str
+    reason: Literal["overlap", "not_equivalent", "empty", "check_failed"]
+    detail: str = ""
+
+
+class Answer(BaseModel):
+    """The model's answer to one variant; `error` is set when the call failed."""
+
+    variant: int
+    text: str | None = None
+    error: str | None = None
+    cluster: int | None = None
+    abstained: bool = False
+    logprob: float | None = None
+    latency_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.text is not None
+
+
+class Cluster(BaseModel):
+    """Answers judged equivalent to each other."""
+
+    id: int
+    members: list[int] = Field(description="Variant indices whose answers fall in this cluster.")
+    abstention: bool = False
+    mean_logprob: float | None = None
+
+    @property
+    def size(self) -> int:
+        return len(self.members)
+
+
+class Timings(BaseModel):
+    """Wall-clock seconds per stage. Answering the original overlaps paraphrasing."""
+
+    paraphrase_s: float = 0.0
+    filter_s: float = 0.0
+    answer_s: float = 0.0
+    cluster_s: float = 0.0
+    total_s: float = 0.0
+
+
+Flag = Literal[
+    "no_paraphrases",  # every candidate was rejected: the raw answer is returned
+    "paraphrase_failed",  # the paraphrase call failed: the raw answer is returned
+    "partial_failure",  # some answer calls failed: the vote ran over the rest
+    "original_failed",  # the original's answer call failed
+]
+
+
+class WrappedAnswer(BaseModel):
+    """The wrapper's answer with everything needed to judge how far to trust it."""
+
+    answer: str = Field(description="The returned text: the winning cluster's answer.")
+    question: str
+    model: str
+    k_requested: int
+    k_kept: int
+    variants: list[Variant]
+    rejected: list[RejectedParaphrase] = []
+    answers: list[Answer]
+    clusters: list[Cluster]
+    winner: int = Field(description="Id of the winning cluster.")
+    agreement: float = Field(description="Vote share of the winner: |winner| / answers voted.")
+    entropy: float = Field(description="Discrete semantic entropy over clusters (nats).")
+    entropy_normalized: float = Field(description="Entropy divided by ln(n); 0 when n = 1.")
+    original_won: bool = Field(description="Whether the original's answer is in the winning cluster.")
+    abstained: bool = Field(False, description="Whether the winning cluster is an abstention.")
+    flags: list[Flag] = []
+    paraphrase_check: str = "off"
+    agreement_functions: list[str] = []
+    usage: Usage = Usage()
+    timings: Timings = Timings()
+
+    @property
+    def failed_variants(self) -> list[int]:
+        """Variant indices whose answer call failed."""
+        return [a.variant for a in self.answers if not a.ok]
+
+    @property
+    def n_voted(self) -> int:
+        return sum(1 for a in self.answers if a.ok)

@@ -1,0 +1,55 @@
+"""Text normalisation shared by the filter, the agreement functions and the graders."""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+
+_WORD = re.compile(r"[A-Za-z0-9']+")
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans("", "", string.punctuation)
+_ABSTAIN = re.compile(
+    r"\b(i\s+(do\s+not|don'?t|cannot|can'?t)\s+(know|say|answer|tell|be sure)"
+    r"|i'?m\s+not\s+sure|i\s+am\s+not\s+sure|not\s+sure|unknown|no\s+idea"
+    r"|(cannot|can'?t|unable\s+to)\s+(answer|determine|provide|find)"
+    r"|no\s+(reliable\s+)?information|not\s+enough\s+information)\b",
+    re.IGNORECASE,
+)
+
+
+def words(text: str) -> list[str]:
+    """Lowercase word tokens: `[A-Za-z0-9']+`, as METHOD §2.2 defines them."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def overlap(a: str, b: str) -> float:
+    """|multiset(a) ∩ multiset(b)| / min(|a|, |b|) over word tokens; 1.0 if either is empty."""
+    wa, wb = words(a), words(b)
+    if not wa or not wb:
+        return 1.0
+    shared = sum((Counter(wa) & Counter(wb)).values())
+    return shared / min(len(wa), len(wb))
+
+
+def normalize_answer(text: str) -> str:
+    """Lowercase, drop punctuation and articles, fold whitespace (SQuAD-style)."""
+    text = text.lower().translate(_PUNCT)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def is_abstention(text: str) -> bool:
+    """Whether a short answer declines to answer ("I don't know", "I cannot answer", ...).
+
+    Only the first sentence of short answers counts, so an answer that hedges and then
+    answers is not taken for an abstention.
+    """
+    head = text.strip().split("\n", 1)[0][:160]
+    return bool(head) and bool(_ABSTAIN.search(head)) and len(words(text)) <= 40
+
+
+def contains_phrase(haystack: str, needle: str) -> bool:
+    """Whether the normalised `needle` occurs in the normalised `haystack` on word boundaries."""
+    h, n = normalize_answer(haystack), normalize_answer(needle)
+    return bool(n) and f" {n} " in f" {h} "

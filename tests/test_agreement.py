@@ -1,0 +1,59 @@
+from selfpara.agreement import Agreement, ContainsMatch, ExactMatch, LLMJudge, NumericMatch, build_agreement
+from selfpara.result import Completion, Usage
+from selfpara.testing import FakeBackend
+from selfpara.llm import ModelClient
+
+
+async def test_exact_decides_only_equal():
+    assert await ExactMatch()("q", "The Paris.", "paris", None) is True
+    assert await ExactMatch()("q", "Paris", "Lyon", None) is None
+
+
+async def test_numeric_compares_stated_values():
+    fn = NumericMatch()
+    assert await fn("q", "The answer is 1,200.", "1200", None) is True
+    assert await fn("q", r"\boxed{0.5}", "1/2", None) is True
+    assert await fn("q", "#### 12", "13", None) is False
+    # a number inside a long sentence does not decide a factual answer
+    assert await fn("q", "He was born in 1945 in a small town near the coast.", "1945", None) is None
+    assert await fn("q", "Paris", "Lyon", None) is None
+
+
+async def test_contains_short_answer_in_long():
+    fn = ContainsMatch()
+    assert await fn("q", "Paris", "The capital of France is Paris.", None) is True
+    assert await fn("q", "Lyon", "The capital of France is Paris.", None) is None
+
+
+async def test_llm_judge_parses_verdict_and_counts_usage():
+    replies = iter(["YES", "No.", "hmm"])
+    client = ModelClient(backend=FakeBackend(lambda m, msgs, p: next(replies)))
+    judge, usage = LLMJudge(client, "openai/j"), Usage()
+    assert await judge("q", "a", "b", usage) is True
+    assert await judge("q", "a", "c", usage) is False
+    assert await judge("q", "a", "d", usage) is None
+    assert usage.calls == 3
+
+
+async def test_chain_cheapest_first_and_cache():
+    calls = []
+
+    def respond(model, messages, params):
+        calls.append(messages[-1]["content"])
+        return "YES"
+
+    client = ModelClient(backend=FakeBackend(respond))
+    agr = build_agreement(["exact", "numeric", "llm"], client=client, judge_model="openai/j")
+    assert await agr.equivalent("q", "Paris", "paris.")  # exact decides, no call
+    assert calls == []
+    assert await agr.equivalent("q", "42", "41") is False  # numeric decides False, no call
+    assert calls == []
+    assert await agr.equivalent("q", "Paris", "City of light")
+    assert await agr.equivalent("q", "City of light", "Paris")  # symmetric cache hit
+    assert len(calls) == 1 and agr.cache_hits == 1
+
+
+async def test_undecided_pair_is_not_equivalent():
+    agr = Agreement([ExactMatch()])
+    assert await agr.equivalent("q", "Paris", "Lyon") is False
+    assert await agr.equivalent_any("q", "paris", ["Lyon", "Paris!"]) == 1

@@ -1,0 +1,59 @@
+import pytest
+
+from selfpara.paraphrase import equivalence_filter, lexical_filter, parse_paraphrases, parse_yes_no
+from selfpara.prompts import paraphrase
+
+
+def test_prompt_asks_for_k_with_distinct_hints():
+    p = paraphrase("What is the capital of France?", 3)
+    assert "in 3 different ways" in p and "(3)" in p and p.endswith("What is the capital of France?")
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '["Which city is France\'s capital?", "Name the capital city of France."]',
+        '```json\n["Which city is France\'s capital?", "Name the capital city of France."]\n```',
+        "Here are 2 rewordings:\n1. Which city is France's capital?\n2) Name the capital city of France.",
+        "- \"Which city is France's capital?\"\n* Name the capital city of France.",
+        "Paraphrase 1: Which city is France's capital?\n\nParaphrase 2: Name the capital city of France.",
+        "Which city is France's capital?\nName the capital city of France.",
+    ],
+)
+def test_parse_messy_lists(reply):
+    assert parse_paraphrases(reply) == ["Which city is France's capital?", "Name the capital city of France."]
+
+
+def test_parse_json_objects_and_garbage():
+    assert parse_paraphrases('[{"text": "A?"}, {"paraphrase": "B?"}]') == ["A?", "B?"]
+    assert parse_paraphrases("") == []
+    assert parse_paraphrases("Sure!\n\n") == []
+
+
+def test_lexical_filter_drops_near_copies_and_duplicates():
+    q = "What is the capital city of France?"
+    kept, rejected = lexical_filter(
+        q,
+        ["What is the capital city of France?", "Which city serves as France's seat of government?",
+         "Which city serves as France's seat of government today?", "Name France's capital.", ""],
+    )
+    assert kept == ["Which city serves as France's seat of government?", "Name France's capital."]
+    assert [r.reason for r in rejected] == ["overlap", "overlap", "empty"]
+
+
+async def test_equivalence_filter_keeps_judged_equal_and_rejects_errors():
+    async def check(q, p):
+        if "boom" in p:
+            raise RuntimeError("judge down")
+        return ("same" in p, "detail")
+
+    kept, rejected = await equivalence_filter("q", ["same one", "other", "boom"], check)
+    assert kept == ["same one"]
+    assert [(r.text, r.reason) for r in rejected] == [("other", "not_equivalent"), ("boom", "check_failed")]
+    assert await equivalence_filter("q", ["x"], None) == (["x"], [])
+
+
+def test_parse_yes_no():
+    assert parse_yes_no("YES.") is True
+    assert parse_yes_no("No, they differ") is False
+    assert parse_yes_no("maybe") is None
