@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
 import time
 import weakref
@@ -23,7 +22,6 @@ from selfpara.config import is_embedded
 from selfpara.errors import UpstreamError, UpstreamTimeout
 from selfpara.result import Completion, Message, Usage
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm fetches prices at import otherwise
 
 log = logging.getLogger(__name__)
 

@@ -32,11 +32,11 @@ class NLIModel:
     """
 
     def __init__(self, path: str | Path, *, batch_size: int = 16) -> None:
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
         directory = Path(path).expanduser()
         if not (directory / "config.json").is_file():
             raise ConfigError(f"NLI model path {str(directory)!r} is not a model directory (no config.json)")
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
             self.model = AutoModelForSequenceClassification.from_pretrained(directory, local_files_only=True)

@@ -36,6 +36,12 @@ def default_responder(answer: str = "Paris") -> Responder:
         "Quick one for you, friend, concerning {tail}",
         "Here is my query on {tail}",
         "Kindly clarify something involving {tail}",
+        "Wondering, what do experts say on {tail}",
+        "My teacher asked us; answer needed: {tail}",
+        "Settle an argument between colleagues over {tail}",
+        "For trivia night, respond to {tail}",
+        "Give me the facts behind {tail}",
+        "Share what is known regarding this, namely {tail}",
     ]
 
     def respond(model: str, messages: list[Message], params: dict[str, Any]) -> str:

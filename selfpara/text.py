@@ -39,14 +39,18 @@ def normalize_answer(text: str) -> str:
     return " ".join(text.split())
 
 
-def is_abstention(text: str) -> bool:
-    """Whether a short answer declines to answer ("I don't know", "I cannot answer", ...).
+_HEDGE = re.compile(r"\b(but|however|though|probably|likely|maybe|perhaps|i think|i believe|guess)\b", re.I)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
 
-    Only the first sentence of short answers counts, so an answer that hedges and then
-    answers is not taken for an abstention.
+
+def is_abstention(text: str) -> bool:
+    """Whether an answer declines to answer ("I don't know", "I cannot answer", ...).
+
+    Only the first sentence counts, and a sentence that hedges and then answers ("I'm not
+    sure, but it's Lyon") is not an abstention.
     """
-    head = text.strip().split("\n", 1)[0][:160]
-    return bool(head) and bool(_ABSTAIN.search(head)) and len(words(text)) <= 40
+    first = _SENTENCE_END.split(text.strip(), maxsplit=1)[0][:200]
+    return bool(_ABSTAIN.search(first)) and not _HEDGE.search(first) and len(words(text)) <= 40
 
 
 def contains_phrase(haystack: str, needle: str) -> bool:

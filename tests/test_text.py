@@ -43,3 +43,8 @@ def test_math_values_compare_by_value():
     assert not mathanswer.same_value("5", "6")
     assert mathanswer.same_value("x + 1", "x+1")
     assert mathanswer.to_number("3/0") is None
+
+
+def test_hedged_answer_is_not_an_abstention():
+    assert not is_abstention("I'm not sure, but it's Lyon.")
+    assert is_abstention("I don't know. Sorry about that.")

@@ -34,7 +34,7 @@ def clean_errors() -> Iterator[None]:
     try:
         yield
     except SelfparaError as exc:
-        err_console.print(f"[red]error:[/red] {exc}", highlight=False)
+        err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted[/yellow]")

@@ -1,0 +1,49 @@
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from selfpara.cli import app
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["ask", "   "], "the question is empty"),
+        (["ask", "Capital of France?", "-k", "0"], "k"),
+        (["ask", "Capital of France?", "-k", "21"], "k"),
+        (["ask", "Capital of France?", "--agreement", "vibes"], "unknown agreement"),
+        (["ask", "Capital of France?", "--agreement", "nli", "--nli-model", "/no/such/dir"], "not a model directory"),
+        (["ask", "Capital of France?", "--model", "nosuchprovider-x"], "unknown model"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_1(args, message):
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1
+    assert message in result.output and "Traceback" not in result.output
+
+
+def test_unreachable_upstream_is_a_clean_error():
+    result = runner.invoke(app, ["ask", "Capital of France?", "--model", "openai/x", "--api-base",
+                                 "http://127.0.0.1:9/v1", "-k", "1"], env={"OPENAI_API_KEY": "sk-secretvalue99"})
+    assert result.exit_code == 1 and "error" in result.output
+    assert "secretvalue99" not in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.model
+def test_ask_on_embedded_model_end_to_end():
+    exe = shutil.which("selfpara") or f"{sys.executable} -m selfpara"
+    cmd = exe.split() + ["ask", "What is the capital of France?", "-k", "2", "--max-tokens", "24", "--json"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["model"] == "local/smollm2" and result["k_requested"] == 2
+    assert len(result["variants"]) == 1 + result["k_kept"] and result["answers"][0]["variant"] == 0
+    assert sum(len(c["members"]) for c in result["clusters"]) == sum(1 for a in result["answers"] if a["error"] is None)
+    assert 0 < result["agreement"] <= 1 and result["usage"]["calls"] >= 2
