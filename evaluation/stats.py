@@ -1,0 +1,188 @@
+"""Bootstrap confidence intervals over questions, paired comparisons, McNemar's test.
+
+Every estimate here is a ratio of per-question sums, Σ num_i / Σ den_i: a plain mean
+over questions has den_i = 1 where the question counts and 0 where the metric is
+undefined for it; a conditional rate (the C→W flip rate, say) has den_i = 1 only for
+questions in the condition. Resampling questions with replacement then reads as a
+matrix of resample counts W (n_boot × n): the resampled estimates are W·num / W·den,
+all metrics and all resamples at once.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = [
+    "bootstrap_counts",
+    "bootstrap_ratios",
+    "mcnemar",
+    "paired_bootstrap",
+    "permutation_pvalue",
+    "percentile_interval",
+    "rng_for",
+]
+
+_CHUNK_CELLS = 4_000_000  # resample-count cells held at once (32 MB of float64)
+
+
+def rng_for(seed: int, *keys: str) -> np.random.Generator:
+    """A generator seeded by `seed` and string keys (a group name, a pair of groups), stable across runs."""
+    return np.random.default_rng([int(seed) & 0xFFFFFFFF, *(zlib.crc32(k.encode("utf-8")) for k in keys)])
+
+
+def bootstrap_counts(n: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """How often each of n questions is drawn in each of n_boot resamples (n_boot × n, rows sum to n)."""
+    if n == 0:
+        return np.zeros((n_boot, 0))
+    draws = rng.integers(0, n, size=(n_boot, n))
+    flat = (draws + (np.arange(n_boot) * n)[:, None]).ravel()
+    return np.bincount(flat, minlength=n_boot * n).reshape(n_boot, n).astype(np.float64)
+
+
+def _chunks(n: int, n_boot: int) -> list[int]:
+    per = max(1, _CHUNK_CELLS // max(n, 1))
+    sizes = [per] * (n_boot // per)
+    if n_boot % per:
+        sizes.append(n_boot % per)
+    return sizes
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def percentile_interval(samples: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval of bootstrap samples along axis 0 (NaN samples ignored; NaN if all are)."""
+    alpha = (1.0 - confidence) / 2.0
+    samples = np.asarray(samples, dtype=np.float64)
+    if samples.ndim == 1:
+        samples = samples[:, None]
+    lo = np.full(samples.shape[1], np.nan)
+    hi = np.full(samples.shape[1], np.nan)
+    for j in range(samples.shape[1]):
+        column = samples[:, j]
+        column = column[~np.isnan(column)]
+        if column.size:
+            lo[j], hi[j] = np.quantile(column, [alpha, 1.0 - alpha])
+    return lo, hi
+
+
+def bootstrap_ratios(
+    num: np.ndarray,
+    den: np.ndarray,
+    *,
+    n_boot: int = 1000,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Point estimates Σnum/Σden (per column) and their bootstrap replicates (n_boot × M).
+
+    Args:
+        num, den: n questions × M metrics. A column whose den is all zero gives NaN.
+        n_boot: resamples of the questions.
+    """
+    num = np.atleast_2d(np.asarray(num, dtype=np.float64).T).T
+    den = np.atleast_2d(np.asarray(den, dtype=np.float64).T).T
+    point = _ratio(num.sum(axis=0), den.sum(axis=0))
+    n = num.shape[0]
+    reps = []
+    for size in _chunks(n, n_boot):
+        counts = bootstrap_counts(n, size, rng)
+        reps.append(_ratio(counts @ num, counts @ den))
+    return point, (np.vstack(reps) if reps else np.empty((0, num.shape[1])))
+
+
+def paired_bootstrap(
+    num_a: np.ndarray,
+    den_a: np.ndarray,
+    num_b: np.ndarray,
+    den_b: np.ndarray,
+    *,
+    n_boot: int = 1000,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Difference a − b of ratio estimates over the SAME questions (rows aligned) and its replicates.
+
+    Each resample draws questions once and applies the draw to both arms.
+    """
+    n = num_a.shape[0]
+    point = _ratio(num_a.sum(0), den_a.sum(0)) - _ratio(num_b.sum(0), den_b.sum(0))
+    reps = []
+    for size in _chunks(n, n_boot):
+        counts = bootstrap_counts(n, size, rng)
+        reps.append(_ratio(counts @ num_a, counts @ den_a) - _ratio(counts @ num_b, counts @ den_b))
+    return point, (np.vstack(reps) if reps else np.empty((0, num_a.shape[1])))
+
+
+def permutation_pvalue(
+    num_a: np.ndarray,
+    den_a: np.ndarray,
+    num_b: np.ndarray,
+    den_b: np.ndarray,
+    *,
+    n_perm: int = 1000,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Two-sided p-values of a paired permutation test, one per metric column.
+
+    Under the null hypothesis the two arms are exchangeable within a question, so each
+    permutation swaps the arms' (num, den) on a random half of the questions; p is the
+    share of permutations whose |difference| reaches the observed one, (1 + hits) / (1 + n_perm).
+    """
+    num_a, den_a, num_b, den_b = (np.asarray(x, dtype=np.float64) for x in (num_a, den_a, num_b, den_b))
+    n = num_a.shape[0]
+    observed = np.abs(_ratio(num_a.sum(0), den_a.sum(0)) - _ratio(num_b.sum(0), den_b.sum(0)))
+    dn, dd = num_b - num_a, den_b - den_a
+    sa_n, sa_d, sb_n, sb_d = num_a.sum(0), den_a.sum(0), num_b.sum(0), den_b.sum(0)
+    hits = np.zeros(num_a.shape[1])
+    valid = np.zeros(num_a.shape[1])
+    for size in _chunks(n, n_perm):
+        swap = rng.integers(0, 2, size=(size, n)).astype(np.float64)
+        moved_n, moved_d = swap @ dn, swap @ dd
+        diff = np.abs(_ratio(sa_n + moved_n, sa_d + moved_d) - _ratio(sb_n - moved_n, sb_d - moved_d))
+        ok = ~np.isnan(diff)
+        hits += ((diff >= observed - 1e-12) & ok).sum(0)
+        valid += ok.sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = (1.0 + hits) / (1.0 + valid)
+    return np.where(np.isnan(observed), np.nan, np.minimum(p, 1.0))
+
+
+def mcnemar(a: Sequence[bool] | np.ndarray, b: Sequence[bool] | np.ndarray, *, method: str = "auto") -> tuple[float, str, int, int]:
+    """McNemar's test on paired binary outcomes. Returns (p_value, test, n_ab, n_ba).
+
+    n_ab counts pairs with a true and b false, n_ba the reverse. `method`: "exact"
+    (two-sided binomial test on the discordant pairs), "chi2" (with continuity
+    correction) or "auto" (exact below 25 discordant pairs, chi2 from there).
+    """
+    a_arr = np.asarray(a, dtype=bool)
+    b_arr = np.asarray(b, dtype=bool)
+    if a_arr.shape != b_arr.shape:
+        raise ValueError("McNemar needs paired outcomes of equal length")
+    n_ab = int((a_arr & ~b_arr).sum())
+    n_ba = int((~a_arr & b_arr).sum())
+    discordant = n_ab + n_ba
+    if method == "auto":
+        method = "exact" if discordant < 25 else "chi2"
+    if method not in ("exact", "chi2"):
+        raise ValueError(f"unknown McNemar method {method!r}")
+    if discordant == 0:
+        return 1.0, f"mcnemar-{method}", n_ab, n_ba
+    if method == "exact":
+        k = min(n_ab, n_ba)
+        tail = sum(math.comb(discordant, i) for i in range(k + 1))
+        p = min(1.0, 2.0 * tail / 2.0**discordant) if discordant < 1000 else min(1.0, 2.0 * _binom_tail(k, discordant))
+        return float(p), "mcnemar-exact", n_ab, n_ba
+    stat = (abs(n_ab - n_ba) - 1.0) ** 2 / discordant
+    return float(math.erfc(math.sqrt(stat / 2.0))), "mcnemar-chi2", n_ab, n_ba
+
+
+def _binom_tail(k: int, n: int) -> float:
+    """P(X ≤ k) for X ~ Binomial(n, 1/2), in log space (large n)."""
+    logs = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) - n * math.log(2) for i in range(k + 1)]
+    top = max(logs)
+    return math.exp(top) * sum(math.exp(v - top) for v in logs)
