@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from selfpara.config import is_embedded
-from selfpara.errors import UpstreamError, UpstreamTimeout
+from selfpara.errors import SelfparaError, UpstreamError, UpstreamTimeout
 from selfpara.result import Completion, Message, Usage
 
 
@@ -120,6 +120,10 @@ class ModelClient:
             params["api_key"] = self._api_key
         params["timeout"] = self.timeout_s
         backend = self.backend_for(model)
+        load = getattr(backend, "load", None)
+        if load is not None and not getattr(backend, "is_loaded", True):
+            # Loading a local model is not part of any call: keep it outside the timeout.
+            await asyncio.to_thread(load)
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.retries + 1),
             wait=wait_exponential_jitter(initial=self.backoff_s, max=max(self.backoff_s, 8.0)),
@@ -150,7 +154,7 @@ class ModelClient:
                 return await asyncio.wait_for(backend.complete(model, messages, params), self.timeout_s)
             except asyncio.TimeoutError:
                 raise UpstreamTimeout(f"{model}: no answer within {self.timeout_s:g}s") from None
-            except UpstreamError:
+            except SelfparaError:
                 raise
             except Exception as exc:  # a backend bug or an unexpected library error
                 raise UpstreamError(f"{model}: {type(exc).__name__}: {exc}", status=502) from None
