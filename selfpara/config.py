@@ -57,7 +57,9 @@ class WrapConfig(BaseModel):
 
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="Decoding temperature of the answer calls.")
     max_tokens: int = Field(256, ge=1, le=8192, description="Max tokens of each answer.")
-    timeout_s: float = Field(60.0, gt=0, description="Timeout of one model call.")
+    timeout_s: float | None = Field(
+        None, gt=0, description="Timeout of one model call; default 60 s, 600 s for the embedded CPU model."
+    )
     retries: int = Field(3, ge=0, le=10, description="Retries of a transient model failure.")
     concurrency: int = Field(16, ge=1, le=1024, description="Model calls in flight at once per SelfParaphraser.")
 
@@ -87,6 +89,13 @@ class WrapConfig(BaseModel):
         if self.agreement == "auto":
             return ["exact", "numeric", "contains"] if is_embedded(self.model) else ["exact", "numeric", "llm"]
         return self.agreement.split(",")
+
+    @property
+    def call_timeout_s(self) -> float:
+        """The per-call timeout in use, default resolved."""
+        if self.timeout_s is not None:
+            return self.timeout_s
+        return 600.0 if is_embedded(self.model) else 60.0
 
     @property
     def resolved_paraphrase_check(self) -> str:

@@ -14,6 +14,7 @@ and the loop is never blocked by the model.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import functools
 import importlib.resources
@@ -147,6 +148,7 @@ class EmbeddedBackend:
         self._worker_lock = threading.Lock()
         self._queue: queue.SimpleQueue[GenRequest] = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
+        self._closing = threading.Event()
         self._tokenizer: Any = None
         self._model: Any = None
         self._stop_ids: set[int] = set()
@@ -173,7 +175,13 @@ class EmbeddedBackend:
 
             from transformers.utils import logging as hf_logging
 
-            hf_logging.disable_progress_bar()  # tqdm bars would scribble over the CLI's spinner
+            import transformers.modeling_gguf_pytorch_utils as gguf_utils
+
+            # tqdm bars would scribble over the CLI's spinner; the GGUF converter calls tqdm
+            # directly, so silence it at the name it looks up.
+            hf_logging.disable_progress_bar()
+            if not isinstance(gguf_utils.tqdm, functools.partial):
+                gguf_utils.tqdm = functools.partial(gguf_utils.tqdm, disable=True)
             # One thread per core we may run on unless told otherwise: on a shared,
             # oversubscribed CPU fewer threads can be several times faster (OpenMP waits).
             torch.set_num_threads(self.threads or len(os.sched_getaffinity(0)))
@@ -216,16 +224,35 @@ class EmbeddedBackend:
                 self._worker = threading.Thread(target=self._run, name="selfpara-embedded", daemon=True)
                 self._worker.start()
 
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Stop the worker: a generate in progress ends at its next token.
+
+        Runs at interpreter exit, because a daemon thread killed inside torch's C++ code
+        aborts the whole process ("terminate called without an active exception").
+        """
+        self._closing.set()
+        worker = self._worker
+        if worker is not None and worker.is_alive():
+            self._queue.put(None)  # type: ignore[arg-type]  # wakes the worker to exit
+            worker.join(timeout_s)
+
     def _run(self) -> None:
         """Worker loop: collect a batch, run it, resolve the futures. Never dies on a bad batch."""
-        while True:
-            batch = [self._queue.get()]
+        while not self._closing.is_set():
+            first = self._queue.get()
+            if first is None:
+                return
+            batch = [first]
             deadline = time.monotonic() + self.batch_wait_s
             while len(batch) < self.max_batch:
                 try:
-                    batch.append(self._queue.get(timeout=max(0.0, deadline - time.monotonic())))
+                    item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
                 except queue.Empty:
                     break
+                if item is None:
+                    self._queue.put(None)  # type: ignore[arg-type]  # exit after this batch
+                    break
+                batch.append(item)
             # Callers that timed out or were cancelled meanwhile need no answer.
             live = [r for r in batch if r.future.set_running_or_notify_cancel()]
             for group in group_requests(live, self.max_batch):
@@ -262,7 +289,7 @@ class EmbeddedBackend:
                 **enc,
                 **kwargs,
                 logits_processor=LogitsProcessorList([recorder]),
-                stopping_criteria=StoppingCriteriaList([_RowLimits(prompt_len, limits)]),
+                stopping_criteria=StoppingCriteriaList([_RowLimits(prompt_len, limits), _Abort(self._closing)]),
             )
         self.stats.record(len(group))
         logprobs = recorder.finish(out)
@@ -292,6 +319,18 @@ class _RowLimits:
 
     def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
         return (input_ids.shape[1] - self.prompt_len) >= self.limits
+
+
+class _Abort:
+    """Stopping criterion that ends every row once the backend is closing."""
+
+    def __init__(self, closing: threading.Event) -> None:
+        self.closing = closing
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        return torch.full((input_ids.shape[0],), self.closing.is_set(), dtype=torch.bool)
 
 
 class _LogprobRecorder:
@@ -326,4 +365,6 @@ class _LogprobRecorder:
 @functools.lru_cache(maxsize=1)
 def embedded_backend() -> EmbeddedBackend:
     """The process-wide embedded backend (one model in memory, one worker)."""
-    return EmbeddedBackend()
+    backend = EmbeddedBackend()
+    atexit.register(backend.close)
+    return backend

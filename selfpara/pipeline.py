@@ -25,6 +25,7 @@ from selfpara.paraphrase import (
     parse_yes_no,
 )
 from selfpara.result import Answer, Flag, Message, RejectedParaphrase, Timings, Usage, Variant, WrappedAnswer
+from selfpara.text import words
 from selfpara.vote import vote
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,11 @@ def split_messages(question: str | list[Message]) -> tuple[list[Message], str]:
     return messages, content.strip()
 
 
+def paraphrase_budget(question: str, k: int) -> int:
+    """Tokens to allow for k rewordings: about twice the question's words each, plus list markup."""
+    return min(4096, 16 + k * (2 * len(words(question)) + 12))
+
+
 def with_question(messages: list[Message], text: str) -> list[Message]:
     """`messages` with the last (user) message's content replaced by `text`; context kept."""
     return [*messages[:-1], {**messages[-1], "content": text}]
@@ -76,7 +82,7 @@ class SelfParaphraser:
         self.client = client or ModelClient(
             api_base=self.config.api_base,
             api_key=self.config.api_key.get_secret_value() if self.config.api_key else None,
-            timeout_s=self.config.timeout_s,
+            timeout_s=self.config.call_timeout_s,
             retries=self.config.retries,
             concurrency=self.config.concurrency,
         )
@@ -178,7 +184,7 @@ class _Run:
                 [{"role": "user", "content": prompts.paraphrase(self.question, cfg.k)}],
                 usage=self.usage,
                 temperature=cfg.paraphrase_temperature,
-                max_tokens=min(4096, 64 + 48 * cfg.k + 2 * len(self.question)),
+                max_tokens=paraphrase_budget(self.question, cfg.k),
             )
         except UpstreamError as exc:
             log.warning("paraphrase call failed, answering the original only: %s", exc)

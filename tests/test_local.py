@@ -221,3 +221,27 @@ def test_real_model_across_asyncio_run_loops(loaded: EmbeddedBackend) -> None:
     for _ in range(2):
         result = asyncio.run(ModelClient().complete("local/smollm2", msgs, max_tokens=4))
         assert result.completion_tokens > 0
+
+
+@pytest.mark.model
+def test_process_exits_cleanly_while_generating(tmp_path):
+    """Exiting mid-generate must not abort the interpreter (the worker is stopped at exit)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "exit_mid_generate.py"
+    script.write_text(
+        "import asyncio, sys\n"
+        "from selfpara.llm import ModelClient\n"
+        "from selfpara.local import embedded_backend\n"
+        "embedded_backend().load()\n"
+        "async def main():\n"
+        "    task = asyncio.ensure_future(ModelClient().complete('local/smollm2', "
+        "[{'role': 'user', 'content': 'Write a long story.'}], max_tokens=400))\n"
+        "    await asyncio.sleep(2)\n"
+        "    sys.exit(3)\n"
+        "asyncio.run(main())\n"
+    )
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    assert "terminate called" not in proc.stderr
