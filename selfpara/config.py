@@ -45,6 +45,9 @@ class WrapConfig(BaseModel):
         "auto", description="Equivalence check on paraphrases. auto: llm, or off for the embedded model."
     )
     max_overlap: float = Field(0.8, gt=0.0, le=1.0, description="Reject a paraphrase whose word overlap reaches this.")
+    min_overlap: float = Field(
+        0.1, ge=0.0, lt=1.0, description="Reject a paraphrase sharing less than this word overlap (off-topic output)."
+    )
     nli_threshold: float = Field(0.75, ge=0.0, le=1.0, description="Mean bidirectional entailment to keep a paraphrase.")
 
     agreement: str = Field(

@@ -50,9 +50,13 @@ def _clean(item: str) -> str:
 
 
 def lexical_filter(
-    question: str, candidates: list[str], max_overlap: float = 0.8
+    question: str, candidates: list[str], max_overlap: float = 0.8, min_overlap: float = 0.0
 ) -> tuple[list[str], list[RejectedParaphrase]]:
-    """Keep candidates whose overlap is below `max_overlap` against `question` and every kept one."""
+    """Keep candidates whose overlap is below `max_overlap` against `question` and every kept one.
+
+    Candidates whose overlap with `question` is below `min_overlap` share (almost) no
+    words with it: a weak model's off-topic output, not a rewording. They are dropped too.
+    """
     kept: list[str] = []
     rejected: list[RejectedParaphrase] = []
     for cand in candidates:
@@ -60,7 +64,9 @@ def lexical_filter(
             rejected.append(RejectedParaphrase(text=cand, reason="empty"))
             continue
         worst = max((overlap(cand, other) for other in [question, *kept]), default=0.0)
-        if worst >= max_overlap:
+        if overlap(cand, question) < min_overlap:
+            rejected.append(RejectedParaphrase(text=cand, reason="unrelated", detail=f"overlap {overlap(cand, question):.2f}"))
+        elif worst >= max_overlap:
             rejected.append(RejectedParaphrase(text=cand, reason="overlap", detail=f"overlap {worst:.2f}"))
         else:
             kept.append(cand)

@@ -181,7 +181,7 @@ class _Run:
         try:
             reply = await self.owner.client.complete(
                 cfg.paraphrase_model or cfg.model,
-                [{"role": "user", "content": prompts.paraphrase(self.question, cfg.k)}],
+                prompts.paraphrase_messages(self.question, cfg.k),
                 usage=self.usage,
                 temperature=cfg.paraphrase_temperature,
                 max_tokens=paraphrase_budget(self.question, cfg.k),
@@ -194,7 +194,7 @@ class _Run:
         candidates = parse_paraphrases(reply.text)[: cfg.k]
         self.timings.paraphrase_s = time.perf_counter() - t
         t = time.perf_counter()
-        kept, rejected = lexical_filter(self.question, candidates, cfg.max_overlap)
+        kept, rejected = lexical_filter(self.question, candidates, cfg.max_overlap, cfg.min_overlap)
         kept, rejected_eq = await equivalence_filter(self.question, kept, self.owner.paraphrase_check(cfg, self.usage))
         self.timings.filter_s = time.perf_counter() - t
         if not kept:

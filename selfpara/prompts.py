@@ -21,10 +21,13 @@ PARAPHRASE = (
     "thing: same intent, constraints and assumptions, answerable the same way. Do not answer it. "
     "Make every rewording different: {hints}.\n"
     "Reply with a numbered list only, one rewording per line.\n\n"
-    "Example:\nQuestion: How many legs does a spider have?\n"
-    "1. What is the number of legs on a spider?\n2. A spider has how many legs?\n\n"
     "Question: {question}"
 )
+
+# A worked example given as an earlier exchange: small models copy an example written
+# into the instruction itself instead of applying it to the real question.
+_EXAMPLE_QUESTION = "How many legs does a spider have?"
+_EXAMPLE_REPLY = "1. What is the number of legs on a spider?\n2. Tell me how many legs spiders have."
 
 SAME_QUESTION = (
     "Do these two questions ask exactly the same thing (same intent, constraints and "
@@ -40,6 +43,15 @@ SAME_ANSWER = (
 
 
 def paraphrase(question: str, k: int) -> str:
-    """The one-call prompt asking for `k` rewordings of `question`, each with its own diversity hint."""
+    """The instruction asking for `k` rewordings of `question`, each with its own diversity hint."""
     hints = "; ".join(f"({i + 1}) {DIVERSITY_HINTS[i % len(DIVERSITY_HINTS)]}" for i in range(k))
     return PARAPHRASE.format(k=k, hints=hints, question=question.strip())
+
+
+def paraphrase_messages(question: str, k: int) -> list[dict[str, str]]:
+    """The paraphrase call's messages: one worked example exchange, then the real request."""
+    return [
+        {"role": "user", "content": paraphrase(_EXAMPLE_QUESTION, 2)},
+        {"role": "assistant", "content": _EXAMPLE_REPLY},
+        {"role": "user", "content": paraphrase(question, k)},
+    ]

@@ -58,7 +58,7 @@ class RejectedParaphrase(BaseModel):
     """A paraphrase candidate the filter dropped, and why."""
 
     text: str
-    reason: Literal["overlap", "not_equivalent", "empty", "check_failed"]
+    reason: Literal["overlap", "unrelated", "not_equivalent", "empty", "check_failed"]
     detail: str = ""
 
 

@@ -57,3 +57,17 @@ def test_parse_yes_no():
     assert parse_yes_no("YES.") is True
     assert parse_yes_no("No, they differ") is False
     assert parse_yes_no("maybe") is None
+
+
+def test_lexical_filter_drops_unrelated_output():
+    kept, rejected = lexical_filter("What is the capital of France?", ["A spider has eight legs.",
+                                                                       "Which city is France's capital?"], 0.8, 0.1)
+    assert kept == ["Which city is France's capital?"] and rejected[0].reason == "unrelated"
+
+
+def test_paraphrase_messages_put_the_example_in_an_earlier_turn():
+    from selfpara.prompts import paraphrase_messages
+
+    msgs = paraphrase_messages("What is the capital of France?", 3)
+    assert [m["role"] for m in msgs] == ["user", "assistant", "user"]
+    assert msgs[-1]["content"].endswith("Question: What is the capital of France?") and "spider" not in msgs[-1]["content"]

@@ -1,0 +1,126 @@
+"""`selfpara bench`: run arms (raw, selfpara, baselines) over a dataset's variant sets and report."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from selfpara.cli import app
+from selfpara.cli.common import clean_errors, err_console, setup_logging
+
+DEFAULT_LIMIT = 30
+DEFAULT_MAX_VARIANTS = 2
+
+
+@app.command()
+def bench(
+    dataset: str = typer.Option(
+        "sample", "--dataset", "-d",
+        help="sample (built-in), simpleqa, truthfulqa, gsm8k, math500 (NAME:PATH for a file), hf:NAME, or a path.",
+    ),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="litellm model string; default: the embedded SmolLM2."),
+    arms: str = typer.Option(
+        "raw,selfpara", "--arms", "-a",
+        help="Comma-separated arms: raw, selfpara, sc, single_call, rar; settings in brackets, "
+        "e.g. 'raw,sc,selfpara\\[k=5;agreement=exact,numeric]'.",
+    ),
+    k: int = typer.Option(3, "--k", "-k", help="Paraphrases per question (selfpara, single_call); sc draws k+1 samples."),
+    variants: str = typer.Option(
+        "data", "--variants", help="data (the dataset's own), generate:N (made by the paraphraser, verified, saved), "
+        "or the path of an items JSONL (e.g. another run's items.jsonl).",
+    ),
+    max_variants: int = typer.Option(
+        DEFAULT_MAX_VARIANTS, "--max-variants", help="Variants per item, original first (0: all).",
+    ),
+    limit: int = typer.Option(DEFAULT_LIMIT, "--limit", "-n", help="Items: a seeded random subset of this many (0: all)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory; default runs/bench-DATE-TIME. "
+                                       "Rerun with the same --out and settings to resume."),
+    concurrency: int = typer.Option(16, "--concurrency", "-c", min=1, max=256, help="Samples answered at once."),
+    order: str = typer.Option("arm:25", "--order", help="Order samples start in: item, arm, or arm:N (arm after "
+                              "arm within blocks of N items; lets the embedded model batch alike calls)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the item subset and of sampling arms."),
+    max_tokens: int = typer.Option(32, "--max-tokens", help="Max tokens of each answer."),
+    grader: str = typer.Option("auto", "--grader", help="auto (by item kind), match, exact, contains, numeric, "
+                               "truthful, nli, llm, llm-simpleqa, llm-truthfulqa."),
+    grader_model: Optional[str] = typer.Option(None, "--grader-model", help="Model of the llm graders; default: --model."),
+    nli_model: Optional[str] = typer.Option(None, "--nli-model", help="Local NLI model directory (nli grader)."),
+    consistency: str = typer.Option("exact,rouge1", "--consistency",
+                                    help="Consistency functions for the report (see `selfpara report --help`)."),
+    paraphrase_check: str = typer.Option("auto", "--paraphrase-check",
+                                         help="Check on generated variants: auto, off, llm, nli."),
+    api_base: Optional[str] = typer.Option(None, "--api-base", help="Base URL of an OpenAI-compatible server."),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder holding the public benchmark files."),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Call cache file (SQLite); default ~/.cache/selfpara."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the call cache."),
+    overwrite: bool = typer.Option(False, "--overwrite", "--force", help="Start over in a run directory that holds "
+                                   "another config."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar; print only the table."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log model calls and stages."),
+) -> None:
+    """Measure what selfpara gains: every arm answers every variant of every item; prints the
+    metric table and writes report.json, report.md and report.html into the run directory."""
+    setup_logging(verbose)
+    with clean_errors():
+        import asyncio
+        import time
+
+        from evaluation.report import markdown_table, write_reports
+        from evaluation.runner import BenchConfig, RunOptions, open_cache, run_bench
+        from selfpara.config import EMBEDDED_MODEL, is_embedded
+
+        config = _config(
+            BenchConfig, dataset=dataset, model=model or EMBEDDED_MODEL, api_base=api_base, arms=arms, k=k,
+            variants=variants, max_variants=max_variants or None, limit=limit or None, seed=seed,
+            max_tokens=max_tokens, grader=grader, grader_model=grader_model, nli_model=nli_model,
+            paraphrase_check=paraphrase_check,
+        )
+        run_dir = out or Path("runs") / f"bench-{datetime.now():%Y%m%d-%H%M%S}"
+        options = RunOptions(
+            concurrency=concurrency, cache=open_cache(cache, enabled=not no_cache), progress=not quiet,
+            data_dir=str(data_dir) if data_dir else None,
+            overwrite=overwrite, order=order,
+        )
+        if not quiet:
+            what = "the embedded model (loads on first call)" if is_embedded(config.model) else config.model
+            err_console.print(f"[bold]bench[/bold] {config.dataset} on {what} → {run_dir}", highlight=False)
+        started = time.perf_counter()
+        result = asyncio.run(run_bench(config, run_dir, options))
+        report = write_reports(run_dir, consistency=consistency)
+        typer.echo(markdown_table(report))
+        if not quiet:
+            n_items = len(result.items)
+            n_var = sum(len(i.variants) for i in result.items)
+            err_console.print(
+                f"[dim]{n_items} items, {n_var} variants, arms {', '.join(config_arms(result))}; "
+                f"{result.new_samples} new samples ({result.skipped} resumed), {result.model_calls} model calls, "
+                f"{result.cache_hits} cached; {time.perf_counter() - started:.0f}s. "
+                f"Reports: {run_dir}/report.html, report.md, report.json[/dim]",
+                highlight=False,
+            )
+            if result.failed:
+                err_console.print(f"[yellow]{result.failed} samples failed (model errors); rerun the same "
+                                  f"command to retry them[/yellow]")
+
+
+def config_arms(result: object) -> list[str]:
+    return list(getattr(getattr(result, "config", None), "arms", []))
+
+
+def _config(cls: type, **values: object) -> object:
+    """Build a BenchConfig; validation problems become one ConfigError naming the option."""
+    from pydantic import ValidationError
+
+    from evaluation.arms import parse_arm_list
+    from selfpara.errors import ConfigError
+
+    values["arms"] = [s.label for s in parse_arm_list(str(values["arms"]))]
+    try:
+        return cls(**values)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"--{'.'.join(str(p) for p in e['loc']).replace('_', '-')}: {e['msg']}" for e in exc.errors()
+        )
+        raise ConfigError(f"invalid bench settings: {problems}") from None

@@ -1,0 +1,47 @@
+"""`selfpara report RUN_DIR`: rebuild report.json, report.md and report.html from a run directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from selfpara.cli import app
+from selfpara.cli.common import clean_errors, err_console, setup_logging
+
+
+@app.command()
+def report(
+    run_dir: Path = typer.Argument(..., help="A run directory written by `selfpara bench` (holds config.json)."),
+    consistency: str = typer.Option(
+        "exact,rouge1", "--consistency",
+        help="Answer-consistency functions: exact, math, rouge1[@t], bertscore[@t], nli, noncontra; 'none' for none.",
+    ),
+    paraphrases_only: bool = typer.Option(
+        False, "--paraphrases-only", help="A_any/A_strict over the paraphrases only (as the published factual-QA tables).",
+    ),
+    nli_model: Optional[str] = typer.Option(None, "--nli-model", help="Local NLI model directory (nli/noncontra)."),
+    n_boot: int = typer.Option(1000, "--n-boot", min=1, help="Bootstrap resamples for the CIs."),
+    as_json: bool = typer.Option(False, "--json", help="Print report.json instead of the Markdown table."),
+    verbose: bool = typer.Option(False, "--verbose", "-v"),
+) -> None:
+    """Recompute the metrics of RUN_DIR and write its reports (the run itself is not touched)."""
+    setup_logging(verbose)
+    with clean_errors():
+        from evaluation.report import markdown_table, write_reports
+
+        nli = None
+        if nli_model:
+            from selfpara.nli import load_nli
+
+            nli = load_nli(nli_model)
+        result = write_reports(
+            run_dir, consistency=consistency, include_original=not paraphrases_only, n_boot=n_boot, nli=nli,
+        )
+    if as_json:
+        typer.echo(json.dumps(result, indent=2, default=str))
+        return
+    typer.echo(markdown_table(result))
+    err_console.print(f"[dim]wrote {run_dir}/report.json, report.md, report.html[/dim]", highlight=False)

@@ -1,0 +1,135 @@
+"""`selfpara serve`: run the OpenAI-compatible proxy."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from selfpara.cli import app
+from selfpara.cli.common import clean_errors, err_console
+
+
+class LogFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+@app.command()
+def serve(
+    model: Optional[str] = typer.Option(
+        None, "--model", "-m", help="Upstream litellm model, e.g. openai/NAME for any OpenAI-compatible server "
+        "(default: the embedded local/smollm2)."
+    ),
+    host: str = typer.Option("127.0.0.1", help="Interface to listen on (0.0.0.0 for every interface)."),
+    port: int = typer.Option(8000, help="Port to listen on."),
+    api_key_env: Optional[str] = typer.Option(
+        None, "--api-key-env", metavar="NAME", help="Environment variable holding the proxy's own key; "
+        "clients then must send `Authorization: Bearer <key>`."
+    ),
+    upstream_key_env: Optional[str] = typer.Option(
+        None, "--upstream-key-env", metavar="NAME", help="Environment variable holding the upstream's key "
+        "(default: the provider's own, e.g. OPENAI_API_KEY, read by litellm)."
+    ),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML or JSON settings file (see docs/proxy.md)."),
+    api_base: Optional[str] = typer.Option(
+        None, "--api-base", help="Upstream base URL (default: OPENAI_API_BASE / OPENAI_BASE_URL for openai/ models)."
+    ),
+    k: Optional[int] = typer.Option(None, "--k", "-k", help="Default paraphrases per question."),
+    agreement: Optional[str] = typer.Option(None, help="Default answer-equivalence functions (see WrapConfig)."),
+    judge_model: Optional[str] = typer.Option(None, help="Default model for the LLM judges."),
+    paraphrase_check: Optional[str] = typer.Option(None, help="auto, off, llm or nli."),
+    temperature: Optional[float] = typer.Option(None, help="Default answer temperature."),
+    max_tokens: Optional[int] = typer.Option(None, help="Default max tokens per answer."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Timeout of one upstream call, seconds."),
+    retries: Optional[int] = typer.Option(None, help="Retries of a transient upstream failure."),
+    max_concurrent_requests: Optional[int] = typer.Option(None, help="Requests handled at once; beyond: 429."),
+    upstream_concurrency: Optional[int] = typer.Option(None, help="Upstream calls in flight at once, all requests."),
+    max_body_bytes: Optional[int] = typer.Option(None, help="Largest request body; beyond: 413."),
+    max_messages: Optional[int] = typer.Option(None, help="Most messages per request."),
+    max_k: Optional[int] = typer.Option(None, help="Largest k a request may ask for."),
+    max_tokens_limit: Optional[int] = typer.Option(None, help="Largest max_tokens a request may ask for."),
+    keepalive: Optional[float] = typer.Option(None, help="Seconds between SSE keep-alives while streaming."),
+    upstream_transport: Optional[str] = typer.Option(
+        None, help="litellm (any provider, default) or http (lean OpenAI-API client for openai/ and hosted_vllm/ "
+        "upstreams: less CPU per call)."
+    ),
+    workers: int = typer.Option(1, min=1, help="Worker processes (each a full proxy; limits apply per worker)."),
+    any_model: Optional[bool] = typer.Option(
+        None, "--any-model/--own-models", help="Serve every requested model name with the upstream "
+        "(default: only its own names; others get 404)."
+    ),
+    allow_client_api_base: Optional[bool] = typer.Option(
+        None, "--allow-client-api-base/--no-client-api-base", help="Let requests name their own upstream "
+        "(selfpara.api_base); the server's upstream key is never sent there."
+    ),
+    graceful_timeout: float = typer.Option(30.0, help="Seconds to let in-flight requests finish on shutdown."),
+    log_format: LogFormat = typer.Option(LogFormat.text, help="text, or json (one object per line)."),
+    access_log: bool = typer.Option(False, help="Also log uvicorn's access lines (each request is logged anyway)."),
+    check: bool = typer.Option(False, "--check", help="Print the resolved settings (no keys) and exit."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="More logging."),
+) -> None:
+    """Run the OpenAI-compatible proxy: POST /v1/chat/completions answers by self-paraphrase vote."""
+    with clean_errors():
+        from selfpara.server.settings import load_settings
+
+        spec = {
+            "config_file": str(config) if config else None,
+            "upstream": {
+                "model": model, "api_base": api_base, "k": k, "agreement": agreement, "judge_model": judge_model,
+                "paraphrase_check": paraphrase_check, "temperature": temperature, "max_tokens": max_tokens,
+                "timeout_s": timeout, "retries": retries,
+            },
+            "server": {
+                "max_concurrent_requests": max_concurrent_requests, "upstream_concurrency": upstream_concurrency,
+                "max_body_bytes": max_body_bytes, "max_messages": max_messages, "max_k": max_k,
+                "max_max_tokens": max_tokens_limit, "keepalive_s": keepalive, "any_model": any_model,
+                "allow_client_api_base": allow_client_api_base, "upstream_transport": upstream_transport,
+            },
+            "api_key_env": api_key_env,
+            "upstream_key_env": upstream_key_env,
+        }
+        settings = load_settings(
+            spec["config_file"], upstream=spec["upstream"], server=spec["server"],
+            api_key_env=api_key_env, upstream_key_env=upstream_key_env,
+        )
+        if check:
+            public = settings.model_dump(mode="json", exclude={"api_key", "upstream"})
+            public["upstream"] = settings.upstream.public_dict()
+            public["auth"] = settings.api_key is not None
+            public["upstream_key"] = "set" if settings.upstream.api_key is not None else "provider environment"
+            typer.echo(json.dumps(public, indent=2, default=str))
+            return
+
+        import os
+
+        import uvicorn
+
+        from selfpara.server.app import SPEC_ENV
+        from selfpara.server.logs import setup_server_logging
+
+        setup_server_logging(log_format.value, verbose, settings.secrets())
+        err_console.print(
+            f"selfpara proxy: http://{host}:{port}/v1 -> {settings.upstream.model}"
+            f" (k={settings.upstream.k}, auth {'on' if settings.api_key else 'off'}"
+            f"{f', {workers} workers' if workers > 1 else ''})",
+            highlight=False,
+        )
+        common = dict(
+            host=host,
+            port=port,
+            log_config=None,  # keep the logging configured above
+            access_log=access_log,
+            timeout_graceful_shutdown=graceful_timeout,
+            proxy_headers=False,
+        )
+        if workers > 1:  # each worker process builds its own app from the same spec
+            os.environ[SPEC_ENV] = json.dumps({**spec, "log_format": log_format.value, "verbose": verbose})
+            uvicorn.run("selfpara.server.app:app_from_env", factory=True, workers=workers, **common)
+        else:
+            from selfpara.server import create_app
+
+            uvicorn.run(create_app(settings), **common)

@@ -1,0 +1,149 @@
+"""Request and response shapes of the OpenAI chat-completions API, as far as the proxy reads them.
+
+Requests are parsed leniently (unknown OpenAI fields are kept and forwarded on
+passthrough); the `selfpara` block is parsed strictly (an unknown setting is a 400).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: str | list[dict[str, Any]] | None = None
+    name: str | None = None
+
+
+class SelfparaOptions(BaseModel):
+    """Per-request settings under the body's `selfpara` key (`extra_body={"selfpara": {...}}`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(True, description="false: pass the request to the upstream unchanged.")
+    k: int | None = None
+    agreement: str | None = None
+    judge_model: str | None = None
+    paraphrase_model: str | None = None
+    paraphrase_check: str | None = None
+    paraphrase_temperature: float | None = None
+    max_overlap: float | None = None
+    nli_threshold: float | None = None
+    api_base: str | None = Field(None, description="Only when the operator allows client upstreams.")
+    api_key: str | None = Field(None, description="Key for a client-named api_base (never the server's).")
+
+    def overrides(self) -> dict[str, Any]:
+        """The WrapConfig overrides this block asks for (None values dropped)."""
+        fields = ("k", "agreement", "judge_model", "paraphrase_model", "paraphrase_check",
+                  "paraphrase_temperature", "max_overlap", "nli_threshold")
+        return {f: getattr(self, f) for f in fields if getattr(self, f) is not None}
+
+
+class ChatCompletionRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    model: str = Field(min_length=1)
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool = False
+    stream_options: dict[str, Any] | None = None
+    n: int | None = Field(None, ge=1)
+    temperature: float | None = None
+    max_tokens: int | None = Field(None, ge=1)
+    max_completion_tokens: int | None = Field(None, ge=1)
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: Any = None
+    functions: list[dict[str, Any]] | None = None
+    function_call: Any = None
+    response_format: dict[str, Any] | None = None
+    selfpara: SelfparaOptions | None = None
+
+    @field_validator("selfpara", mode="before")
+    @classmethod
+    def _none_is_default(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    @property
+    def options(self) -> SelfparaOptions:
+        return self.selfpara or SelfparaOptions()
+
+    @property
+    def requested_max_tokens(self) -> int | None:
+        return self.max_completion_tokens or self.max_tokens
+
+
+# ---- responses -----------------------------------------------------------------------
+
+
+class ResponseMessage(BaseModel):
+    role: Literal["assistant"] = "assistant"
+    content: str | None
+
+
+class Choice(BaseModel):
+    index: int = 0
+    message: ResponseMessage
+    finish_reason: str = "stop"
+    logprobs: None = None
+
+
+class CompletionUsage(BaseModel):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class ChatCompletion(BaseModel):
+    id: str
+    object: Literal["chat.completion"] = "chat.completion"
+    created: int = Field(default_factory=lambda: int(time.time()))
+    model: str
+    choices: list[Choice]
+    usage: CompletionUsage
+    system_fingerprint: str | None = None
+    selfpara: dict[str, Any] = Field(default_factory=dict)
+
+
+class ModelCard(BaseModel):
+    id: str
+    object: Literal["model"] = "model"
+    created: int
+    owned_by: str = "selfpara"
+
+
+class ModelList(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[ModelCard]
+
+
+def chunk(
+    completion_id: str,
+    created: int,
+    model: str,
+    *,
+    delta: dict[str, Any] | None = None,
+    finish_reason: str | None = None,
+    usage: dict[str, int] | None = None,
+    no_choices: bool = False,
+    **extra: Any,
+) -> dict[str, Any]:
+    """One `chat.completion.chunk` object."""
+    out: dict[str, Any] = {
+        "id": completion_id,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+        "choices": [] if no_choices else [
+            {"index": 0, "delta": delta or {}, "finish_reason": finish_reason, "logprobs": None}
+        ],
+    }
+    if usage is not None:
+        out["usage"] = usage
+    out.update(extra)
+    return out

@@ -1,0 +1,77 @@
+"""Server-sent events for `stream: true`.
+
+The wrapped answer exists only after the vote, so the stream is honest about it: SSE
+comment lines (`: keep-alive`) flow while the pipeline works, then the chosen answer is
+sent as a role chunk, content chunks and a final chunk with finish_reason (which also
+carries the `selfpara` report), an optional usage chunk, and `data: [DONE]`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from selfpara.server.schema import chunk
+
+KEEPALIVE = b": keep-alive\n\n"
+DONE = b"data: [DONE]\n\n"
+
+_PIECE = re.compile(r"\s*\S+|\s+$")
+
+
+def event(data: dict[str, Any]) -> bytes:
+    """One `data:` event."""
+    return b"data: " + json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode() + b"\n\n"
+
+
+def split_text(text: str, size: int) -> list[str]:
+    """Split `text` at whitespace into pieces of about `size` characters; they join back to `text`."""
+    if not text:
+        return []
+    pieces: list[str] = []
+    current = ""
+    for match in _PIECE.finditer(text):
+        current += match.group(0)
+        if len(current) >= size:
+            pieces.append(current)
+            current = ""
+    if current:
+        pieces.append(current)
+    if "".join(pieces) != text:  # whitespace-only or unusual text: never lose a character
+        return [text[i : i + size] for i in range(0, len(text), size)]
+    return pieces
+
+
+def answer_events(
+    completion_id: str,
+    created: int,
+    model: str,
+    text: str,
+    *,
+    chunk_chars: int,
+    finish_reason: str = "stop",
+    usage: dict[str, int] | None = None,
+    include_usage: bool = False,
+    report: dict[str, Any] | None = None,
+    report_first: bool = False,
+) -> Iterator[bytes]:
+    """The events of one finished answer, `data: [DONE]` included. `report` rides on the
+    final chunk (the wrapped report), or on the first with `report_first` (a passthrough
+    marker, where passthrough streams from the upstream carry it)."""
+    extra = {"selfpara": report} if report is not None else {}
+    first, last = (extra, {}) if report_first else ({}, extra)
+    yield event(chunk(completion_id, created, model, delta={"role": "assistant", "content": ""}, **first))
+    for piece in split_text(text, chunk_chars):
+        yield event(chunk(completion_id, created, model, delta={"content": piece}))
+    yield event(chunk(completion_id, created, model, delta={}, finish_reason=finish_reason, **last))
+    if include_usage and usage is not None:
+        yield event(chunk(completion_id, created, model, usage=usage, no_choices=True))
+    yield DONE
+
+
+def error_event(body: dict[str, Any]) -> bytes:
+    """An error after the stream started (its 200 status is already sent): the `openai`
+    client raises APIError on a `data:` event that holds an `error` object."""
+    return event(body)
