@@ -104,7 +104,38 @@ class SelfParaphraser:
         messages, q = split_messages(question)
         return await _Run(self, cfg, messages, q).execute()
 
+    async def paraphrase(self, question: str, **overrides: Any) -> tuple[list[str], list[RejectedParaphrase]]:
+        """Generate and filter paraphrases of `question` only (no answers): (kept, rejected).
+
+        The evaluation package uses this to build variant sets once and reuse them.
+        Raises UpstreamError if the paraphrase call fails.
+        """
+        cfg = self.config.with_overrides(**overrides) if overrides else self.config
+        _, q = split_messages(question)
+        usage = Usage()
+        candidates = await self.generate_candidates(q, cfg, usage)
+        return await self.filter_candidates(q, candidates, cfg, usage)
+
     # --- pieces the run uses ---------------------------------------------------
+
+    async def generate_candidates(self, question: str, cfg: WrapConfig, usage: Usage) -> list[str]:
+        """One call asking for cfg.k rewordings; the parsed candidates (at most k), unfiltered."""
+        reply = await self.client.complete(
+            cfg.paraphrase_model or cfg.model,
+            prompts.paraphrase_messages(question, cfg.k),
+            usage=usage,
+            temperature=cfg.paraphrase_temperature,
+            max_tokens=paraphrase_budget(question, cfg.k),
+        )
+        return parse_paraphrases(reply.text)[: cfg.k]
+
+    async def filter_candidates(
+        self, question: str, candidates: list[str], cfg: WrapConfig, usage: Usage
+    ) -> tuple[list[str], list[RejectedParaphrase]]:
+        """The lexical filter, then the configured equivalence check: (kept, rejected)."""
+        kept, rejected = lexical_filter(question, candidates, cfg.max_overlap, cfg.min_overlap)
+        kept, rejected_eq = await equivalence_filter(question, kept, self.paraphrase_check(cfg, usage))
+        return kept, rejected + rejected_eq
 
     def agreement_for(self, cfg: WrapConfig) -> Agreement:
         """The Agreement (with its pair cache) for these settings, built once per combination."""
@@ -176,30 +207,21 @@ class _Run:
         return result
 
     async def _paraphrases(self) -> tuple[list[str], list[RejectedParaphrase]]:
-        cfg = self.cfg
         t = time.perf_counter()
         try:
-            reply = await self.owner.client.complete(
-                cfg.paraphrase_model or cfg.model,
-                prompts.paraphrase_messages(self.question, cfg.k),
-                usage=self.usage,
-                temperature=cfg.paraphrase_temperature,
-                max_tokens=paraphrase_budget(self.question, cfg.k),
-            )
+            candidates = await self.owner.generate_candidates(self.question, self.cfg, self.usage)
         except UpstreamError as exc:
             log.warning("paraphrase call failed, answering the original only: %s", exc)
             self.flags.append("paraphrase_failed")
             self.timings.paraphrase_s = time.perf_counter() - t
             return [], []
-        candidates = parse_paraphrases(reply.text)[: cfg.k]
         self.timings.paraphrase_s = time.perf_counter() - t
         t = time.perf_counter()
-        kept, rejected = lexical_filter(self.question, candidates, cfg.max_overlap, cfg.min_overlap)
-        kept, rejected_eq = await equivalence_filter(self.question, kept, self.owner.paraphrase_check(cfg, self.usage))
+        kept, rejected = await self.owner.filter_candidates(self.question, candidates, self.cfg, self.usage)
         self.timings.filter_s = time.perf_counter() - t
         if not kept:
             self.flags.append("no_paraphrases")
-        return kept, rejected + rejected_eq
+        return kept, rejected
 
     async def _answer(self, variant: Variant) -> Answer:
         t = time.perf_counter()

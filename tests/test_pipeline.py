@@ -146,3 +146,9 @@ def test_sync_entry_point_runs_twice():
     sp, _ = make(k=1, agreement="exact", paraphrase_check="off")
     assert sp.answer("What is the capital of France?").answer == "Paris"
     assert sp.answer("What is the capital of France?").answer == "Paris"
+
+
+async def test_paraphrase_only_entry_point():
+    sp, fake = make(k=3, agreement="exact", paraphrase_check="off")
+    kept, rejected = await sp.paraphrase("What is the capital of France?")
+    assert len(kept) == 3 and rejected == [] and len(fake.calls) == 1
