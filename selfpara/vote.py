@@ -84,7 +84,7 @@ def semantic_entropy(sizes: list[int]) -> tuple[float, float]:
     if n == 0:
         return 0.0, 0.0
     h = -sum((s / n) * math.log(s / n) for s in sizes if s)
-    h = max(h, 0.0)
+    h = max(0.0, h)  # -0.0 when one cluster holds everything
     return h, (h / math.log(n) if n > 1 else 0.0)
 
 

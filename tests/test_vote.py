@@ -59,7 +59,8 @@ async def test_returned_text_is_most_central_when_original_lost():
 
 
 def test_semantic_entropy():
-    assert semantic_entropy([3]) == (0.0, 0.0)
+    h0, _ = semantic_entropy([3])
+    assert (h0, str(h0)) == (0.0, "0.0")
     h, hn = semantic_entropy([1, 1])
     assert h == pytest.approx(math.log(2)) and hn == pytest.approx(1.0)
     h, hn = semantic_entropy([2, 1, 1])
