@@ -36,6 +36,11 @@ def redact(text: str, secrets: list[str | None] = ()) -> str:  # type: ignore[as
     return _KEYLIKE.sub(lambda m: m.group(1) + "-***", text)
 
 
+def provider_of(model: str) -> str:
+    """The provider part of a litellm model string: 'openai' for 'openai/gpt-4o'."""
+    return model.split("/", 1)[0] if "/" in model else model
+
+
 class Backend(Protocol):
     """Makes one model call. Raise UpstreamError (retryable or not) on failure."""
 
@@ -53,6 +58,8 @@ class ModelClient:
         concurrency: calls in flight at once through this client.
         backoff_s: first retry wait; it doubles per attempt, with jitter.
         backend: use this backend for every model instead of choosing by model name.
+        provider: send `api_base` and `api_key` only to models of this provider (the part
+            of the model string before the first '/'); None: to every model.
     """
 
     def __init__(
@@ -65,8 +72,10 @@ class ModelClient:
         concurrency: int = 16,
         backoff_s: float = 0.5,
         backend: Backend | None = None,
+        provider: str | None = None,
     ) -> None:
         self.api_base = api_base
+        self.provider = provider
         self._api_key = api_key
         self.timeout_s = timeout_s
         self.retries = retries
@@ -88,6 +97,8 @@ class ModelClient:
 
             return embedded_backend()
         if self._litellm is None:
+            import litellm  # noqa: F401  # its import takes seconds: never inside a call's timeout
+
             self._litellm = LiteLLMBackend()
         return self._litellm
 
@@ -114,10 +125,13 @@ class ModelClient:
         at once for failures retrying cannot fix (bad key, unknown model, bad request).
         """
         params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens, **extra}
-        if self.api_base and "api_base" not in params:
-            params["api_base"] = self.api_base
-        if self._api_key and "api_key" not in params:
-            params["api_key"] = self._api_key
+        if self.provider is None or provider_of(model) == self.provider:
+            # The base URL and key belong to one provider: a judge or paraphraser from
+            # another provider must not get them.
+            if self.api_base and "api_base" not in params:
+                params["api_base"] = self.api_base
+            if self._api_key and "api_key" not in params:
+                params["api_key"] = self._api_key
         params["timeout"] = self.timeout_s
         backend = self.backend_for(model)
         load = getattr(backend, "load", None)
@@ -126,7 +140,7 @@ class ModelClient:
             await asyncio.to_thread(load)
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.retries + 1),
-            wait=wait_exponential_jitter(initial=self.backoff_s, max=max(self.backoff_s, 8.0)),
+            wait=wait_exponential_jitter(initial=self.backoff_s, max=max(self.backoff_s, 8.0), jitter=self.backoff_s),
             retry=retry_if_exception(lambda e: isinstance(e, UpstreamError) and e.retryable),
             reraise=True,
         )

@@ -9,13 +9,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from typing import Any
 
 from selfpara import prompts
 from selfpara.agreement import Agreement, build_agreement
 from selfpara.config import WrapConfig, build_config
 from selfpara.errors import InputError, UpstreamError
-from selfpara.llm import ModelClient
+from selfpara.llm import ModelClient, provider_of
 from selfpara.nli import NLIModel, load_nli
 from selfpara.paraphrase import (
     EquivalenceCheck,
@@ -31,6 +32,7 @@ from selfpara.vote import vote
 log = logging.getLogger(__name__)
 
 MAX_QUESTION_CHARS = 32_000
+MAX_AGREEMENTS = 32
 
 
 def split_messages(question: str | list[Message]) -> tuple[list[Message], str]:
@@ -85,8 +87,10 @@ class SelfParaphraser:
             timeout_s=self.config.call_timeout_s,
             retries=self.config.retries,
             concurrency=self.config.concurrency,
+            provider=provider_of(self.config.model),
         )
-        self._agreements: dict[tuple[str, ...], Agreement] = {}
+        # Bounded: a server's clients may name many judge models over time.
+        self._agreements: OrderedDict[tuple[str, ...], Agreement] = OrderedDict()
 
     # --- public entry points -------------------------------------------------
 
@@ -141,11 +145,15 @@ class SelfParaphraser:
         """The Agreement (with its pair cache) for these settings, built once per combination."""
         names = cfg.agreement_functions
         key = (*names, cfg.judge_model or cfg.model, cfg.nli_model or "")
-        if key not in self._agreements:
-            self._agreements[key] = build_agreement(
-                names, client=self.client, judge_model=cfg.judge_model or cfg.model, nli=self._nli(cfg)
-            )
-        return self._agreements[key]
+        if key in self._agreements:
+            self._agreements.move_to_end(key)
+            return self._agreements[key]
+        agreement = self._agreements[key] = build_agreement(
+            names, client=self.client, judge_model=cfg.judge_model or cfg.model, nli=self._nli(cfg)
+        )
+        if len(self._agreements) > MAX_AGREEMENTS:
+            self._agreements.popitem(last=False)
+        return agreement
 
     def _nli(self, cfg: WrapConfig) -> NLIModel | None:
         return load_nli(cfg.nli_model) if cfg.nli_model else None

@@ -100,3 +100,13 @@ async def test_unreachable_upstream_is_a_clear_error():
     with pytest.raises(UpstreamError) as info:
         await client.complete("openai/x", [{"role": "user", "content": "hi"}])
     assert info.value.status in (502, 504) and "verysecret" not in str(info.value)
+
+
+async def test_base_url_and_key_go_only_to_the_configured_provider():
+    fake = FakeBackend(lambda m, msgs, p: "ok")
+    client = ModelClient(backend=fake, api_base="http://vllm:8000/v1", api_key="sk-upstream", provider="openai")
+    await client.complete("openai/llama", [{"role": "user", "content": "q"}])
+    await client.complete("anthropic/claude", [{"role": "user", "content": "q"}])
+    first, second = fake.calls[0][2], fake.calls[1][2]
+    assert first["api_base"] == "http://vllm:8000/v1" and first["api_key"] == "sk-upstream"
+    assert "api_base" not in second and "api_key" not in second
