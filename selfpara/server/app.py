@@ -125,7 +125,7 @@ def _default_client(settings: ServerSettings) -> tuple[ModelClient, HttpTranspor
     client = ModelClient(
         api_base=cfg.api_base,
         api_key=_server_key(cfg),
-        timeout_s=cfg.timeout_s,
+        timeout_s=cfg.call_timeout_s,
         retries=cfg.retries,
         # One client serves every request, so its limit is the proxy's, not one wrapper's.
         concurrency=max(cfg.concurrency, settings.upstream_concurrency),
@@ -357,7 +357,7 @@ async def _probe(base: str, model: str, settings: ServerSettings) -> tuple[bool,
     key = upstream_api_key(settings)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
-        async with httpx.AsyncClient(timeout=min(5.0, settings.upstream.timeout_s)) as http:
+        async with httpx.AsyncClient(timeout=min(5.0, settings.upstream.call_timeout_s)) as http:
             response = await http.get(url, headers=headers)
     except httpx.HTTPError as exc:
         return False, f"unreachable ({type(exc).__name__})"
@@ -513,7 +513,7 @@ def _plan(proxy: _Proxy, req: ChatCompletionRequest) -> _Plan:
 
         cfg = build_config(**{**cfg.model_dump(), "api_base": api_base, "api_key": SecretStr(api_key)})
         client = ModelClient(
-            api_base=api_base, api_key=api_key, timeout_s=cfg.timeout_s, retries=cfg.retries,
+            api_base=api_base, api_key=api_key, timeout_s=cfg.call_timeout_s, retries=cfg.retries,
             concurrency=cfg.concurrency, backoff_s=settings.backoff_s,
             backend=HttpBackend(proxy.transport, fallback=_Fallback()) if proxy.transport else None,
         )
@@ -522,7 +522,7 @@ def _plan(proxy: _Proxy, req: ChatCompletionRequest) -> _Plan:
     reason = _passthrough_reason(req)
     upstream = passthrough.Upstream(
         model=cfg.model, api_base=api_base, api_key=api_key,
-        timeout_s=cfg.timeout_s, retries=cfg.retries, backoff_s=settings.backoff_s,
+        timeout_s=cfg.call_timeout_s, retries=cfg.retries, backoff_s=settings.backoff_s,
     )
     ignored = sorted(k for k in (req.model_extra or {}) if k not in _WRAPPED_FIELDS) if reason is None else []
     return _Plan(

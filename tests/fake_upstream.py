@@ -1,0 +1,370 @@
+"""A fake OpenAI-compatible upstream on loopback, for the proxy's tests and benchmark.
+
+It is a real HTTP server (uvicorn, raw ASGI: no framework), so the proxy reaches it
+through litellm exactly as it reaches vLLM or Ollama. It understands selfpara's own
+prompts:
+
+- the paraphrase prompt ("Rewrite the question ... in N different ways ... Question: <q>")
+  gets N numbered rewordings `[vI] ...` that share about half their words with the
+  question (so they pass the lexical filter); the answer to a rewording knows its
+  variant index I;
+- the question-equivalence judge ("Answer YES or NO", two questions) says YES;
+- the answer-equivalence judge ("Answer 1: ... Answer 2: ...") says YES only when the
+  normalised answers are equal;
+- anything else is an answer: `answers[I]` for variant I (0 = the original), else `answer`.
+
+Faults are injected per call kind: `fail(status=500, when="answer", times=2)`,
+`hang(...)` (answers only after `delay_s`), `malformed(...)` (200 with a broken body).
+
+Run alone (for the benchmark):  python tests/fake_upstream.py --port 9100 --delay-ms 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+PARAPHRASE_MARKER = "Rewrite the question"
+JUDGE_MARKER = "Answer YES or NO"
+_VARIANT = re.compile(r"^\[v(\d+)\]")
+_WORD = re.compile(r"[A-Za-z0-9']+")
+_SUFFIXES = ["ish", "oid", "ful", "esque", "ling", "ward", "ster", "ette", "kin", "let", "ade", "ite",
+             "ism", "ist", "ment", "ness", "ship", "hood", "dom", "ery"]
+
+
+@dataclass
+class Fault:
+    kind: str  # "status" | "hang" | "malformed"
+    when: str = "any"  # "any" | "answer" | "paraphrase" | "judge"
+    status: int = 500
+    delay_s: float = 0.0
+    times: int | None = 1  # None: every matching call
+    variant: int | None = None  # only answers to this variant
+    message: str = "injected failure"
+    contains: str | None = None  # only calls whose last user message contains this
+
+
+@dataclass
+class Call:
+    kind: str
+    variant: int | None
+    text: str
+    outcome: str
+    authorization: str | None
+    body: dict[str, Any] = field(repr=False, default_factory=dict)
+    at: float = field(default_factory=time.monotonic)
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def _norm(text: str) -> str:
+    return " ".join(_words(re.sub(r"\b(a|an|the)\b", " ", text.lower())))
+
+
+def paraphrases(question: str, n: int) -> list[str]:
+    """N rewordings that keep every other word of the question and change the rest, so their
+    word overlap with the question and with each other is about 0.5: inside the filter's
+    window (more than min_overlap 0.1, less than max_overlap 0.8)."""
+    ws = _words(question) or ["question"]
+
+    def reword(i: int) -> str:
+        suffix = _SUFFIXES[i % len(_SUFFIXES)] + "z" * (i // len(_SUFFIXES))
+        return " ".join(w if j % 2 == 0 else w + suffix for j, w in enumerate(ws))
+
+    return [f"[v{i + 1}] {reword(i)}?" for i in range(n)]
+
+
+def _last_user(messages: list[dict[str, Any]]) -> str:
+    for m in reversed(messages):
+        if m.get("role") == "user":
+            c = m.get("content")
+            if isinstance(c, list):
+                return "\n".join(str(p.get("text", "")) for p in c if isinstance(p, dict))
+            return str(c or "")
+    return ""
+
+
+class FakeUpstream:
+    """The fake upstream's behaviour and its record of calls (thread-safe).
+
+    Args:
+        answer: the default answer text, or a function of the variant index.
+        answers: answers for chosen variant indices (0 is the original).
+        delay_s: seconds every call takes.
+    """
+
+    def __init__(
+        self,
+        answer: str | Callable[[int], str] = "Paris",
+        *,
+        answers: dict[int, str] | None = None,
+        delay_s: float = 0.0,
+    ) -> None:
+        self.answer = answer
+        self.answers = dict(answers or {})
+        self.delay_s = delay_s
+        self.faults: list[Fault] = []
+        self.calls: list[Call] = []
+        self.light = False  # keep only kinds in `calls` (long benchmark runs)
+        self._lock = threading.Lock()
+
+    # ---- scripting -------------------------------------------------------------------
+
+    def reset(self, *, answer: str | Callable[[int], str] = "Paris", answers: dict[int, str] | None = None,
+              delay_s: float = 0.0) -> None:
+        with self._lock:
+            self.answer, self.answers, self.delay_s = answer, dict(answers or {}), delay_s
+            self.faults.clear()
+            self.calls.clear()
+
+    def fail(self, status: int = 500, *, when: str = "any", times: int | None = 1, variant: int | None = None,
+             message: str = "injected failure", contains: str | None = None) -> None:
+        with self._lock:
+            self.faults.append(Fault("status", when, status=status, times=times, variant=variant, message=message,
+                                     contains=contains))
+
+    def hang(self, delay_s: float, *, when: str = "any", times: int | None = 1, variant: int | None = None,
+             contains: str | None = None) -> None:
+        with self._lock:
+            self.faults.append(Fault("hang", when, delay_s=delay_s, times=times, variant=variant, contains=contains))
+
+    def malformed(self, *, when: str = "any", times: int | None = 1, variant: int | None = None,
+                  contains: str | None = None) -> None:
+        with self._lock:
+            self.faults.append(Fault("malformed", when, times=times, variant=variant, contains=contains))
+
+    def calls_of(self, kind: str) -> list[Call]:
+        with self._lock:
+            return [c for c in self.calls if c.kind == kind]
+
+    # ---- behaviour ---------------------------------------------------------------------
+
+    def _take_fault(self, kind: str, variant: int | None, text: str) -> Fault | None:
+        with self._lock:
+            for fault in self.faults:
+                if fault.contains is not None and fault.contains not in text:
+                    continue
+                if fault.times is not None and fault.times <= 0:
+                    continue
+                if fault.when not in ("any", kind):
+                    continue
+                if fault.variant is not None and fault.variant != variant:
+                    continue
+                if fault.times is not None:
+                    fault.times -= 1
+                return fault
+        return None
+
+    def _answer_for(self, variant: int) -> str:
+        if variant in self.answers:
+            return self.answers[variant]
+        return self.answer(variant) if callable(self.answer) else self.answer
+
+    def reply(self, body: dict[str, Any]) -> tuple[str, int | None, str]:
+        """(kind, variant, text) of the normal reply to `body`."""
+        text = _last_user(body.get("messages") or [])
+        if PARAPHRASE_MARKER in text:
+            m = re.search(r"in (\d+) different ways", text)
+            n = int(m.group(1)) if m else 3
+            q = text.rsplit("Question:", 1)[-1].strip()
+            return "paraphrase", None, "\n".join(f"{i + 1}. {p}" for i, p in enumerate(paraphrases(q, n)))
+        if JUDGE_MARKER in text:
+            m = re.search(r"Answer 1:(.*?)\n\s*Answer 2:(.*?)\n", text, re.S)
+            if m:  # answer equivalence: equal after normalisation
+                return "judge", None, "YES" if _norm(m.group(1)) == _norm(m.group(2)) else "NO"
+            return "judge", None, "YES"
+        m = _VARIANT.match(text.strip())
+        variant = int(m.group(1)) if m else 0
+        return "answer", variant, self._answer_for(variant)
+
+    # ---- ASGI ----------------------------------------------------------------------------
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        path = scope["path"]
+        if path == "/_stats":  # for the benchmark: calls by kind since the last reset
+            with self._lock:
+                counts: dict[str, int] = {}
+                for call in self.calls:
+                    counts[call.kind] = counts.get(call.kind, 0) + 1
+                if scope["method"] == "POST":
+                    self.calls.clear()
+            await _json(send, 200, {"calls": sum(counts.values()), "by_kind": counts})
+            return
+        if scope["method"] == "GET" and path.rstrip("/").endswith("/models"):
+            await _json(send, 200, {"object": "list", "data": [{"id": "fake", "object": "model", "created": 0,
+                                                                "owned_by": "fake"}]})
+            return
+        if scope["method"] != "POST" or not path.rstrip("/").endswith("/chat/completions"):
+            await _json(send, 404, {"error": {"message": f"no route {path}", "type": "invalid_request_error"}})
+            return
+        raw = b""
+        while True:
+            message = await receive()
+            raw += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            await _json(send, 400, {"error": {"message": "bad json", "type": "invalid_request_error"}})
+            return
+        kind, variant, text = self.reply(body)
+        fault = self._take_fault(kind, variant, _last_user(body.get("messages") or []))
+        outcome = "ok" if fault is None else fault.kind if fault.kind != "status" else str(fault.status)
+        with self._lock:
+            self.calls.append(Call(kind, variant, "" if self.light else _last_user(body.get("messages") or [])[:200],
+                                   outcome, headers.get("authorization"), {} if self.light else body))
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        if fault is not None:
+            if fault.kind == "status":
+                await _json(send, fault.status, {"error": {"message": fault.message, "type": "server_error",
+                                                           "code": str(fault.status)}})
+                return
+            if fault.kind == "malformed":
+                await _raw(send, 200, b'{"id": "x", "choices": [ {"message": ', "application/json")
+                return
+            if fault.kind == "hang":
+                await asyncio.sleep(fault.delay_s)
+        await self._respond(send, body, text)
+
+    async def _respond(self, send: Any, body: dict[str, Any], text: str) -> None:
+        model = body.get("model", "fake")
+        n = int(body.get("n") or 1)
+        fmt = (body.get("response_format") or {}).get("type")
+        if fmt in ("json_schema", "json_object"):
+            text = json.dumps({"answer": text})
+        prompt_tokens = sum(len(str(m.get("content") or "").split()) for m in body.get("messages") or [])
+        completion_tokens = max(1, len(text.split()))
+        tools = body.get("tools")
+        if tools:
+            name = tools[0].get("function", {}).get("name", "tool")
+            message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "call_fake_1", "type": "function", "function": {"name": name, "arguments": '{"q": "x"}'}}]}
+            finish = "tool_calls"
+        else:
+            message, finish = {"role": "assistant", "content": text}, "stop"
+        if body.get("stream"):
+            await self._stream(send, model, text, n)
+            return
+        await _json(send, 200, {
+            "id": f"chatcmpl-fake{time.monotonic_ns()}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": i, "message": message, "finish_reason": finish, "logprobs": None} for i in range(n)],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens * n,
+                      "total_tokens": prompt_tokens + completion_tokens * n},
+        })
+
+    async def _stream(self, send: Any, model: str, text: str, n: int) -> None:
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]})
+        base = {"id": f"chatcmpl-fake{time.monotonic_ns()}", "object": "chat.completion.chunk",
+                "created": int(time.time()), "model": model}
+
+        async def emit(choices: list[dict[str, Any]]) -> None:
+            data = json.dumps({**base, "choices": choices}).encode()
+            await send({"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True})
+
+        for i in range(n):
+            await emit([{"index": i, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+            for word in re.findall(r"\S+\s*", text):
+                await emit([{"index": i, "delta": {"content": word}, "finish_reason": None}])
+            await emit([{"index": i, "delta": {}, "finish_reason": "stop"}])
+        await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
+
+
+async def _json(send: Any, status: int, data: dict[str, Any]) -> None:
+    await _raw(send, status, json.dumps(data).encode(), "application/json")
+
+
+async def _raw(send: Any, status: int, body: bytes, ctype: str) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", ctype.encode()), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+# ---- running servers on loopback ----------------------------------------------------------
+
+
+class ThreadedServer:
+    """Runs an ASGI app with uvicorn on a free 127.0.0.1 port in a background thread."""
+
+    def __init__(self, app: Any, *, graceful_s: float = 1.0, **config: Any) -> None:
+        import uvicorn
+
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        cfg = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=graceful_s, **config)
+        self.server = uvicorn.Server(cfg)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> ThreadedServer:
+        if self.server.started:
+            return self
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("server did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+        self.sock.close()
+
+    def __enter__(self) -> ThreadedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="fake OpenAI-compatible upstream")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=9100)
+    parser.add_argument("--delay-ms", type=float, default=50.0)
+    parser.add_argument("--answer", default="Paris")
+    args = parser.parse_args()
+
+    import uvicorn
+
+    fake = FakeUpstream(args.answer, delay_s=args.delay_ms / 1000)
+    fake.light = True
+    uvicorn.run(fake, host=args.host, port=args.port, log_level="warning", access_log=False, lifespan="on",
+                backlog=4096)
+
+
+if __name__ == "__main__":
+    main()
