@@ -8,7 +8,7 @@ from openai import OpenAI
 
 client = OpenAI(base_url="http://127.0.0.1:8000/v1", api_key="unused-unless---api-key-env")
 response = client.chat.completions.create(
-    model="selfpara/local/smollm2",
+    model="selfpara/local/smollm2",  # the alias of the embedded upstream,
     messages=[{"role": "user", "content": "What is the capital of Spain?"}],
     extra_body={"selfpara": {"k": 3}},
 )
