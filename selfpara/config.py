@@ -19,6 +19,9 @@ PARAPHRASE_CHECKS = ("off", "llm", "nli")
 
 MAX_K = 20
 
+OPENAI_COMPATIBLE = ("openai/", "hosted_vllm/")
+"""Model prefixes the lean http transport reaches (OpenAI-API upstreams)."""
+
 
 def is_embedded(model: str) -> bool:
     """Whether `model` names the embedded offline model."""
@@ -37,6 +40,12 @@ class WrapConfig(BaseModel):
     model: str = Field(EMBEDDED_MODEL, description="litellm model string of the model that answers.")
     api_base: str | None = Field(None, description="Base URL of the model's server (vLLM, Ollama, any OpenAI-compatible).")
     api_key: SecretStr | None = Field(None, description="Key for the model's server; default: the provider's env var.")
+    transport: Literal["auto", "litellm", "http"] = Field(
+        "auto",
+        description="How openai/ and hosted_vllm/ models are reached. litellm: any provider. http: a lean "
+        "OpenAI-API client, ~10x less CPU per call. auto: http when the base URL is known (api_base or "
+        "OPENAI_API_BASE/OPENAI_BASE_URL, HOSTED_VLLM_API_BASE), else litellm.",
+    )
 
     k: int = Field(5, ge=1, le=MAX_K, description="Paraphrases requested per question.")
     paraphrase_model: str | None = Field(None, description="Model that paraphrases; default: `model` itself.")
@@ -45,8 +54,8 @@ class WrapConfig(BaseModel):
         "auto", description="Equivalence check on paraphrases. auto: llm, or off for the embedded model."
     )
     max_overlap: float = Field(0.8, gt=0.0, le=1.0, description="Reject a paraphrase whose word overlap reaches this.")
-    min_overlap: float = Field(
-        0.1, ge=0.0, lt=1.0, description="Reject a paraphrase sharing less than this word overlap (off-topic output)."
+    reject_unrelated: bool = Field(
+        True, description="Reject a paraphrase sharing no content word with the question (off-topic output)."
     )
     nli_threshold: float = Field(0.75, ge=0.0, le=1.0, description="Mean bidirectional entailment to keep a paraphrase.")
 
@@ -84,6 +93,8 @@ class WrapConfig(BaseModel):
         uses_nli = self.paraphrase_check == "nli" or any(n.startswith("nli") for n in self.agreement_functions)
         if uses_nli and not self.nli_model:
             raise ValueError("NLI agreement or paraphrase check needs nli_model (a local model directory)")
+        if self.transport == "http" and not self.model.startswith(OPENAI_COMPATIBLE):
+            raise ValueError("transport http needs an openai/ or hosted_vllm/ model")
         return self
 
     @property

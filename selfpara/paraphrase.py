@@ -8,7 +8,7 @@ import re
 from collections.abc import Awaitable, Callable
 
 from selfpara.result import RejectedParaphrase
-from selfpara.text import overlap
+from selfpara.text import overlap, shares_content
 
 _LEAD = re.compile(r"^\s*(?:[-*•]+|\(?\d{1,2}[.):\]]|\(?[a-z][.)]|(?:paraphrase|rewording|version|option)\s*\d*\s*[:.)-])\s*", re.I)
 _PREAMBLE = re.compile(r"^(here\s+(are|is)|sure|certainly|okay|ok\b|the\s+(rewordings|paraphrases))", re.I)
@@ -50,12 +50,12 @@ def _clean(item: str) -> str:
 
 
 def lexical_filter(
-    question: str, candidates: list[str], max_overlap: float = 0.8, min_overlap: float = 0.0
+    question: str, candidates: list[str], max_overlap: float = 0.8, reject_unrelated: bool = False
 ) -> tuple[list[str], list[RejectedParaphrase]]:
     """Keep candidates whose overlap is below `max_overlap` against `question` and every kept one.
 
-    Candidates whose overlap with `question` is below `min_overlap` share (almost) no
-    words with it: a weak model's off-topic output, not a rewording. They are dropped too.
+    With `reject_unrelated`, candidates sharing no content word with `question` are
+    dropped too: a weak model's off-topic output, not a rewording.
     """
     kept: list[str] = []
     rejected: list[RejectedParaphrase] = []
@@ -64,8 +64,8 @@ def lexical_filter(
             rejected.append(RejectedParaphrase(text=cand, reason="empty"))
             continue
         worst = max((overlap(cand, other) for other in [question, *kept]), default=0.0)
-        if overlap(cand, question) < min_overlap:
-            rejected.append(RejectedParaphrase(text=cand, reason="unrelated", detail=f"overlap {overlap(cand, question):.2f}"))
+        if reject_unrelated and not shares_content(cand, question):
+            rejected.append(RejectedParaphrase(text=cand, reason="unrelated", detail="no content word in common"))
         elif worst >= max_overlap:
             rejected.append(RejectedParaphrase(text=cand, reason="overlap", detail=f"overlap {worst:.2f}"))
         else:

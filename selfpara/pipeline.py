@@ -88,6 +88,7 @@ class SelfParaphraser:
             retries=self.config.retries,
             concurrency=self.config.concurrency,
             provider=provider_of(self.config.model),
+            transport=self.config.transport,
         )
         # Bounded: a server's clients may name many judge models over time.
         self._agreements: OrderedDict[tuple[str, ...], Agreement] = OrderedDict()
@@ -106,6 +107,7 @@ class SelfParaphraser:
         """
         cfg = self.config.with_overrides(**overrides) if overrides else self.config
         messages, q = split_messages(question)
+        self.agreement_for(cfg)  # loads an NLI model now: a bad path fails before any model call
         return await _Run(self, cfg, messages, q).execute()
 
     async def paraphrase(self, question: str, **overrides: Any) -> tuple[list[str], list[RejectedParaphrase]]:
@@ -137,7 +139,7 @@ class SelfParaphraser:
         self, question: str, candidates: list[str], cfg: WrapConfig, usage: Usage
     ) -> tuple[list[str], list[RejectedParaphrase]]:
         """The lexical filter, then the configured equivalence check: (kept, rejected)."""
-        kept, rejected = lexical_filter(question, candidates, cfg.max_overlap, cfg.min_overlap)
+        kept, rejected = lexical_filter(question, candidates, cfg.max_overlap, cfg.reject_unrelated)
         kept, rejected_eq = await equivalence_filter(question, kept, self.paraphrase_check(cfg, usage))
         return kept, rejected + rejected_eq
 

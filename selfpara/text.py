@@ -32,6 +32,28 @@ def overlap(a: str, b: str) -> float:
     return shared / min(len(wa), len(wb))
 
 
+_STOPWORDS = frozenset(
+    "the a an of in on at to for by with from and or is are was were be been do does did what which who whom "
+    "whose when where why how that this these those it its me my you your i we our they their he she his her "
+    "can could would should will shall may might tell give name please about there".split()
+)
+
+
+def content_stems(text: str) -> set[str]:
+    """Crude stems (first 5 letters, possessive dropped) of the non-stopwords in `text`."""
+    out = set()
+    for w in words(text):
+        w = w.removesuffix("'s").strip("'")
+        if len(w) >= 3 and w not in _STOPWORDS or w.isdigit():
+            out.add(w[:5])
+    return out
+
+
+def shares_content(a: str, b: str) -> bool:
+    """Whether two texts share at least one content word (by crude stem), e.g. France ~ France's."""
+    return bool(content_stems(a) & content_stems(b))
+
+
 def normalize_answer(text: str) -> str:
     """Lowercase, drop punctuation and articles, fold whitespace (SQuAD-style)."""
     text = text.lower().translate(_PUNCT)

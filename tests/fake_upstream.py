@@ -74,7 +74,7 @@ def _norm(text: str) -> str:
 def paraphrases(question: str, n: int) -> list[str]:
     """N rewordings that keep every other word of the question and change the rest, so their
     word overlap with the question and with each other is about 0.5: inside the filter's
-    window (more than min_overlap 0.1, less than max_overlap 0.8)."""
+    window (a content word in common, overlap below max_overlap 0.8)."""
     ws = _words(question) or ["question"]
 
     def reword(i: int) -> str:

@@ -61,8 +61,8 @@ def test_parse_yes_no():
 
 def test_lexical_filter_drops_unrelated_output():
     kept, rejected = lexical_filter("What is the capital of France?", ["A spider has eight legs.",
-                                                                       "Which city is France's capital?"], 0.8, 0.1)
-    assert kept == ["Which city is France's capital?"] and rejected[0].reason == "unrelated"
+                                                                       "Tell me France's main political city."], 0.8, True)
+    assert kept == ["Tell me France's main political city."] and rejected[0].reason == "unrelated"
 
 
 def test_paraphrase_messages_put_the_example_in_an_earlier_turn():
