@@ -2,9 +2,10 @@
 
 ModelClient adds what every call needs (timeout, retries with backoff, a concurrency
 limit, usage accounting, secret-safe errors) on top of a Backend, which only knows how
-to make one call. Backends: LiteLLMBackend for any litellm model string, the embedded
-model (`local/...`, see `selfpara.local`), or any object with the same `complete`
-method (tests and benchmarks plug fakes in here).
+to make one call. Backends: HttpBackend for OpenAI-compatible upstreams whose base URL
+is known (`selfpara.http_backend`), LiteLLMBackend for any other litellm model string,
+the embedded model (`local/...`, see `selfpara.local`), or any object with the same
+`complete` method (tests and benchmarks plug fakes in here).
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ import logging
 import re
 import time
 import weakref
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from selfpara.config import is_embedded
 from selfpara.errors import SelfparaError, UpstreamError, UpstreamTimeout
+from selfpara.http_backend import HttpBackend, HttpTransport, Transport, endpoint_from_env, resolve_transport
 from selfpara.result import Completion, Message, Usage
-
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +62,14 @@ class ModelClient:
         backend: use this backend for every model instead of choosing by model name.
         provider: send `api_base` and `api_key` only to models of this provider (the part
             of the model string before the first '/'); None: to every model.
+        transport: how `openai/...` and `hosted_vllm/...` models are reached. auto: the
+            lean HttpBackend when their base URL is known (`api_base`, or the environment's
+            OPENAI_API_BASE/OPENAI_BASE_URL, HOSTED_VLLM_API_BASE), else litellm. http:
+            always HttpBackend for them (ConfigError without a base URL). litellm: litellm.
+        http: the connection pool of the http transport; pass another client's
+            `http` to share it (default: this client's own, made on first use).
+        environ: where base URLs and keys the client was not given are read (default
+            `os.environ`).
     """
 
     def __init__(
@@ -73,7 +83,12 @@ class ModelClient:
         backoff_s: float = 0.5,
         backend: Backend | None = None,
         provider: str | None = None,
+        transport: Transport = "auto",
+        http: HttpTransport | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
+        if transport not in ("auto", "litellm", "http"):
+            raise ValueError(f"transport must be auto, litellm or http, not {transport!r}")
         self.api_base = api_base
         self.provider = provider
         self._api_key = api_key
@@ -82,7 +97,11 @@ class ModelClient:
         self.concurrency = concurrency
         self.backoff_s = backoff_s
         self._backend = backend
+        self.transport = transport
+        self.http = http
+        self._environ = environ
         self._litellm: Backend | None = None
+        self._http_backends: dict[tuple[str, str | None], HttpBackend] = {}
         # A semaphore belongs to one event loop; the sync API runs a new loop per call.
         self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
@@ -96,11 +115,34 @@ class ModelClient:
             from selfpara.local import embedded_backend
 
             return embedded_backend()
+        base, key = self._endpoint(model)
+        if resolve_transport(self.transport, model, base) == "http":
+            assert base is not None
+            backend = self._http_backends.get((base, key))
+            if backend is None:
+                if self.http is None:
+                    self.http = HttpTransport(max_connections=self.concurrency)
+                backend = self._http_backends[(base, key)] = HttpBackend(self.http, base, key)
+            return backend
         if self._litellm is None:
-            import litellm  # noqa: F401  # its import takes seconds: never inside a call's timeout
+            import litellm  # its import takes seconds: never inside a call's timeout
 
             self._litellm = LiteLLMBackend()
         return self._litellm
+
+    def _endpoint(self, model: str) -> tuple[str | None, str | None]:
+        """The base URL and key `model` is reached with, where known: this client's for its
+        provider, else the environment's."""
+        env_base, env_key = endpoint_from_env(model, self._environ)
+        if self.api_base and (self.provider is None or provider_of(model) == self.provider):
+            return self.api_base, self._api_key or env_key
+        return env_base, env_key
+
+    async def aclose(self) -> None:
+        """Close the http transport's connections of the running loop (asyncio.run and
+        uvicorn close them anyway when their loop ends)."""
+        if self.http is not None:
+            await self.http.aclose()
 
     def _limit(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()

@@ -21,6 +21,8 @@ runner = CliRunner()
         (["ask", "Capital of France?", "--agreement", "vibes"], "unknown agreement"),
         (["ask", "Capital of France?", "--agreement", "nli", "--nli-model", "/no/such/dir"], "not a model directory"),
         (["ask", "Capital of France?", "--model", "nosuchprovider-x"], "unknown model"),
+        (["ask", "Capital of France?", "--transport", "http"], "transport http needs an openai/ or hosted_vllm/ model"),
+        (["ask", "Capital of France?", "--transport", "smoke-signals"], "transport"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_1(args, message):

@@ -96,6 +96,8 @@ def test_transport_resolution() -> None:
     assert resolved("local/smollm2", {}) == "embedded"
     forced = ServerSettings(upstream=build_config(model="openai/x", api_base="http://h"), upstream_transport="litellm")
     assert forced.resolved_transport({}) == "litellm"
+    assert forced.upstream.transport == "litellm"  # --upstream-transport is the upstream's WrapConfig.transport
+    assert ServerSettings(upstream=build_config(model="openai/x", transport="litellm")).resolved_transport({}) == "litellm"
     with pytest.raises(ValueError, match="openai/ or hosted_vllm/"):
         ServerSettings(upstream=build_config(model="anthropic/x"), upstream_transport="http")
 

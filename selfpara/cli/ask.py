@@ -24,6 +24,10 @@ def ask(
     temperature: float = typer.Option(0.0, help="Decoding temperature of the answers."),
     max_tokens: int = typer.Option(128, help="Max tokens per answer."),
     api_base: Optional[str] = typer.Option(None, help="Base URL of an OpenAI-compatible/vLLM/Ollama server."),
+    transport: str = typer.Option(
+        "auto", help="How openai/ and hosted_vllm/ models are reached: auto (http when the base URL is known), "
+        "litellm or http (lean OpenAI-API client)."
+    ),
     system: Optional[str] = typer.Option(None, help="System prompt sent with every wording."),
     show: bool = typer.Option(False, "--show", "-s", help="Print a table of variants, answers and clusters."),
     as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
@@ -39,7 +43,7 @@ def ask(
         cfg = build_config(
             model=model or EMBEDDED_MODEL, k=k, agreement=agreement, judge_model=judge_model,
             paraphrase_check=paraphrase_check, nli_model=nli_model, temperature=temperature,
-            max_tokens=max_tokens, api_base=api_base,
+            max_tokens=max_tokens, api_base=api_base, transport=transport,
         )
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": text}]
         paraphraser = SelfParaphraser(cfg)

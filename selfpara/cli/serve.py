@@ -54,8 +54,8 @@ def serve(
     max_tokens_limit: Optional[int] = typer.Option(None, help="Largest max_tokens a request may ask for."),
     keepalive: Optional[float] = typer.Option(None, help="Seconds between SSE keep-alives while streaming."),
     upstream_transport: Optional[str] = typer.Option(
-        None, help="litellm (any provider, default) or http (lean OpenAI-API client for openai/ and hosted_vllm/ "
-        "upstreams: less CPU per call)."
+        None, help="The upstream's transport (WrapConfig.transport): auto (default), litellm or http "
+        "(lean OpenAI-API client for openai/ and hosted_vllm/ upstreams: less CPU per call)."
     ),
     workers: int = typer.Option(1, min=1, help="Worker processes (each a full proxy; limits apply per worker)."),
     any_model: Optional[bool] = typer.Option(
@@ -81,13 +81,13 @@ def serve(
             "upstream": {
                 "model": model, "api_base": api_base, "k": k, "agreement": agreement, "judge_model": judge_model,
                 "paraphrase_check": paraphrase_check, "temperature": temperature, "max_tokens": max_tokens,
-                "timeout_s": timeout, "retries": retries,
+                "timeout_s": timeout, "retries": retries, "transport": upstream_transport,
             },
             "server": {
                 "max_concurrent_requests": max_concurrent_requests, "upstream_concurrency": upstream_concurrency,
                 "max_body_bytes": max_body_bytes, "max_messages": max_messages, "max_k": max_k,
                 "max_max_tokens": max_tokens_limit, "keepalive_s": keepalive, "any_model": any_model,
-                "allow_client_api_base": allow_client_api_base, "upstream_transport": upstream_transport,
+                "allow_client_api_base": allow_client_api_base,
             },
             "api_key_env": api_key_env,
             "upstream_key_env": upstream_key_env,

@@ -1,10 +1,12 @@
 """Passthrough: requests the method does not fit go to the upstream unchanged.
 
-Two ways through, chosen by the backend that serves the upstream model:
+Three ways through, chosen by the backend that serves the upstream model:
 
 - litellm models: the request's own OpenAI parameters (tools, n, response_format,
   logprobs, ...) go to `litellm.acompletion` as they came, the response comes back as
   it came. Same timeout, retries and error classification as `selfpara.llm`.
+- models behind the lean http transport (`selfpara.http_backend`): the body goes to the
+  upstream as it came, with the same timeout, retries and classification.
 - any other backend (the embedded model, in-process fakes): through
   `ModelClient.complete`, text only; `n` fans out into n calls; tools are refused.
 """
@@ -16,17 +18,15 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from selfpara.errors import UpstreamError, UpstreamTimeout
-from selfpara.llm import LiteLLMBackend, ModelClient, redact
+from selfpara.http_backend import HttpBackend, upstream_name
+from selfpara.llm import ModelClient, redact
 from selfpara.result import Usage
 from selfpara.server.errors import ProxyError
-
-if TYPE_CHECKING:
-    from selfpara.server.transport import HttpTransport
 
 # Body keys that are the proxy's business, not the upstream's.
 _OWN_KEYS = {"model", "stream", "selfpara", "messages"}
@@ -50,10 +50,6 @@ class Upstream:
     timeout_s: float
     retries: int
     backoff_s: float
-
-
-def uses_litellm(client: ModelClient, model: str) -> bool:
-    return isinstance(client.backend_for(model), LiteLLMBackend)
 
 
 def _retrying(up: Upstream) -> AsyncRetrying:
@@ -156,34 +152,32 @@ async def stream(up: Upstream, body: dict[str, Any]) -> AsyncIterator[dict[str, 
 
 
 def _raw_body(up: Upstream, body: dict[str, Any]) -> dict[str, Any]:
-    from selfpara.server.transport import upstream_name
-
     out = {k: v for k, v in body.items() if k not in ("selfpara", "stream")}
     out["model"] = upstream_name(up.model)
     return out
 
 
-async def complete_http(transport: HttpTransport, up: Upstream, body: dict[str, Any]) -> dict[str, Any]:
+async def complete_http(backend: HttpBackend, up: Upstream, body: dict[str, Any]) -> dict[str, Any]:
     """Non-streaming passthrough over the lean transport: the body goes upstream as it came."""
     raw = _raw_body(up, body)
     try:
         async for attempt in _retrying(up):
             with attempt:
-                return await _timed(up, transport.post(up.model, raw, timeout_s=up.timeout_s,
-                                                       api_base=up.api_base, api_key=up.api_key))
+                return await _timed(up, backend.post(up.model, raw, timeout_s=up.timeout_s,
+                                                     api_base=up.api_base, api_key=up.api_key))
     except UpstreamError as exc:
         raise _redacted(exc, up) from None
     raise AssertionError("unreachable")
 
 
-async def stream_http(transport: HttpTransport, up: Upstream, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+async def stream_http(backend: HttpBackend, up: Upstream, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
     """Streaming passthrough over the lean transport; retries only before the stream opens."""
     raw = _raw_body(up, body)
     try:
         async for attempt in _retrying(up):
             with attempt:
-                return await _timed(up, transport.stream(up.model, raw, timeout_s=up.timeout_s,
-                                                         api_base=up.api_base, api_key=up.api_key))
+                return await _timed(up, backend.stream(up.model, raw, timeout_s=up.timeout_s,
+                                                       api_base=up.api_base, api_key=up.api_key))
     except UpstreamError as exc:
         raise _redacted(exc, up) from None
     raise AssertionError("unreachable")

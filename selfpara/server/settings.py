@@ -23,12 +23,13 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from selfpara.config import MAX_K, WrapConfig, build_config, is_embedded
 from selfpara.errors import ConfigError
+from selfpara.http_backend import endpoint_from_env, resolve_transport
 
 
 class ServerSettings(BaseModel):
@@ -62,17 +63,26 @@ class ServerSettings(BaseModel):
         256, ge=1, description="Upstream calls in flight at once, over all requests (one shared ModelClient)."
     )
 
-    upstream_transport: Literal["auto", "litellm", "http"] = Field(
-        "auto",
-        description="litellm: any provider. http: a lean OpenAI-API client for openai/ and hosted_vllm/ upstreams "
-        "(vLLM, llama.cpp, Ollama /v1, ...), ~10x less proxy CPU per request. auto: http for those prefixes "
-        "when the base URL is known (--api-base or OPENAI_API_BASE/OPENAI_BASE_URL), else litellm.",
-    )
     keepalive_s: float = Field(5.0, gt=0, description="Seconds between SSE keep-alive comments while the pipeline runs.")
     stream_chunk_chars: int = Field(48, ge=1, description="About how many characters each streamed content chunk carries.")
     backoff_s: float = Field(0.5, ge=0, description="First retry wait of an upstream call (doubles per attempt).")
     ready_cache_s: float = Field(5.0, ge=0, description="Seconds a readiness probe of the upstream is reused.")
     preload: bool = Field(True, description="Load the embedded model at startup (when it is the upstream).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upstream_transport(cls, data: Any) -> Any:
+        """`upstream_transport` (a file key, a keyword) sets the upstream's `transport`, as `--upstream-transport` does."""
+        if isinstance(data, dict) and "upstream_transport" in data:
+            data = dict(data)
+            transport = data.pop("upstream_transport")
+            if transport is not None:
+                upstream = data.get("upstream") or WrapConfig()
+                if isinstance(upstream, WrapConfig):
+                    data["upstream"] = upstream.with_overrides(transport=transport)
+                else:
+                    data["upstream"] = {**upstream, "transport": transport}
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> ServerSettings:
@@ -80,11 +90,6 @@ class ServerSettings(BaseModel):
             raise ValueError(f"upstream k={self.upstream.k} exceeds max_k={self.max_k}")
         if self.upstream.max_tokens > self.max_max_tokens:
             raise ValueError(f"upstream max_tokens={self.upstream.max_tokens} exceeds max_max_tokens={self.max_max_tokens}")
-        if self.upstream_transport == "http":
-            from selfpara.server.transport import supports
-
-            if not supports(self.upstream.model):
-                raise ValueError("upstream_transport http needs an openai/ or hosted_vllm/ model")
         return self
 
     # ---- model names -------------------------------------------------------------
@@ -116,15 +121,8 @@ class ServerSettings(BaseModel):
         return provider is not None and name.startswith(provider + "/")
 
     def resolved_transport(self, environ: Mapping[str, str] | None = None) -> str:
-        """`upstream_transport` with auto resolved: "http" or "litellm" (or "embedded")."""
-        from selfpara.server.transport import supports
-
-        model = self.upstream.model
-        if is_embedded(model):
-            return "embedded"
-        if self.upstream_transport != "auto":
-            return self.upstream_transport
-        return "http" if supports(model) and upstream_base_url(self, environ) else "litellm"
+        """The upstream's `transport` with auto resolved: "http" or "litellm" (or "embedded")."""
+        return resolve_transport(self.upstream.transport, self.upstream.model, upstream_base_url(self, environ))
 
     def secrets(self) -> list[str | None]:
         """Secrets that must never appear in a response or a log line."""
@@ -218,27 +216,17 @@ def load_settings(
 def upstream_base_url(settings: ServerSettings, environ: Mapping[str, str] | None = None) -> str | None:
     """The upstream's base URL, where one is known: the setting, else the OpenAI variables
     litellm reads for `openai/...` models. None for providers whose endpoint we do not probe."""
-    env = os.environ if environ is None else environ
     if settings.upstream.api_base:
         return settings.upstream.api_base
     model = settings.upstream.model
-    if model.startswith("openai/") or "/" not in model:
-        return env.get("OPENAI_API_BASE") or env.get("OPENAI_BASE_URL") or None
-    if model.startswith(("hosted_vllm/",)):
-        return env.get("HOSTED_VLLM_API_BASE") or None
     if model.startswith(("ollama/", "ollama_chat/")):
+        env = os.environ if environ is None else environ
         return env.get("OLLAMA_API_BASE") or "http://localhost:11434"
-    return None
+    return endpoint_from_env(model, environ)[0]
 
 
 def upstream_api_key(settings: ServerSettings, environ: Mapping[str, str] | None = None) -> str | None:
     """The upstream's key: the configured one, else the provider variable litellm would read."""
     if settings.upstream.api_key is not None:
         return settings.upstream.api_key.get_secret_value()
-    env = os.environ if environ is None else environ
-    model = settings.upstream.model
-    if model.startswith("hosted_vllm/"):
-        return env.get("HOSTED_VLLM_API_KEY") or None
-    if model.startswith("openai/") or "/" not in model:
-        return env.get("OPENAI_API_KEY") or None
-    return None
+    return endpoint_from_env(settings.upstream.model, environ)[1]

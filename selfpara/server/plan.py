@@ -1,0 +1,213 @@
+"""Reading and deciding one chat request before any upstream call: auth, body limits,
+parsing, the passthrough decision and the per-request settings (`Plan`)."""
+
+from __future__ import annotations
+
+import hmac
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import Request
+from pydantic import SecretStr, ValidationError
+
+from selfpara.config import build_config
+from selfpara.errors import ConfigError
+from selfpara.llm import ModelClient
+from selfpara.server import passthrough
+from selfpara.server.errors import ProxyError, bad_request
+from selfpara.server.schema import ChatCompletionRequest
+from selfpara.server.settings import ServerSettings
+from selfpara.server.state import Proxy, server_key
+
+# Top-level request fields the wrapped path honours; the rest are listed as ignored.
+_WRAPPED_FIELDS = {
+    "model", "messages", "stream", "stream_options", "temperature", "max_tokens", "max_completion_tokens",
+    "selfpara", "n", "user", "tools", "tool_choice", "functions", "function_call", "response_format",
+}
+
+
+@dataclass
+class Plan:
+    """What one request will do, decided before any upstream call."""
+
+    mode: str  # "wrapped" | "passthrough"
+    reason: str | None
+    overrides: dict[str, Any]
+    paraphraser: Any
+    upstream: passthrough.Upstream
+    client: ModelClient
+    ignored: list[str]
+
+
+def check_auth(request: Request, settings: ServerSettings) -> None:
+    if settings.api_key is None:
+        return
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    expected = settings.api_key.get_secret_value().encode()
+    if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), expected):
+        raise ProxyError(
+            401,
+            "missing or wrong API key: send the proxy's key as `Authorization: Bearer <key>`",
+            code="invalid_api_key",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    too_large = ProxyError(413, f"request body exceeds {limit} bytes", code="request_too_large")
+    length = request.headers.get("content-length")
+    if length is not None:
+        try:
+            if int(length) > limit:
+                raise too_large
+        except ValueError:
+            raise bad_request("malformed Content-Length header") from None
+    parts: list[bytes] = []
+    size = 0
+    async for part in request.stream():
+        size += len(part)
+        if size > limit:
+            raise too_large
+        parts.append(part)
+    return b"".join(parts)
+
+
+def parse(raw: bytes) -> tuple[dict[str, Any], ChatCompletionRequest]:
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise bad_request("the request body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise bad_request("the request body must be a JSON object")
+    try:
+        req = ChatCompletionRequest.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        more = f" (and {len(exc.errors()) - 1} more problems)" if len(exc.errors()) > 1 else ""
+        raise bad_request(f"invalid request: {where}: {first['msg']}{more}", param=where or None) from None
+    return body, req
+
+
+def passthrough_reason(req: ChatCompletionRequest) -> str | None:
+    """Why the method does not fit this request, or None when it does."""
+    if not req.options.enabled:
+        return "disabled"
+    if req.tools or req.functions or req.tool_choice not in (None, "none"):
+        return "tools"
+    if (req.n or 1) > 1:
+        return "n>1"
+    fmt = (req.response_format or {}).get("type")
+    if fmt == "json_schema":
+        return "json_schema"
+    if fmt == "json_object":
+        return "json_object"
+    for message in req.messages:
+        extra = message.model_extra or {}
+        if message.role in ("tool", "function") or extra.get("tool_calls") or extra.get("function_call"):
+            return "tool_messages"
+    last = req.messages[-1]
+    if last.role != "user":
+        return "last_message_not_user"
+    content = last.content
+    if isinstance(content, list):
+        if not all(isinstance(p, dict) and p.get("type") == "text" for p in content):
+            return "non_text_content"
+        content = "".join(str(p.get("text", "")) for p in content)
+    if not content or not str(content).strip():
+        return "empty_question"
+    return None
+
+
+def plan_request(proxy: Proxy, req: ChatCompletionRequest) -> Plan:
+    settings = proxy.settings
+    opts = req.options
+    if not settings.serves(req.model):
+        raise ProxyError(
+            404,
+            f"unknown model {req.model!r}; this proxy serves {settings.model_names()}",
+            param="model",
+            code="model_not_found",
+        )
+    if len(req.messages) > settings.max_messages:
+        raise bad_request(f"{len(req.messages)} messages; the limit is {settings.max_messages}", param="messages")
+    max_tokens = req.requested_max_tokens
+    if max_tokens is not None and max_tokens > settings.max_max_tokens:
+        raise bad_request(f"max_tokens={max_tokens} exceeds this proxy's limit {settings.max_max_tokens}", param="max_tokens")
+    if (req.n or 1) > settings.max_k + 1:
+        raise bad_request(f"n={req.n} exceeds this proxy's limit {settings.max_k + 1}", param="n")
+    if opts.k is not None and opts.k > settings.max_k:
+        raise bad_request(f"k={opts.k} exceeds this proxy's limit {settings.max_k}", param="selfpara.k")
+    for name in ("judge_model", "paraphrase_model"):
+        value = getattr(opts, name)
+        if value is not None and not settings.helper_model_allowed(value):
+            raise bad_request(f"{name} {value!r} is not allowed on this proxy", param=f"selfpara.{name}")
+    if opts.api_key is not None and opts.api_base is None:
+        raise bad_request("selfpara.api_key only goes with selfpara.api_base", param="selfpara.api_key")
+
+    overrides: dict[str, Any] = opts.overrides()
+    if req.temperature is not None:
+        overrides["temperature"] = req.temperature
+    if max_tokens is not None:
+        overrides["max_tokens"] = max_tokens
+    try:  # validate now, so a bad setting is a 400 before anything starts
+        cfg = settings.upstream.with_overrides(**overrides)
+    except ConfigError as exc:
+        raise bad_request(str(exc), param=_param_of(str(exc))) from None
+
+    client, paraphraser = proxy.client, proxy.paraphraser
+    api_base, api_key = cfg.api_base, server_key(cfg)
+    if opts.api_base is not None:
+        if not settings.allow_client_api_base:
+            raise bad_request("this proxy does not let a request choose its upstream (selfpara.api_base)",
+                              param="selfpara.api_base")
+        # The server's key never goes to a client-chosen host: the client's key or a dummy.
+        api_base, api_key = opts.api_base, opts.api_key or "no-key"
+        from selfpara.pipeline import SelfParaphraser
+
+        cfg = build_config(**{**cfg.model_dump(), "api_base": api_base, "api_key": SecretStr(api_key)})
+        client = ModelClient(
+            api_base=api_base, api_key=api_key, timeout_s=cfg.call_timeout_s, retries=cfg.retries,
+            concurrency=cfg.concurrency, backoff_s=settings.backoff_s,
+            transport=cfg.transport, http=proxy.client.http,
+        )
+        paraphraser = SelfParaphraser(cfg, client=client)
+
+    reason = passthrough_reason(req)
+    upstream = passthrough.Upstream(
+        model=cfg.model, api_base=api_base, api_key=api_key,
+        timeout_s=cfg.call_timeout_s, retries=cfg.retries, backoff_s=settings.backoff_s,
+    )
+    ignored = sorted(k for k in (req.model_extra or {}) if k not in _WRAPPED_FIELDS) if reason is None else []
+    return Plan(
+        mode="wrapped" if reason is None else "passthrough",
+        reason=reason,
+        overrides=overrides,
+        paraphraser=paraphraser,
+        upstream=upstream,
+        client=client,
+        ignored=ignored,
+    )
+
+
+def _param_of(message: str) -> str:
+    """The request parameter a WrapConfig validation message is about ("invalid settings: k: ...")."""
+    match = re.match(r"invalid settings: ([A-Za-z_]+)", message)
+    name = match.group(1) if match else ""
+    if name in ("temperature", "max_tokens"):
+        return name
+    return f"selfpara.{name}" if name and name != "config" else "selfpara"
+
+
+def messages_of(req: ChatCompletionRequest) -> list[dict[str, Any]]:
+    out = []
+    for m in req.messages:
+        message: dict[str, Any] = {"role": m.role, "content": m.content if m.content is not None else ""}
+        if m.name:
+            message["name"] = m.name
+        out.append(message)
+    return out
+

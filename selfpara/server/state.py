@@ -1,0 +1,121 @@
+"""The proxy's per-app state: the shared model client, the request gate, model preloading.
+
+One `Proxy` per app (built by `create_app`); nothing is kept in module globals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from selfpara.config import WrapConfig
+from selfpara.http_backend import HttpTransport
+from selfpara.llm import ModelClient, redact
+from selfpara.server.settings import ServerSettings
+
+log = logging.getLogger("selfpara.server")
+
+
+class Slot:
+    """One taken place under the gate. `release` runs once however often it is called;
+    `handed_off` marks that a streaming response took it over (and releases it on close)."""
+
+    def __init__(self, gate: Gate) -> None:
+        self._gate = gate
+        self._released = False
+        self.handed_off = False
+
+    def release(self) -> None:
+        if not self._released:
+            self._released = True
+            self._gate.active -= 1
+
+
+class Gate:
+    """The proxy's own concurrency limit: a request beyond it is refused at once (429).
+
+    The proxy runs on one event loop, so a plain counter is exact without a lock.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.active = 0
+
+    def try_enter(self) -> Slot | None:
+        if self.active >= self.limit:
+            return None
+        self.active += 1
+        return Slot(self)
+
+
+
+@dataclass
+class Proxy:
+    settings: ServerSettings
+    client: ModelClient
+    paraphraser: Any  # SelfParaphraser
+    gate: Gate
+    custom_client: bool  # a caller-supplied client (tests, benchmarks): no probing, no warm-up, not closed here
+    started: int = field(default_factory=lambda: int(time.time()))
+    ready_cache: tuple[float, bool, dict[str, Any]] | None = None
+    preload_task: asyncio.Task[None] | None = None
+    preload_error: str | None = None
+
+    @property
+    def secrets(self) -> list[str | None]:
+        return self.settings.secrets()
+
+
+def server_key(cfg: WrapConfig) -> str | None:
+    return cfg.api_key.get_secret_value() if cfg.api_key else None
+
+
+def default_client(settings: ServerSettings) -> ModelClient:
+    """The one client every request's upstream calls go through."""
+    cfg = settings.upstream
+    settings.resolved_transport()  # a forced http transport without a base URL fails now, not on a request
+    return ModelClient(
+        api_base=cfg.api_base,
+        api_key=server_key(cfg),
+        timeout_s=cfg.call_timeout_s,
+        retries=cfg.retries,
+        # One client serves every request, so its limit is the proxy's, not one wrapper's.
+        concurrency=max(cfg.concurrency, settings.upstream_concurrency),
+        backoff_s=settings.backoff_s,
+        transport=cfg.transport,
+        # Made now so that per-request clients (selfpara.api_base) share its connections.
+        http=HttpTransport(max_connections=settings.upstream_concurrency),
+    )
+
+
+async def warm_litellm(model: str) -> None:
+    """Import litellm and run one mock call before the first request arrives.
+
+    Importing litellm takes seconds and its first call builds clients lazily; done inside
+    a request, that time blocks the event loop and eats into the upstream timeout.
+    """
+    started = time.perf_counter()
+    try:
+        import litellm
+
+        await litellm.acompletion(model=model, messages=[{"role": "user", "content": "warm-up"}], mock_response="ok")
+    except Exception as exc:  # warming is an optimisation only
+        log.debug("litellm warm-up failed: %s", type(exc).__name__)
+    log.info("litellm ready in %.1fs", time.perf_counter() - started)
+
+
+async def preload(proxy: Proxy) -> None:
+    try:
+        from selfpara import local
+
+        backend = local.embedded_backend()
+        load = getattr(backend, "load", None)
+        if load is not None:
+            await asyncio.to_thread(load)
+    except Exception as exc:  # readiness reports it; requests will raise it themselves
+        proxy.preload_error = redact(f"{type(exc).__name__}: {exc}", proxy.secrets)
+        log.error("embedded model failed to load: %s", proxy.preload_error)
+
