@@ -274,16 +274,12 @@ def _split(value: Any, separator: str | None) -> list[str]:
 
 
 def _truthy(value: Any, row: Row, column: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, float)) and value in (0, 1):
-        return bool(value)
-    text = str(value).strip().lower()
-    if text in ("1", "true", "t", "yes", "y"):
-        return True
-    if text in ("0", "false", "f", "no", "n", ""):
-        return False
-    raise row.error(f"column {column!r} must be true/false (or 1/0), got {value!r}")
+    from evaluation.metrics.rows import _boolean
+
+    parsed = _boolean(value) if str(value).strip() else False
+    if parsed is None:
+        raise row.error(f"column {column!r} must be true/false (or 1/0), got {value!r}")
+    return parsed
 
 
 # ---------------------------------------------------------------------------------------

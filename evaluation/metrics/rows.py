@@ -243,8 +243,8 @@ def _boolean(value: Any) -> bool | None:
     if isinstance(value, (int, float)) and value in (0, 1):
         return bool(value)
     text = str(value).strip().lower()
-    if text in ("1", "true", "t", "yes", "y"):
-        return True
-    if text in ("0", "false", "f", "no", "n"):
-        return False
-    return None
+    return True if text in _TRUE else False if text in _FALSE else None
+
+
+_TRUE = frozenset(("1", "true", "t", "yes", "y"))
+_FALSE = frozenset(("0", "false", "f", "no", "n"))
