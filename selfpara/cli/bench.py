@@ -11,7 +11,7 @@ import typer
 from selfpara.cli import app
 from selfpara.cli.common import clean_errors, err_console, setup_logging
 
-DEFAULT_LIMIT = 30
+DEFAULT_LIMIT = 20
 DEFAULT_MAX_VARIANTS = 2
 
 

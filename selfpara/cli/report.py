@@ -24,6 +24,10 @@ def report(
     ),
     nli_model: Optional[str] = typer.Option(None, "--nli-model", help="Local NLI model directory (nli/noncontra)."),
     n_boot: int = typer.Option(1000, "--n-boot", min=1, help="Bootstrap resamples for the CIs."),
+    all_answers: bool = typer.Option(
+        False, "--all-answers", help="For an unfinished run, report every answer so far (default: only the "
+        "questions every arm answered in full, so arms are compared on the same questions).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print report.json instead of the Markdown table."),
     verbose: bool = typer.Option(False, "--verbose", "-v"),
 ) -> None:
@@ -39,6 +43,7 @@ def report(
             nli = load_nli(nli_model)
         result = write_reports(
             run_dir, consistency=consistency, include_original=not paraphrases_only, n_boot=n_boot, nli=nli,
+            complete_only=not all_answers,
         )
     if as_json:
         typer.echo(json.dumps(result, indent=2, default=str))

@@ -1,0 +1,305 @@
+"""The runner on a fake model: run dir layout, cache hits, resume after interruption, config checks, variants."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evaluation.cache import CallCache, call_key
+from evaluation.datasets import load_items, save_items
+from evaluation.runner import (
+    BenchConfig,
+    RunOptions,
+    open_cache,
+    parse_variants,
+    read_samples,
+    run_bench,
+    select_items,
+)
+from evaluation.schema import Item, ItemVariant, SampleRecord
+from selfpara.errors import ConfigError, InputError, UpstreamError
+from selfpara.llm import ModelClient
+from selfpara.result import Completion
+from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
+
+ARMS = ["raw", "selfpara", "sc"]
+
+
+def make_items(n: int = 4) -> list[Item]:
+    cities = [("France", "Paris"), ("Japan", "Tokyo"), ("Peru", "Lima"), ("Kenya", "Nairobi"), ("Chile", "Santiago"),
+              ("Egypt", "Cairo")]
+    items = []
+    for i, (country, city) in enumerate(cities[:n]):
+        items.append(Item(
+            id=f"cap-{i}", kind="factual", gold=[city], category="capitals",
+            variants=[ItemVariant(id=0, question=f"What is the capital of {country}?"),
+                      ItemVariant(id=1, question=f"Which city is the capital of {country}?")],
+        ))
+    return items
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    return save_items(make_items(), tmp_path / "data.jsonl")
+
+
+def responder(model: str, messages: list, params: dict) -> str | Exception:
+    text = last_user_text(messages)
+    if PARAPHRASE_MARKER in text:
+        q = text.rsplit("Question:", 1)[-1].strip()
+        return f"1. Tell me, friend: {q.lower()} eh\n2. I wonder what answers this properly"
+    for country, city in [("France", "Paris"), ("Japan", "Tokyo"), ("Peru", "Lima"), ("Kenya", "Nairobi")]:
+        if country in text:
+            return city if (params.get("seed") or 0) % 3 else f"It is {city}."
+    return "I don't know"
+
+
+def fake_client(resp: Any = responder, delay: float = 0.0) -> tuple[ModelClient, FakeBackend]:
+    fake = FakeBackend(resp, delay_s=delay)
+    return ModelClient(backend=fake, retries=0, backoff_s=0.001, timeout_s=5), fake
+
+
+def run(config: BenchConfig, out: Path, **options: Any) -> Any:
+    return asyncio.run(run_bench(config, out, RunOptions(progress=False, **options)))
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_every_arm_answers_every_variant_and_the_run_dir_holds_it_all(dataset: Path, tmp_path: Path) -> None:
+    client, fake = fake_client()
+    out = tmp_path / "run"
+    cfg = BenchConfig(dataset=str(dataset), arms=ARMS, k=2)
+    result = run(cfg, out, client=client, cache=open_cache(tmp_path / "c.sqlite"))
+    assert result.complete and result.new_samples == 4 * 2 * 3
+    records = lines(out / "samples.jsonl")
+    assert len(records) == 24
+    assert {(r["item_id"], r["variant_id"], r["arm"]) for r in records} == {
+        (f"cap-{i}", v, a) for i in range(4) for v in (0, 1) for a in ARMS
+    }
+    r0 = next(r for r in records if r["arm"] == "raw" and r["item_id"] == "cap-0" and r["variant_id"] == 0)
+    assert r0["answer"] == "It is Paris." and r0["label"] == "correct" and r0["calls"] == 1 and r0["is_original"]
+    assert r0["prompt_tokens"] > 0 and r0["latency_s"] >= 0
+    sc = [r for r in records if r["arm"] == "sc"]
+    assert all(r["calls"] == 3 for r in sc)  # k + 1
+    config = json.loads((out / "config.json").read_text())
+    assert config["bench"]["arms"] == ARMS and config["bench"]["k"] == 2
+    assert [a["label"] for a in config["arms"]] == ARMS and config["variants"] == 8
+    assert [i.id for i in load_items(out / "items.jsonl")] == [f"cap-{i}" for i in range(4)]
+    assert result.model_calls == len(fake.calls)
+
+
+def test_second_run_is_served_from_the_cache(dataset: Path, tmp_path: Path) -> None:
+    cache_path = tmp_path / "calls.sqlite"
+    cfg = BenchConfig(dataset=str(dataset), arms=ARMS, k=2)
+    client, fake = fake_client()
+    first = run(cfg, tmp_path / "a", client=client, cache=CallCache(cache_path))
+    assert len(fake.calls) > 0
+    client2, fake2 = fake_client()
+    second = run(cfg, tmp_path / "b", client=client2, cache=CallCache(cache_path))
+    assert len(fake2.calls) == 0 and second.model_calls == 0 and second.cache_hits > 0
+    key = lambda r: (r.item_id, r.variant_id, r.arm)  # noqa: E731
+    a = {key(r): (r.answer, r.label, r.calls, r.prompt_tokens) for r in first.records}
+    b = {key(r): (r.answer, r.label, r.calls, r.prompt_tokens) for r in second.records}
+    assert a == b  # usage is still counted as the arm spent it
+
+
+def test_cache_keys_keep_arms_and_samples_apart() -> None:
+    msgs = [{"role": "user", "content": "q"}]
+    base = call_key({"arm": "raw"}, "m", msgs, {"temperature": 0.7, "seed": 1, "timeout": 5, "api_key": "sk-x"})
+    assert base == call_key({"arm": "raw"}, "m", msgs, {"temperature": 0.7, "seed": 1, "timeout": 99})
+    assert base != call_key({"arm": "sc"}, "m", msgs, {"temperature": 0.7, "seed": 1})
+    assert base != call_key({"arm": "raw"}, "m", msgs, {"temperature": 0.7, "seed": 2})
+    assert base != call_key({"arm": "raw", "sample": 1}, "m", msgs, {"temperature": 0.7, "seed": 1})
+
+
+def test_cache_round_trips_completions(tmp_path: Path) -> None:
+    cache = CallCache(tmp_path / "x" / "c.sqlite")
+    assert cache.get("k") is None
+    cache.put("k", Completion(text="hi", prompt_tokens=3, completion_tokens=1, logprob=-0.5))
+    assert cache.get("k") == Completion(text="hi", prompt_tokens=3, completion_tokens=1, logprob=-0.5)
+    assert len(cache) == 1 and cache.hits == 1 and cache.misses == 1
+
+
+def test_resume_after_interruption_runs_only_the_missing_samples(dataset: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    cfg = BenchConfig(dataset=str(dataset), arms=["raw", "sc"], k=2)
+    client, fake = fake_client()
+    first = run(cfg, out, client=client, stop_after=5, concurrency=1)
+    assert not first.complete and first.new_samples == 5
+    done = {(r["item_id"], r["variant_id"], r["arm"]) for r in lines(out / "samples.jsonl")}
+    assert len(done) == 5
+    client2, fake2 = fake_client()
+    second = run(cfg, out, client=client2, concurrency=3)
+    assert second.complete and second.new_samples == 16 - 5 and second.skipped == 5
+    rows = lines(out / "samples.jsonl")
+    assert len(rows) == 16 and len({(r["item_id"], r["variant_id"], r["arm"]) for r in rows}) == 16
+    # only the missing samples were asked: raw costs 1 call, sc k + 1 = 3
+    assert len(fake2.calls) == sum(1 if a == "raw" else 3 for (_, _, a) in
+                                   {(r["item_id"], r["variant_id"], r["arm"]) for r in rows} - done)
+
+
+def test_a_run_cancelled_mid_flight_keeps_what_it_wrote(dataset: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    cfg = BenchConfig(dataset=str(dataset), arms=["raw"], k=1)
+    client, _ = fake_client(delay=0.05)
+
+    async def interrupted() -> None:
+        task = asyncio.create_task(run_bench(cfg, out, RunOptions(client=client, progress=False, concurrency=1)))
+        while not (out / "samples.jsonl").exists() or len(lines(out / "samples.jsonl")) < 3:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(interrupted())
+    kept = len(lines(out / "samples.jsonl"))
+    assert 3 <= kept < 8
+    # a torn last line, as a kill during a write leaves it
+    with (out / "samples.jsonl").open("a") as fh:
+        fh.write('{"item_id": "cap-3", "variant_id": 1, "is_or')
+    client2, fake2 = fake_client()
+    result = run(cfg, out, client=client2)
+    assert result.complete and len(fake2.calls) == 8 - kept
+    assert len(lines(out / "samples.jsonl")) == 8  # the torn line is gone
+
+
+def test_failed_samples_are_logged_and_retried_on_resume(dataset: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    cfg = BenchConfig(dataset=str(dataset), arms=["raw"])
+
+    def flaky(model: str, messages: list, params: dict) -> str | Exception:
+        if "Japan" in last_user_text(messages):
+            return UpstreamError("server on fire", status=400)
+        return responder(model, messages, params)
+
+    client, _ = fake_client(flaky)
+    first = run(cfg, out, client=client)
+    assert not first.complete and first.failed == 2
+    failed = [r for r in lines(out / "samples.jsonl") if r["error"]]
+    assert len(failed) == 2 and all(r["answer"] is None and r["label"] == "not_attempted" for r in failed)
+    client2, fake2 = fake_client()
+    second = run(cfg, out, client=client2)
+    assert second.complete and len(fake2.calls) == 2
+    assert all(r.error is None for r in second.records) and len(second.records) == 8
+
+
+def test_rerun_with_another_config_is_refused(dataset: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    client, _ = fake_client()
+    run(BenchConfig(dataset=str(dataset), arms=["raw"], k=2), out, client=client)
+    with pytest.raises(ConfigError) as err:
+        run(BenchConfig(dataset=str(dataset), arms=["raw"], k=3), out, client=client)
+    message = str(err.value)
+    assert str(out / "config.json") in message and "k: 2 -> 3" in message and "--overwrite" in message
+    result = run(BenchConfig(dataset=str(dataset), arms=["raw"], k=3), out, client=client, overwrite=True)
+    assert result.complete and result.skipped == 0
+    assert json.loads((out / "config.json").read_text())["bench"]["k"] == 3
+
+
+def test_bad_inputs_fail_before_any_call(dataset: Path, tmp_path: Path) -> None:
+    client, fake = fake_client()
+    with pytest.raises(ConfigError, match="unknown arm 'nope'"):
+        run(BenchConfig(dataset=str(dataset), arms=["raw", "nope"]), tmp_path / "a", client=client)
+    with pytest.raises(ConfigError, match="unknown dataset 'no-such-set'"):
+        run(BenchConfig(dataset="no-such-set", arms=["raw"]), tmp_path / "b", client=client)
+    with pytest.raises(ConfigError, match="unknown grader 'fuzzy'"):
+        run(BenchConfig(dataset=str(dataset), arms=["raw"], grader="fuzzy"), tmp_path / "c", client=client)
+    with pytest.raises(ConfigError, match="generate:N"):
+        parse_variants("generate:x")
+    assert fake.calls == []
+
+
+def test_a_corrupt_sample_log_names_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "samples.jsonl"
+    good = SampleRecord(item_id="a", variant_id=0, is_original=True, arm="raw", answer="x", label="correct")
+    path.write_text(good.model_dump_json() + "\nnot json\n" + good.model_dump_json() + "\n")
+    with pytest.raises(InputError, match=f"{path}:2: not a valid sample record"):
+        read_samples(path)
+
+
+def test_limit_takes_a_seeded_subset_in_dataset_order() -> None:
+    items = make_items(6)
+    a = select_items(items, 3, seed=1)
+    assert a == select_items(items, 3, seed=1) and len(a) == 3
+    assert [i.id for i in a] == sorted(i.id for i in a)
+    assert select_items(items, None, 0) == items and select_items(items, 10, 0) == items
+
+
+def test_max_variants_and_variants_from_a_file(dataset: Path, tmp_path: Path) -> None:
+    client, _ = fake_client()
+    r = run(BenchConfig(dataset=str(dataset), arms=["raw"], max_variants=1), tmp_path / "a", client=client)
+    assert all(len(i.variants) == 1 for i in r.items) and len(r.records) == 4
+    other = [i.model_copy(update={"variants": [i.variants[0], ItemVariant(id=1, question=f"Q{i.id}?"),
+                                               ItemVariant(id=2, question=f"R{i.id}?")]}) for i in make_items()]
+    vfile = save_items(other, tmp_path / "variants.jsonl")
+    r = run(BenchConfig(dataset=str(dataset), arms=["raw"], variants=str(vfile)), tmp_path / "b", client=client)
+    assert [len(i.variants) for i in r.items] == [3, 3, 3, 3] and len(r.records) == 12
+    save_items(other[:2], vfile)
+    with pytest.raises(ConfigError, match=r"has no variants for item\(s\) cap-2, cap-3"):
+        run(BenchConfig(dataset=str(dataset), arms=["raw"], variants=str(vfile)), tmp_path / "c", client=client)
+
+
+def test_generated_variants_are_verified_saved_and_reused(dataset: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    cfg = BenchConfig(dataset=str(dataset), arms=["raw"], variants="generate:3", limit=2)
+    client, fake = fake_client()
+    result = run(cfg, out, client=client)
+    paraphrase_calls = [c for c in fake.calls if PARAPHRASE_MARKER in last_user_text(c[1])]
+    assert len(paraphrase_calls) == 2
+    saved = load_items(out / "items.jsonl")
+    for item in saved:
+        # two candidates come back; the filter keeps those that are not near-copies
+        assert 1 <= len(item.variants) <= 3 and item.variants[0].id == 0
+        assert item.meta["generated_variants"]["requested"] == 3
+    assert len(result.records) == sum(len(i.variants) for i in saved)
+    client2, fake2 = fake_client()
+    run(cfg, out, client=client2)  # resume: the saved variants are used, nothing is regenerated
+    assert not [c for c in fake2.calls if PARAPHRASE_MARKER in last_user_text(c[1])]
+
+
+def test_run_is_concurrent(dataset: Path, tmp_path: Path) -> None:
+    client, _ = fake_client(delay=0.1)
+    import time
+
+    started = time.perf_counter()
+    run(BenchConfig(dataset=str(dataset), arms=["raw"]), tmp_path / "a", client=client, concurrency=8)
+    assert time.perf_counter() - started < 0.1 * 8 * 0.6  # 8 samples, far less than one after another
+
+
+def test_token_and_cost_totals_come_from_usage(dataset: Path, tmp_path: Path) -> None:
+    def priced(model: str, messages: list, params: dict) -> Completion:
+        return Completion(text="Paris", prompt_tokens=10, completion_tokens=2, cost=0.001)
+
+    client, _ = fake_client(priced)
+    result = run(BenchConfig(dataset=str(dataset), arms=["raw", "sc"], k=1), tmp_path / "a", client=client)
+    raw = [r for r in result.records if r.arm == "raw"]
+    sc = [r for r in result.records if r.arm == "sc"]
+    assert sum(r.cost for r in raw) == pytest.approx(8 * 0.001)
+    assert sum(r.prompt_tokens for r in sc) == 8 * 2 * 10
+
+
+def test_job_order_item_arm_and_blocks() -> None:
+    from evaluation.runner import job_order
+
+    class A:
+        def __init__(self, label: str) -> None:
+            self.label = label
+
+    items, arms = make_items(3), [A("raw"), A("sc")]
+    key = lambda jobs: [(i.id, v.id, a.label) for i, v, a in jobs]  # noqa: E731
+    by_item = key(job_order(items, arms, "item"))  # type: ignore[arg-type]
+    assert by_item[:4] == [("cap-0", 0, "raw"), ("cap-0", 0, "sc"), ("cap-0", 1, "raw"), ("cap-0", 1, "sc")]
+    by_arm = key(job_order(items, arms, "arm"))  # type: ignore[arg-type]
+    assert [a for _, _, a in by_arm] == ["raw"] * 6 + ["sc"] * 6
+    blocks = key(job_order(items, arms, "arm:2"))  # type: ignore[arg-type]
+    assert [a for _, _, a in blocks] == ["raw"] * 4 + ["sc"] * 4 + ["raw"] * 2 + ["sc"] * 2
+    assert sorted(by_item) == sorted(by_arm) == sorted(blocks)
+    for bad in ("random", "arm:x", "arm:0"):
+        with pytest.raises(ConfigError):
+            job_order(items, arms, bad)  # type: ignore[arg-type]
