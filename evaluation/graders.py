@@ -54,6 +54,18 @@ GRADERS = ("auto", "match", "exact", "contains", "numeric", "truthful", "nli", "
 """Names `grader_for` accepts."""
 
 
+def label_by_match(answer: str | None, gold: list[str], matches: Any) -> Label:
+    """correct if `matches(answer, gold)`; not_attempted if empty or an abstention; else incorrect.
+
+    A hedge that still gives the gold answer counts as correct (SimpleQA convention).
+    """
+    if answer is None or not answer.strip():
+        return "not_attempted"
+    if matches(answer, gold):
+        return "correct"
+    return "not_attempted" if is_abstention(answer) else "incorrect"
+
+
 @runtime_checkable
 class Grader(Protocol):
     """Labels one answer to one item."""
@@ -107,11 +119,7 @@ class MatchGrader:
         return False
 
     async def grade(self, item: Item, answer: str | None) -> Label:
-        if answer is None or not answer.strip():
-            return "not_attempted"
-        if self.matches(answer, item.gold):
-            return "correct"  # a hedge that still gives the gold answer counts (SimpleQA convention)
-        return "not_attempted" if is_abstention(answer) else "incorrect"
+        return label_by_match(answer, item.gold, self.matches)
 
 
 _NUMBER_TOKEN = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w])")
@@ -191,11 +199,7 @@ class NumericGrader:
     name = "numeric"
 
     async def grade(self, item: Item, answer: str | None) -> Label:
-        if answer is None or not answer.strip():
-            return "not_attempted"
-        if self.matches(answer, item.gold):
-            return "correct"  # a hedge that still gives the gold answer counts (SimpleQA convention)
-        return "not_attempted" if is_abstention(answer) else "incorrect"
+        return label_by_match(answer, item.gold, self.matches)
 
     @staticmethod
     def final(answer: str) -> str | None:

@@ -160,24 +160,23 @@ def _raw_body(up: Upstream, body: dict[str, Any]) -> dict[str, Any]:
 async def complete_http(backend: HttpBackend, up: Upstream, body: dict[str, Any]) -> dict[str, Any]:
     """Non-streaming passthrough over the lean transport: the body goes upstream as it came."""
     raw = _raw_body(up, body)
-    try:
-        async for attempt in _retrying(up):
-            with attempt:
-                return await _timed(up, backend.post(up.model, raw, timeout_s=up.timeout_s,
-                                                     api_base=up.api_base, api_key=up.api_key))
-    except UpstreamError as exc:
-        raise _redacted(exc, up) from None
-    raise AssertionError("unreachable")
+    return await _retried(up, lambda: backend.post(up.model, raw, timeout_s=up.timeout_s,
+                                                   api_base=up.api_base, api_key=up.api_key))
 
 
 async def stream_http(backend: HttpBackend, up: Upstream, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
     """Streaming passthrough over the lean transport; retries only before the stream opens."""
     raw = _raw_body(up, body)
+    return await _retried(up, lambda: backend.stream(up.model, raw, timeout_s=up.timeout_s,
+                                                     api_base=up.api_base, api_key=up.api_key))
+
+
+async def _retried(up: Upstream, make_call: Any) -> Any:
+    """Await a fresh `make_call()` per attempt, with the upstream's retries, timeout and redaction."""
     try:
         async for attempt in _retrying(up):
             with attempt:
-                return await _timed(up, backend.stream(up.model, raw, timeout_s=up.timeout_s,
-                                                       api_base=up.api_base, api_key=up.api_key))
+                return await _timed(up, make_call())
     except UpstreamError as exc:
         raise _redacted(exc, up) from None
     raise AssertionError("unreachable")
