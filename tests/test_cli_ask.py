@@ -49,3 +49,8 @@ def test_ask_on_embedded_model_end_to_end():
     assert len(result["variants"]) == 1 + result["k_kept"] and result["answers"][0]["variant"] == 0
     assert sum(len(c["members"]) for c in result["clusters"]) == sum(1 for a in result["answers"] if a["error"] is None)
     assert 0 < result["agreement"] <= 1 and result["usage"]["calls"] >= 2
+
+
+def test_bracketed_text_in_errors_is_not_eaten_as_markup():
+    result = runner.invoke(app, ["ask", "Capital?", "--model", "local/[bold]nope"])
+    assert result.exit_code == 1 and "[bold]nope" in result.output

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from selfpara.errors import SelfparaError
 
@@ -34,7 +35,7 @@ def clean_errors() -> Iterator[None]:
     try:
         yield
     except SelfparaError as exc:
-        err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted[/yellow]")
