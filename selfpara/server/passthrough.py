@@ -83,16 +83,7 @@ def _kwargs(up: Upstream, body: dict[str, Any]) -> dict[str, Any]:
 async def _call(up: Upstream, kwargs: dict[str, Any]) -> Any:
     import litellm
 
-    from selfpara.llm import _classify
-
-    try:
-        return await asyncio.wait_for(litellm.acompletion(**kwargs), up.timeout_s)
-    except asyncio.TimeoutError:
-        raise UpstreamTimeout(f"{up.model}: no answer within {up.timeout_s:g}s") from None
-    except UpstreamError:
-        raise
-    except Exception as exc:
-        raise _classify(up.model, exc) from None
+    return await _timed(up, litellm.acompletion(**kwargs))
 
 
 def _redacted(exc: UpstreamError, up: Upstream) -> UpstreamError:
@@ -127,17 +118,9 @@ async def stream(up: Upstream, body: dict[str, Any]) -> AsyncIterator[dict[str, 
                 response = await _call(up, kwargs)
                 iterator = response.__aiter__()
                 try:
-                    first = await asyncio.wait_for(iterator.__anext__(), up.timeout_s)
+                    first = await _timed(up, iterator.__anext__())
                 except StopAsyncIteration:
                     first = None
-                except asyncio.TimeoutError:
-                    raise UpstreamTimeout(f"{up.model}: no answer within {up.timeout_s:g}s") from None
-                except UpstreamError:
-                    raise
-                except Exception as exc:
-                    from selfpara.llm import _classify
-
-                    raise _classify(up.model, exc) from None
     except UpstreamError as exc:
         raise _redacted(exc, up) from None
 
@@ -183,10 +166,17 @@ async def _retried(up: Upstream, make_call: Any) -> Any:
 
 
 async def _timed(up: Upstream, call: Any) -> Any:
+    """Await `call` within the upstream's timeout; failures become UpstreamError (litellm's classified)."""
+    from selfpara.llm import _classify
+
     try:
         return await asyncio.wait_for(call, up.timeout_s)
     except asyncio.TimeoutError:
         raise UpstreamTimeout(f"{up.model}: no answer within {up.timeout_s:g}s") from None
+    except (UpstreamError, StopAsyncIteration):
+        raise
+    except Exception as exc:
+        raise _classify(up.model, exc) from None
 
 
 def _dump(item: Any) -> dict[str, Any]:
