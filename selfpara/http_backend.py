@@ -190,14 +190,14 @@ class HttpTransport:
             await entry[1].aclose()
 
     async def post(self, model: str, body: dict[str, Any], *, api_base: str, api_key: str | None,
-                   timeout_s: float) -> dict[str, Any]:
-        """POST a chat completion body; return the parsed JSON or raise UpstreamError."""
+                   timeout_s: float, path: str = "chat/completions") -> dict[str, Any]:
+        """POST `body` to `{api_base}/{path}`; return the parsed JSON or raise UpstreamError."""
         import aiohttp
 
         try:
             session = await self.session()
             async with session.post(
-                _url(api_base), data=json.dumps(body), timeout=aiohttp.ClientTimeout(total=timeout_s),
+                _url(api_base, path), data=json.dumps(body), timeout=aiohttp.ClientTimeout(total=timeout_s),
                 headers=_headers(api_key),
             ) as response:
                 status = response.status
@@ -215,16 +215,18 @@ class HttpTransport:
         return data
 
     async def stream(self, model: str, body: dict[str, Any], *, api_base: str, api_key: str | None,
-                     timeout_s: float) -> AsyncIterator[dict[str, Any]]:
-        """A streaming chat completion. Awaiting this opens the stream (errors raise here);
-        the returned iterator yields the upstream's chunk objects. `timeout_s` bounds the
-        wait for the response head and each gap between chunks."""
+                     timeout_s: float, path: str = "chat/completions") -> AsyncIterator[dict[str, Any]]:
+        """A streaming request to `{api_base}/{path}`. Awaiting this opens the stream (errors,
+        and a 200 that is not an event stream, raise here); the returned iterator yields the
+        upstream's event objects and raises UpstreamError when the upstream sends an error
+        event or ends without any event. `timeout_s` bounds the wait for the response head
+        and each gap between chunks."""
         import aiohttp
 
         try:
             session = await self.session()
             response = await session.post(
-                _url(api_base), data=json.dumps({**body, "stream": True}),
+                _url(api_base, path), data=json.dumps({**body, "stream": True}),
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=timeout_s, sock_read=timeout_s),
                 headers=_headers(api_key),
             )
@@ -234,8 +236,15 @@ class HttpTransport:
             raw = await response.read()
             response.release()
             raise classify_status(model, response.status, _error_message(raw))
+        if response.content_type != "text/event-stream":
+            response.release()
+            raise UpstreamError(
+                f"{model}: upstream answered a stream request with {response.content_type or 'no content type'}, "
+                "not an event stream", status=502,
+            )
 
         async def chunks() -> AsyncIterator[dict[str, Any]]:
+            events = 0
             try:
                 async for line in response.content:
                     text = line.decode("utf-8", "replace").strip()
@@ -243,15 +252,21 @@ class HttpTransport:
                         continue
                     payload = text[5:].strip()
                     if payload == "[DONE]":
-                        break
+                        return
                     try:
-                        yield json.loads(payload)
+                        item = json.loads(payload)
                     except ValueError:
                         raise UpstreamError(f"{model}: upstream sent a malformed chunk", status=502) from None
+                    if isinstance(item, dict) and "error" in item and "choices" not in item and "type" not in item:
+                        raise classify_status(model, 502, _error_message(payload.encode()))
+                    events += 1
+                    yield item
             except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
                 raise classify_exception(model, exc) from None
             finally:
                 response.release()
+            if events == 0:  # ended without an event or [DONE]: nothing was streamed
+                raise UpstreamError(f"{model}: upstream ended the stream without sending an event", status=502)
 
         return chunks()
 
@@ -263,8 +278,8 @@ async def _closer(session: Any) -> AsyncIterator[None]:
         await session.close()
 
 
-def _url(api_base: str) -> str:
-    return f"{api_base.rstrip('/')}/chat/completions"
+def _url(api_base: str, path: str = "chat/completions") -> str:
+    return f"{api_base.rstrip('/')}/{path}"
 
 
 def _headers(api_key: str | None) -> dict[str, str]:
@@ -278,11 +293,13 @@ def _headers(api_key: str | None) -> dict[str, str]:
 
 
 class HttpBackend:
-    """A `selfpara.llm.Backend` for OpenAI-compatible models over an HttpTransport.
+    """A `selfpara.llm.RawBackend` for OpenAI-compatible models over an HttpTransport.
 
     A call's `api_base` / `api_key` params (ModelClient's, for its own provider) win over
     the defaults given here (the environment's, for the model's provider).
     """
+
+    raw_endpoints = frozenset({"chat/completions", "completions", "responses"})
 
     def __init__(self, transport: HttpTransport, api_base: str | None, api_key: str | None = None) -> None:
         self.transport = transport
@@ -303,11 +320,29 @@ class HttpBackend:
         return completion_from_json(data)
 
     async def post(self, model: str, body: dict[str, Any], *, timeout_s: float, api_base: str | None = None,
-                   api_key: str | None = None) -> dict[str, Any]:
+                   api_key: str | None = None, path: str = "chat/completions") -> dict[str, Any]:
         base, key = self._where(model, api_base, api_key)
-        return await self.transport.post(model, body, api_base=base, api_key=key, timeout_s=timeout_s)
+        return await self.transport.post(model, body, api_base=base, api_key=key, timeout_s=timeout_s, path=path)
 
     async def stream(self, model: str, body: dict[str, Any], *, timeout_s: float, api_base: str | None = None,
-                     api_key: str | None = None) -> AsyncIterator[dict[str, Any]]:
+                     api_key: str | None = None, path: str = "chat/completions") -> AsyncIterator[dict[str, Any]]:
         base, key = self._where(model, api_base, api_key)
-        return await self.transport.stream(model, body, api_base=base, api_key=key, timeout_s=timeout_s)
+        return await self.transport.stream(model, body, api_base=base, api_key=key, timeout_s=timeout_s, path=path)
+
+    async def raw(self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+        return await self.post(model, _raw_body(model, body), path=endpoint, **_where_params(params))
+
+    async def raw_stream(
+        self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]
+    ) -> AsyncIterator[dict[str, Any]]:
+        return await self.stream(model, _raw_body(model, body), path=endpoint, **_where_params(params))
+
+
+def _raw_body(model: str, body: dict[str, Any]) -> dict[str, Any]:
+    """A passthrough body as the upstream expects it: its own model name, our keys dropped."""
+    return {**{k: v for k, v in body.items() if k not in ("selfpara", "stream")}, "model": upstream_name(model)}
+
+
+def _where_params(params: dict[str, Any]) -> dict[str, Any]:
+    return {"timeout_s": float(params.get("timeout") or 60.0), "api_base": params.get("api_base"),
+            "api_key": params.get("api_key")}

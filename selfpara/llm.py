@@ -15,7 +15,7 @@ import logging
 import re
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
@@ -28,13 +28,18 @@ from selfpara.result import Completion, Message, Usage
 log = logging.getLogger(__name__)
 
 _KEYLIKE = re.compile(r"\b(sk|key|pk|rk)-[A-Za-z0-9_\-*]{4,}")
+_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{6,}")
+_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.\-]*://[^/\s:@]+):[^@\s/]+@", re.IGNORECASE)
 
 
 def redact(text: str, secrets: list[str | None] = ()) -> str:  # type: ignore[assignment]
-    """Remove API keys (the given ones, and anything shaped like a key) from `text`."""
+    """Remove secrets from `text`: the given ones, anything shaped like a key, bearer
+    tokens, and passwords in URLs (`postgres://user:***@host`)."""
     for secret in secrets:
         if secret:
             text = text.replace(secret, "***")
+    text = _BEARER.sub(lambda m: m.group(1) + " ***", text)
+    text = _URL_PASSWORD.sub(lambda m: m.group(1) + ":***@", text)
     return _KEYLIKE.sub(lambda m: m.group(1) + "-***", text)
 
 
@@ -47,6 +52,22 @@ class Backend(Protocol):
     """Makes one model call. Raise UpstreamError (retryable or not) on failure."""
 
     async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion: ...
+
+
+class RawBackend(Backend, Protocol):
+    """A backend that can also pass an OpenAI request body through unchanged (the proxy's
+    passthrough). `endpoint` is the API path after the base URL: "chat/completions",
+    "completions" or "responses"; `raw_endpoints` names the ones it serves."""
+
+    raw_endpoints: frozenset[str]
+
+    async def raw(self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]: ...
+
+    async def raw_stream(
+        self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Open the stream (errors raise here) and return an iterator of its event objects."""
+        ...
 
 
 class ModelClient:
@@ -125,7 +146,6 @@ class ModelClient:
                 backend = self._http_backends[(base, key)] = HttpBackend(self.http, base, key)
             return backend
         if self._litellm is None:
-            import litellm  # its import takes seconds: never inside a call's timeout
 
             self._litellm = LiteLLMBackend()
         return self._litellm
@@ -167,27 +187,15 @@ class ModelClient:
         at once for failures retrying cannot fix (bad key, unknown model, bad request).
         """
         params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens, **extra}
-        if self.provider is None or provider_of(model) == self.provider:
-            # The base URL and key belong to one provider: a judge or paraphraser from
-            # another provider must not get them.
-            if self.api_base and "api_base" not in params:
-                params["api_base"] = self.api_base
-            if self._api_key and "api_key" not in params:
-                params["api_key"] = self._api_key
-        params["timeout"] = self.timeout_s
+        for key, value in self._call_params(model).items():
+            params[key] = value if key == "timeout" else params.get(key, value)
         backend = self.backend_for(model)
         load = getattr(backend, "load", None)
         if load is not None and not getattr(backend, "is_loaded", True):
             # Loading a local model is not part of any call: keep it outside the timeout.
             await asyncio.to_thread(load)
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.retries + 1),
-            wait=wait_exponential_jitter(initial=self.backoff_s, max=max(self.backoff_s, 8.0), jitter=self.backoff_s),
-            retry=retry_if_exception(lambda e: isinstance(e, UpstreamError) and e.retryable),
-            reraise=True,
-        )
         try:
-            async for attempt in retrying:
+            async for attempt in self._retrying():
                 with attempt:
                     if usage is not None:
                         usage.calls += 1
@@ -195,13 +203,108 @@ class ModelClient:
         except UpstreamError as exc:
             if usage is not None:
                 usage.failed_calls += 1
-            exc.args = (redact(str(exc), [self._api_key, params.get("api_key")]),)
-            raise exc from None
+            raise self._redacted(exc, params) from None
         if usage is not None:
             usage.prompt_tokens += result.prompt_tokens
             usage.completion_tokens += result.completion_tokens
             usage.cost += result.cost
         return result
+
+    def _retrying(self) -> AsyncRetrying:
+        return AsyncRetrying(
+            stop=stop_after_attempt(self.retries + 1),
+            wait=wait_exponential_jitter(initial=self.backoff_s, max=max(self.backoff_s, 8.0), jitter=self.backoff_s),
+            retry=retry_if_exception(lambda e: isinstance(e, UpstreamError) and e.retryable),
+            reraise=True,
+        )
+
+    def _call_params(self, model: str) -> dict[str, Any]:
+        """The client's own parameters of a call to `model`: base URL and key (for its
+        provider only) and the timeout."""
+        params: dict[str, Any] = {}
+        if self.provider is None or provider_of(model) == self.provider:
+            # The base URL and key belong to one provider: a judge or paraphraser from
+            # another provider must not get them.
+            if self.api_base:
+                params["api_base"] = self.api_base
+            if self._api_key:
+                params["api_key"] = self._api_key
+        params["timeout"] = self.timeout_s
+        return params
+
+    def _raw_backend(self, model: str, endpoint: str) -> RawBackend:
+        backend = self.backend_for(model)
+        if endpoint not in getattr(backend, "raw_endpoints", ()):
+            raise UpstreamError(f"{model}: this backend cannot pass {endpoint} requests through", status=400)
+        return backend  # type: ignore[return-value]
+
+    def can_pass_through(self, model: str, endpoint: str = "chat/completions") -> bool:
+        """Whether `raw` / `raw_stream` can send `endpoint` requests to `model` (the http and
+        litellm backends can; the embedded model and text-only fakes cannot)."""
+        return endpoint in getattr(self.backend_for(model), "raw_endpoints", ())
+
+    async def raw(self, model: str, body: dict[str, Any], *, endpoint: str = "chat/completions") -> dict[str, Any]:
+        """Send an OpenAI request `body` to `model` unchanged but for the model name and
+        return the upstream's JSON answer, with this client's timeout, retries,
+        concurrency limit and secret-safe errors. Raises UpstreamError; see `can_pass_through`."""
+        backend = self._raw_backend(model, endpoint)
+        params = self._call_params(model)
+        return await self._retried(model, params, lambda: backend.raw(model, endpoint, body, params))  # type: ignore[no-any-return]
+
+    async def raw_stream(
+        self, model: str, body: dict[str, Any], *, endpoint: str = "chat/completions"
+    ) -> AsyncIterator[dict[str, Any]]:
+        """`raw` for `stream: true`: opens the stream (retrying until it opens; errors
+        raise here, before a byte reaches the caller's client) and returns an iterator of
+        the upstream's event objects. The timeout bounds the opening and each gap between
+        events; a failure mid-stream raises UpstreamError from the iterator."""
+        backend = self._raw_backend(model, endpoint)
+        params = self._call_params(model)
+        events = await self._retried(model, params, lambda: backend.raw_stream(model, endpoint, body, params))
+
+        async def bounded() -> AsyncIterator[dict[str, Any]]:
+            iterator = events.__aiter__()
+            try:
+                while True:
+                    try:
+                        item = await self._bounded(model, iterator.__anext__())
+                    except StopAsyncIteration:
+                        return
+                    yield item
+            except UpstreamError as exc:
+                raise self._redacted(exc, params) from None
+            finally:
+                close = getattr(iterator, "aclose", None)
+                if close is not None:
+                    await close()
+
+        return bounded()
+
+    async def _retried(self, model: str, params: Mapping[str, Any], make_call: Callable[[], Awaitable[Any]]) -> Any:
+        """Await a fresh `make_call()` per attempt under the limit, timeout and retries; errors redacted."""
+        try:
+            async for attempt in self._retrying():
+                with attempt:
+                    async with self._limit():
+                        result = await self._bounded(model, make_call())
+        except UpstreamError as exc:
+            raise self._redacted(exc, params) from None
+        return result
+
+    async def _bounded(self, model: str, call: Any) -> Any:
+        """Await `call` within the timeout; any failure becomes an UpstreamError."""
+        try:
+            return await asyncio.wait_for(call, self.timeout_s)
+        except asyncio.TimeoutError:
+            raise UpstreamTimeout(f"{model}: no answer within {self.timeout_s:g}s") from None
+        except (SelfparaError, StopAsyncIteration):
+            raise
+        except Exception as exc:  # a backend bug or an unexpected library error
+            raise UpstreamError(f"{model}: {type(exc).__name__}", status=502) from None
+
+    def _redacted(self, exc: UpstreamError, params: Mapping[str, Any]) -> UpstreamError:
+        exc.args = (redact(str(exc), [self._api_key, params.get("api_key")]),)
+        return exc
 
     async def _attempt(self, backend: Backend, model: str, messages: list[Message], params: dict[str, Any]) -> Completion:
         async with self._limit():
@@ -218,8 +321,20 @@ class ModelClient:
                 log.debug("call %s took %.3fs", model, time.perf_counter() - started)
 
 
+# OpenAI chat-completion parameters litellm takes by name; others ride in extra_body.
+_LITELLM_PARAMS = {
+    "temperature", "top_p", "n", "stream_options", "stop", "max_tokens", "max_completion_tokens",
+    "presence_penalty", "frequency_penalty", "logit_bias", "user", "response_format", "seed", "tools",
+    "tool_choice", "logprobs", "top_logprobs", "parallel_tool_calls", "functions", "function_call",
+    "reasoning_effort", "modalities", "audio", "prediction", "service_tier", "metadata", "store",
+    "web_search_options", "messages", "prompt", "echo", "best_of", "suffix",
+}
+
+
 class LiteLLMBackend:
     """Any model litellm reaches: openai/..., anthropic/..., ollama/..., hosted_vllm/...."""
+
+    raw_endpoints = frozenset({"chat/completions", "completions"})
 
     async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion:
         import litellm
@@ -229,6 +344,67 @@ class LiteLLMBackend:
         except Exception as exc:
             raise _classify(model, exc) from None
         return completion_from_response(response)
+
+    async def raw(self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+        call = self._call(endpoint)
+        try:
+            response = await call(**_litellm_kwargs(model, body, params))
+        except Exception as exc:
+            raise _classify(model, exc) from None
+        return _dump(response, exclude_none=False)
+
+    async def raw_stream(
+        self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]
+    ) -> AsyncIterator[dict[str, Any]]:
+        call = self._call(endpoint)
+        try:
+            response = await call(**_litellm_kwargs(model, body, params), stream=True)
+            iterator = response.__aiter__()
+            try:  # the first chunk, so that an upstream failing at once raises before the stream opens
+                first: Any = await iterator.__anext__()
+            except StopAsyncIteration:
+                first = None
+        except Exception as exc:
+            raise _classify(model, exc) from None
+
+        async def chunks() -> AsyncIterator[dict[str, Any]]:
+            if first is None:
+                return
+            yield _dump(first)
+            try:
+                async for item in iterator:
+                    yield _dump(item)
+            except Exception as exc:
+                raise _classify(model, exc) from None
+
+        return chunks()
+
+    @staticmethod
+    def _call(endpoint: str) -> Any:
+        import litellm
+
+        return litellm.acompletion if endpoint == "chat/completions" else litellm.atext_completion
+
+
+def _litellm_kwargs(model: str, body: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"model": model, "num_retries": 0, **params}
+    extra_body: dict[str, Any] = {}
+    for key, value in body.items():
+        if key in ("model", "stream"):
+            continue
+        if key in _LITELLM_PARAMS:
+            kwargs[key] = value
+        else:
+            extra_body[key] = value
+    if extra_body:
+        kwargs["extra_body"] = extra_body
+    return kwargs
+
+
+def _dump(item: Any, *, exclude_none: bool = True) -> dict[str, Any]:
+    if hasattr(item, "model_dump"):
+        return item.model_dump(exclude_none=exclude_none)  # type: ignore[no-any-return]
+    return dict(item)
 
 
 def completion_from_response(response: Any) -> Completion:
