@@ -246,7 +246,8 @@ class _Run:
         except UpstreamError as exc:
             self.failures.append(exc)
             return Answer(variant=variant.index, error=str(exc), latency_s=time.perf_counter() - t)
-        return Answer(variant=variant.index, text=out.text.strip(), logprob=out.logprob, latency_s=time.perf_counter() - t)
+        return Answer(variant=variant.index, text=out.text.strip(), logprob=out.logprob,
+                      finish_reason=out.finish_reason, latency_s=time.perf_counter() - t)
 
     async def _vote(self, variants: list[Variant], rejected: list[RejectedParaphrase], answers: list[Answer]) -> WrappedAnswer:
         ok = [a for a in answers if a.ok]

@@ -71,6 +71,7 @@ class Answer(BaseModel):
     cluster: int | None = None
     abstained: bool = False
     logprob: float | None = None
+    finish_reason: str | None = Field(None, description="Why the model stopped: stop, length (cut at max_tokens), ...")
     latency_s: float = 0.0
 
     @property

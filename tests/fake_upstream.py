@@ -14,7 +14,13 @@ prompts:
 - anything else is an answer: `answers[I]` for variant I (0 = the original), else `answer`.
 
 Faults are injected per call kind: `fail(status=500, when="answer", times=2)`,
-`hang(...)` (answers only after `delay_s`), `malformed(...)` (200 with a broken body).
+`hang(...)` (answers only after `delay_s`), `malformed(...)` (200 with a broken body),
+`not_sse(...)` (a plain JSON 200 to a stream request).
+
+It also serves /completions (kind "completion": the prompt echoed back) and /responses
+(kind "response": a function call when tools are given, else the answer), reports
+`finish_reason` (`fake.finish_reason`, default "stop"), returns token logprobs when
+asked, and sets `system_fingerprint: "fp_fake"`.
 
 Run alone (for the benchmark):  python tests/fake_upstream.py --port 9100 --delay-ms 50
 """
@@ -28,7 +34,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +48,7 @@ _SUFFIXES = ["ish", "oid", "ful", "esque", "ling", "ward", "ster", "ette", "kin"
 
 @dataclass
 class Fault:
-    kind: str  # "status" | "hang" | "malformed"
+    kind: str  # "status" | "hang" | "malformed" | "not_sse"
     when: str = "any"  # "any" | "answer" | "paraphrase" | "judge"
     status: int = 500
     delay_s: float = 0.0
@@ -115,6 +121,7 @@ class FakeUpstream:
         self.delay_s = delay_s
         self.faults: list[Fault] = []
         self.calls: list[Call] = []
+        self.finish_reason = "stop"
         self.light = False  # keep only kinds in `calls` (long benchmark runs)
         self._lock = threading.Lock()
 
@@ -124,6 +131,7 @@ class FakeUpstream:
               delay_s: float = 0.0) -> None:
         with self._lock:
             self.answer, self.answers, self.delay_s = answer, dict(answers or {}), delay_s
+            self.finish_reason = "stop"
             self.faults.clear()
             self.calls.clear()
 
@@ -142,6 +150,10 @@ class FakeUpstream:
                   contains: str | None = None) -> None:
         with self._lock:
             self.faults.append(Fault("malformed", when, times=times, variant=variant, contains=contains))
+
+    def not_sse(self, *, when: str = "any", times: int | None = 1) -> None:
+        with self._lock:
+            self.faults.append(Fault("not_sse", when, times=times))
 
     def calls_of(self, kind: str) -> list[Call]:
         with self._lock:
@@ -179,7 +191,7 @@ class FakeUpstream:
             q = text.rsplit("Question:", 1)[-1].strip()
             return "paraphrase", None, "\n".join(f"{i + 1}. {p}" for i, p in enumerate(paraphrases(q, n)))
         if JUDGE_MARKER in text:
-            m = re.search(r"Answer 1:(.*?)\n\s*Answer 2:(.*?)\n", text, re.S)
+            m = re.search(r"Answer 1:(.*?)\n\s*Answer 2:(.*?)\n", text, re.DOTALL)
             if m:  # answer equivalence: equal after normalisation
                 return "judge", None, "YES" if _norm(m.group(1)) == _norm(m.group(2)) else "NO"
             return "judge", None, "YES"
@@ -211,10 +223,13 @@ class FakeUpstream:
             await _json(send, 200, {"calls": sum(counts.values()), "by_kind": counts})
             return
         if scope["method"] == "GET" and path.rstrip("/").endswith("/models"):
+            with self._lock:
+                self.calls.append(Call("models", None, "", "ok", None))
             await _json(send, 200, {"object": "list", "data": [{"id": "fake", "object": "model", "created": 0,
                                                                 "owned_by": "fake"}]})
             return
-        if scope["method"] != "POST" or not path.rstrip("/").endswith("/chat/completions"):
+        route = path.rstrip("/").rsplit("/", 1)[-1]
+        if scope["method"] != "POST" or route not in ("completions", "responses"):
             await _json(send, 404, {"error": {"message": f"no route {path}", "type": "invalid_request_error"}})
             return
         raw = b""
@@ -228,6 +243,9 @@ class FakeUpstream:
             body = json.loads(raw)
         except ValueError:
             await _json(send, 400, {"error": {"message": "bad json", "type": "invalid_request_error"}})
+            return
+        if not path.rstrip("/").endswith("/chat/completions"):
+            await self._other_route(send, route, body, headers.get("authorization"))
             return
         kind, variant, text = self.reply(body)
         fault = self._take_fault(kind, variant, _last_user(body.get("messages") or []))
@@ -244,6 +262,9 @@ class FakeUpstream:
                 return
             if fault.kind == "malformed":
                 await _raw(send, 200, b'{"id": "x", "choices": [ {"message": ', "application/json")
+                return
+            if fault.kind == "not_sse":
+                await _json(send, 200, {"id": "x", "object": "chat.completion", "choices": []})
                 return
             if fault.kind == "hang":
                 await asyncio.sleep(fault.delay_s)
@@ -264,7 +285,11 @@ class FakeUpstream:
                 {"id": "call_fake_1", "type": "function", "function": {"name": name, "arguments": '{"q": "x"}'}}]}
             finish = "tool_calls"
         else:
-            message, finish = {"role": "assistant", "content": text}, "stop"
+            message, finish = {"role": "assistant", "content": text}, (self.finish_reason if kind_of(body) else "stop")
+        logprobs = None
+        if body.get("logprobs"):
+            logprobs = {"content": [{"token": w, "logprob": -0.5, "bytes": list(w.encode()), "top_logprobs": []}
+                                    for w in text.split()]}
         if body.get("stream"):
             await self._stream(send, model, text, n)
             return
@@ -273,10 +298,46 @@ class FakeUpstream:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
-            "choices": [{"index": i, "message": message, "finish_reason": finish, "logprobs": None} for i in range(n)],
+            "system_fingerprint": "fp_fake",
+            "choices": [{"index": i, "message": message, "finish_reason": finish, "logprobs": logprobs} for i in range(n)],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens * n,
                       "total_tokens": prompt_tokens + completion_tokens * n},
         })
+
+    async def _other_route(self, send: Any, route: str, body: dict[str, Any], authorization: str | None) -> None:
+        """/completions (the prompt echoed back after "echo:") and /responses."""
+        kind = "completion" if route == "completions" else "response"
+        with self._lock:
+            self.calls.append(Call(kind, None, str(body.get("prompt") or body.get("input"))[:200], "ok",
+                                   authorization, body))
+        model = body.get("model", "fake")
+        if kind == "completion":
+            text = f"echo: {body.get('prompt')}"
+            if body.get("stream"):
+                await _sse(send, [{"id": "cmpl-fake", "object": "text_completion", "created": int(time.time()),
+                                   "model": model, "choices": [{"index": 0, "text": w, "finish_reason": None}]}
+                                  for w in re.findall(r"\S+\s*", text)])
+                return
+            await _json(send, 200, {"id": "cmpl-fake", "object": "text_completion", "created": int(time.time()),
+                                    "model": model, "choices": [{"index": 0, "text": text, "finish_reason": "stop",
+                                                                 "logprobs": None}],
+                                    "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}})
+            return
+        tools = body.get("tools") or []
+        if tools:
+            output: list[dict[str, Any]] = [{"type": "function_call", "id": "fc_fake", "call_id": "call_fake",
+                                             "name": tools[0].get("name", "tool"), "arguments": "{}",
+                                             "status": "completed"}]
+        else:
+            output = [{"type": "message", "id": "msg_fake", "status": "completed", "role": "assistant",
+                       "content": [{"type": "output_text", "text": self._answer_for(0), "annotations": []}]}]
+        await _json(send, 200, {"id": "resp_fake", "object": "response", "created_at": int(time.time()),
+                                "model": model, "status": "completed", "output": output, "parallel_tool_calls": True,
+                                "tool_choice": "auto", "tools": tools, "error": None, "incomplete_details": None,
+                                "instructions": None, "metadata": {}, "temperature": None, "top_p": None,
+                                "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2,
+                                          "input_tokens_details": {"cached_tokens": 0},
+                                          "output_tokens_details": {"reasoning_tokens": 0}}})
 
     async def _stream(self, send: Any, model: str, text: str, n: int) -> None:
         await send({"type": "http.response.start", "status": 200,
@@ -294,6 +355,20 @@ class FakeUpstream:
                 await emit([{"index": i, "delta": {"content": word}, "finish_reason": None}])
             await emit([{"index": i, "delta": {}, "finish_reason": "stop"}])
         await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
+
+
+def kind_of(body: dict[str, Any]) -> bool:
+    """Whether `body` asks for an answer (not a paraphrase or a judgement)."""
+    text = _last_user(body.get("messages") or [])
+    return PARAPHRASE_MARKER not in text and JUDGE_MARKER not in text
+
+
+async def _sse(send: Any, items: list[dict[str, Any]]) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+    for item in items:
+        await send({"type": "http.response.body", "body": b"data: " + json.dumps(item).encode() + b"\n\n",
+                    "more_body": True})
+    await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
 
 
 async def _json(send: Any, status: int, data: dict[str, Any]) -> None:
@@ -348,6 +423,15 @@ class ThreadedServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def serve_fake() -> Iterator[FakeUpstream]:
+    """A module fixture's body: a FakeUpstream on loopback with its base URL in `.url`."""
+    upstream = FakeUpstream()
+    server = ThreadedServer(upstream, lifespan="off").start()
+    upstream.url = f"{server.base}/v1"  # type: ignore[attr-defined]
+    yield upstream
+    server.stop()
 
 
 def main() -> None:

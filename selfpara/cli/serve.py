@@ -110,6 +110,7 @@ def serve(
 
         from selfpara.server.app import SPEC_ENV
         from selfpara.server.logs import setup_server_logging
+        from selfpara.server.protocol import uvicorn_options
 
         setup_server_logging(log_format.value, verbose, settings.secrets())
         err_console.print(
@@ -125,6 +126,7 @@ def serve(
             access_log=access_log,
             timeout_graceful_shutdown=graceful_timeout,
             proxy_headers=False,
+            **uvicorn_options(settings),  # the header read timeout
         )
         if workers > 1:  # each worker process builds its own app from the same spec
             os.environ[SPEC_ENV] = json.dumps({**spec, "log_format": log_format.value, "verbose": verbose})

@@ -5,8 +5,10 @@
 
 All state lives in the app built by `create_app` (one `Proxy` per app, see `state`);
 per-request state lives in the handler's locals. Nothing is kept in module globals.
-The routes live in `chat` (chat completions, deciding each request in `plan`) and
-`health` (health, readiness, model list).
+The routes live in `chat` (chat completions, deciding each request in `plan`),
+`responses` (the Responses API), `completions` (text completions, passed through) and
+`health` (health, readiness, model list and card); what the POST routes share is in
+`endpoint`.
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from selfpara.config import is_embedded
 from selfpara.llm import ModelClient
-from selfpara.server import chat, health
+from selfpara.server import chat, completions, health, responses
 from selfpara.server.errors import ProxyError, error_response, for_status
 from selfpara.server.settings import ServerSettings
 from selfpara.server.state import Gate, Proxy, default_client, preload, warm_litellm
+from selfpara.server.streaming import DONE, error_event
 
 log = logging.getLogger("selfpara.server")
 
@@ -84,24 +87,26 @@ def create_app(settings: ServerSettings | None = None, *, client: ModelClient | 
         message = f"{request.method} {request.url.path}: {exc.detail}"
         return error_response(for_status(exc.status_code, message))
 
-    @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unexpected error on %s", request.url.path)
-        return error_response(ProxyError(500, "internal error", type="server_error", code="internal_error"))
-
     app.add_api_route("/health", health.health, methods=["GET"])
     app.add_api_route("/ready", health.ready, methods=["GET"])
-    app.add_api_route("/v1/models", health.models, methods=["GET"])
-    app.add_api_route("/v1/chat/completions", chat.chat_completions, methods=["POST"])
-    # Many clients are configured with the base URL without /v1.
-    app.add_api_route("/chat/completions", chat.chat_completions, methods=["POST"], include_in_schema=False)
-    app.add_api_route("/models", health.models, methods=["GET"], include_in_schema=False)
+    # Many clients are configured with the base URL without /v1: serve both.
+    for prefix in ("/v1", ""):
+        app.add_api_route(f"{prefix}/models", health.models, methods=["GET"])
+        app.add_api_route(f"{prefix}/models/{{model_id:path}}", health.model, methods=["GET"])
+        app.add_api_route(f"{prefix}/chat/completions", chat.chat_completions, methods=["POST"])
+        app.add_api_route(f"{prefix}/completions", completions.completions, methods=["POST"])
+        app.add_api_route(f"{prefix}/responses", responses.responses, methods=["POST"])
     return app
 
 
 class _RequestIdMiddleware:
     """Gives every request an id (the client's `X-Request-Id` when sane, else a new one),
-    puts it in `request.state.request_id` and on every response, errors included."""
+    puts it in `request.state.request_id` and on every response, errors included.
+
+    It is also the last line of defence: an unexpected exception becomes a JSON 500 (with
+    the id) or, once an event stream has started, an error event and `[DONE]`; a request
+    cancelled by the server's shutdown (after its grace period) gets a JSON 503, or an
+    error event and `[DONE]` on a stream, instead of a plain-text 500 or a cut stream."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -114,13 +119,43 @@ class _RequestIdMiddleware:
         rid = given if given and _REQUEST_ID.match(given) else uuid.uuid4().hex
         scope.setdefault("state", {})["request_id"] = rid
 
+        sent = {"started": False, "stream": False, "finished": False}
+
         async def send_with_id(message: Any) -> None:
             if message["type"] == "http.response.start":
                 headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-request-id"]
                 message = {**message, "headers": [*headers, (b"x-request-id", rid.encode())]}
+                sent["started"] = True
+                sent["stream"] = any(k.lower() == b"content-type" and v.startswith(b"text/event-stream")
+                                     for k, v in headers)
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                sent["finished"] = True
             await send(message)
 
-        await self.app(scope, receive, send_with_id)
+        async def fail(err: ProxyError) -> None:
+            if sent["finished"]:
+                return
+            if not sent["started"]:
+                await send_with_id({"type": "http.response.start", "status": err.status,
+                                    "headers": [(b"content-type", b"application/json")]})
+                await send_with_id({"type": "http.response.body", "body": json.dumps(err.body()).encode()})
+            elif sent["stream"]:
+                await send_with_id({"type": "http.response.body", "body": error_event(err.body()) + DONE})
+                await send_with_id({"type": "http.response.body", "body": b""})
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        except asyncio.CancelledError:
+            # uvicorn cancels the requests still running when the shutdown grace period ends
+            log.warning("request_id=%s cancelled by the server's shutdown", rid, extra={"request_id": rid})
+            with contextlib.suppress(Exception):
+                await fail(ProxyError(503, f"the proxy is shutting down; retry (request id {rid})",
+                                      type="server_error", code="shutting_down"))
+        except Exception:
+            log.exception("request_id=%s unexpected error on %r", rid, scope.get("path"), extra={"request_id": rid})
+            with contextlib.suppress(Exception):
+                await fail(ProxyError(500, f"internal error (request id {rid})", type="server_error",
+                                      code="internal_error"))
 
 
 SPEC_ENV = "SELFPARA_SERVE_SPEC"

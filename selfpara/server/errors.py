@@ -6,10 +6,18 @@ it, so the `openai` client raises the usual exception classes:
     400 invalid_request_error   malformed body, bad settings, limits (k, max_tokens, messages)
     401 invalid_request_error   missing or wrong proxy key          (code invalid_api_key)
     404 invalid_request_error   unknown model / route               (code model_not_found)
+    408 invalid_request_error   body not received in time           (code request_body_timeout)
     413 invalid_request_error   body too large                      (code request_too_large)
+    415 invalid_request_error   body not sent as application/json   (code unsupported_media_type)
     429 rate_limit_error        the proxy's own concurrency limit   (code proxy_overloaded)
     502 upstream_error          upstream failed (after retries)     (code upstream_failed, ...)
+    503 server_error            the proxy is shutting down          (code shutting_down)
     504 upstream_error          upstream timed out (after retries)  (code upstream_timeout)
+    504 server_error            the request's deadline passed       (code request_timeout)
+
+Upstream failures reach the client as a status and a short generic reason only (the
+upstream's own text may hold internal URLs, paths or credentials); the details go to
+the server log, redacted, under the request id.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ class ProxyError(Exception):
         status: int,
         message: str,
         *,
-        type: str = "invalid_request_error",  # noqa: A002 - OpenAI's field name
+        type: str = "invalid_request_error",
         code: str | None = None,
         param: str | None = None,
         headers: dict[str, str] | None = None,
@@ -56,7 +64,9 @@ _STATUS_DEFAULTS: dict[int, tuple[str, str | None]] = {
     401: ("invalid_request_error", "invalid_api_key"),
     404: ("invalid_request_error", "not_found"),
     405: ("invalid_request_error", "method_not_allowed"),
+    408: ("invalid_request_error", "request_body_timeout"),
     413: ("invalid_request_error", "request_too_large"),
+    415: ("invalid_request_error", "unsupported_media_type"),
     429: ("rate_limit_error", "proxy_overloaded"),
     500: ("server_error", "internal_error"),
     502: ("upstream_error", "upstream_failed"),
@@ -71,31 +81,68 @@ def for_status(status: int, message: str) -> ProxyError:
     return ProxyError(status, message, type=type_, code=code)
 
 
-def from_selfpara(exc: SelfparaError, secrets: list[str | None] = ()) -> ProxyError:  # type: ignore[assignment]
+# The generic reasons an upstream failure is shown with, by code.
+_UPSTREAM_REASONS = {
+    "upstream_timeout": "the upstream did not answer in time (after retries)",
+    "upstream_rejected_request": "the upstream rejected the request",
+    "upstream_auth_failed": "the upstream rejected the proxy's credentials",
+    "upstream_model_not_found": "the upstream does not serve the configured model",
+    "upstream_rate_limited": "the upstream is rate-limiting the proxy",
+    "upstream_failed": "the upstream failed (after retries)",
+}
+
+
+def upstream_code(exc: UpstreamError) -> str:
+    """The error code of an upstream failure: translated, not echoed (see `from_selfpara`)."""
+    if isinstance(exc, UpstreamTimeout) or exc.status == 504:
+        return "upstream_timeout"
+    return {
+        400: "upstream_rejected_request",
+        401: "upstream_auth_failed",
+        404: "upstream_model_not_found",
+        429: "upstream_rate_limited",
+    }.get(exc.status, "upstream_failed")
+
+
+def public_reason(error: str) -> str:
+    """The generic reason shown to clients for an upstream error message (as stored in a
+    report's `answers[i].error` or `rejected[i].detail`); the message itself stays in the log."""
+    text = error.lower()
+    if "no answer within" in text or "timed out" in text:
+        return _UPSTREAM_REASONS["upstream_timeout"]
+    if "rejected the api key" in text:
+        return _UPSTREAM_REASONS["upstream_auth_failed"]
+    if "rate limited" in text:
+        return _UPSTREAM_REASONS["upstream_rate_limited"]
+    if "unknown model" in text:
+        return _UPSTREAM_REASONS["upstream_model_not_found"]
+    if "rejected the request" in text:
+        return _UPSTREAM_REASONS["upstream_rejected_request"]
+    return _UPSTREAM_REASONS["upstream_failed"]
+
+
+def from_selfpara(exc: SelfparaError, secrets: list[str | None] = (), request_id: str | None = None) -> ProxyError:  # type: ignore[assignment]
     """Map a selfpara error to the proxy's answer.
 
     Upstream statuses are translated, not echoed: a client must not mistake the
     upstream rejecting the *server's* key (401) or a misconfigured upstream model (404)
     for a problem with its own key or model name, so both become 502. The upstream
     rejecting the request itself (400: context too long, bad parameter) stays 400.
+    Upstream text is not shown (it may hold internal URLs, paths or credentials): the
+    message is a generic reason and the request id to find the details in the log.
     """
-    message = redact(str(exc) or type(exc).__name__, list(secrets))
-    if isinstance(exc, (InputError, ConfigError)):
-        return bad_request(message)
-    if isinstance(exc, UpstreamTimeout):
-        return ProxyError(504, message, type="upstream_error", code="upstream_timeout")
+    if isinstance(exc, (InputError, ConfigError)):  # our own messages about the request
+        return bad_request(redact(str(exc) or type(exc).__name__, list(secrets)))
+    see_log = f" (request id {request_id}; details in the proxy's log)" if request_id else ""
     if isinstance(exc, UpstreamError):
-        if exc.status == 504:
-            return ProxyError(504, message, type="upstream_error", code="upstream_timeout")
-        if exc.status == 400:
-            return ProxyError(400, message, type="invalid_request_error", code="upstream_rejected_request")
-        code = {
-            401: "upstream_auth_failed",
-            404: "upstream_model_not_found",
-            429: "upstream_rate_limited",
-        }.get(exc.status, "upstream_failed")
+        code = upstream_code(exc)
+        message = _UPSTREAM_REASONS[code] + see_log
+        if code == "upstream_timeout":
+            return ProxyError(504, message, type="upstream_error", code=code)
+        if code == "upstream_rejected_request":
+            return ProxyError(400, message, type="invalid_request_error", code=code)
         return ProxyError(502, message, type="upstream_error", code=code)
-    return ProxyError(500, message, type="server_error", code="internal_error")
+    return ProxyError(500, "internal error" + see_log, type="server_error", code="internal_error")
 
 
 def error_response(err: ProxyError, headers: dict[str, str] | None = None) -> JSONResponse:

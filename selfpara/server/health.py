@@ -1,7 +1,15 @@
-"""The routes that are not chat: /health, /ready (readiness of the upstream) and /v1/models."""
+"""The routes that are not chat: /health, /ready (readiness of the upstream), /v1/models
+and /v1/models/{id}.
+
+/health is open (liveness: the process answers; it touches nothing). /ready probes the
+upstream, so it needs the proxy key when one is set (an open /ready would let anyone
+make the proxy call its upstream) and its result, good or bad, is reused for
+`ready_cache_s`: the upstream sees at most one probe per period however often it is
+called."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -16,30 +24,64 @@ from selfpara.server.settings import ServerSettings, upstream_api_key, upstream_
 from selfpara.server.state import Proxy
 
 
+def _refused(request: Request, proxy: Proxy) -> Response | None:
+    """The 401 for a request without the proxy's key, or None when it may proceed."""
+    try:
+        check_auth(request, proxy.settings)
+    except ProxyError as err:
+        return error_response(err)
+    return None
+
+
 async def health() -> dict[str, str]:
     return {"status": "ok"}
 
 
-async def ready(request: Request) -> JSONResponse:
-    ok, detail = await readiness(request.app.state.proxy)
+async def ready(request: Request) -> Response:
+    proxy: Proxy = request.app.state.proxy
+    if (refused := _refused(request, proxy)) is not None:
+        return refused
+    ok, detail = await readiness(proxy)
     return JSONResponse({"status": "ready" if ok else "not_ready", **detail}, status_code=200 if ok else 503)
 
 
 async def models(request: Request) -> Response:
     proxy: Proxy = request.app.state.proxy
-    try:
-        check_auth(request, proxy.settings)
-    except ProxyError as err:
-        return error_response(err)
+    if (refused := _refused(request, proxy)) is not None:
+        return refused
     cards = [ModelCard(id=name, created=proxy.started) for name in proxy.settings.model_names()]
     return JSONResponse(ModelList(data=cards).model_dump())
 
 
+async def model(request: Request) -> Response:
+    """GET /v1/models/{id}: the card of a name this proxy serves (any name with --any-model), else 404."""
+    proxy: Proxy = request.app.state.proxy
+    name = request.path_params["model_id"]
+    try:
+        check_auth(request, proxy.settings)
+        if not proxy.settings.serves(name):
+            raise ProxyError(404, f"unknown model {name!r}; this proxy serves {proxy.settings.model_names()}",
+                             param="model", code="model_not_found")
+    except ProxyError as err:
+        return error_response(err)
+    return JSONResponse(ModelCard(id=name, created=proxy.started).model_dump())
+
+
 async def readiness(proxy: Proxy) -> tuple[bool, dict[str, Any]]:
+    """(ready, detail), reusing a result younger than `ready_cache_s`; concurrent callers share one probe."""
+    if proxy.ready_lock is None:
+        proxy.ready_lock = asyncio.Lock()
+    async with proxy.ready_lock:
+        now = time.monotonic()
+        if proxy.ready_cache and now - proxy.ready_cache[0] < proxy.settings.ready_cache_s:
+            return proxy.ready_cache[1], proxy.ready_cache[2]
+        ok, detail = await _check(proxy)
+        proxy.ready_cache = (time.monotonic(), ok, detail)
+        return ok, detail
+
+
+async def _check(proxy: Proxy) -> tuple[bool, dict[str, Any]]:
     settings = proxy.settings
-    now = time.monotonic()
-    if proxy.ready_cache and now - proxy.ready_cache[0] < settings.ready_cache_s:
-        return proxy.ready_cache[1], proxy.ready_cache[2]
     model = settings.upstream.model
     checks: dict[str, str] = {}
     ok = True
@@ -64,10 +106,7 @@ async def readiness(proxy: Proxy) -> tuple[bool, dict[str, Any]]:
             checks["upstream"] = "not checked (provider endpoint)"
         else:
             ok, checks["upstream"] = await probe(base, model, settings)
-    detail = {"model": model, "checks": checks}
-    if ok:  # cache only good news: a recovering upstream is noticed on the next probe
-        proxy.ready_cache = (now, ok, detail)
-    return ok, detail
+    return ok, {"model": model, "checks": checks}
 
 
 async def probe(base: str, model: str, settings: ServerSettings) -> tuple[bool, str]:

@@ -1,12 +1,34 @@
-"""Structured logs for the proxy: one JSON object per line, with the request id when there is one."""
+"""The proxy's logs: one line per record, as text or as a JSON object (with the request id
+when there is one); secrets redacted and control characters escaped in both, so a client
+cannot forge a log line (a model name holding a newline stays on its line)."""
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 
 from selfpara.llm import redact
+
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+def printable(value: object, limit: int | None = None) -> str:
+    """`value` for a log line: control characters escaped (\\n, \\x1b, ...), cut at `limit`."""
+    text = str(value) if limit is None else str(value)[:limit]
+    return _UNPRINTABLE.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+
+
+class TextFormatter(logging.Formatter):
+    """`time level logger: message` per line, the message's control characters escaped."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = printable(record.message)
+        return super().formatMessage(record)
 
 
 class JsonFormatter(logging.Formatter):
@@ -53,13 +75,13 @@ def setup_server_logging(fmt: str, verbose: bool, secrets: list[str | None]) -> 
         handler.setFormatter(JsonFormatter(secrets))
         logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, handlers=[handler], force=True)
     else:
-        from selfpara.cli.common import setup_logging
-
-        setup_logging(verbose)
+        handler = logging.StreamHandler()
+        handler.setFormatter(TextFormatter())
+        logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, handlers=[handler], force=True)
     root = logging.getLogger()
     for handler in root.handlers:
         handler.addFilter(RedactingFilter(secrets))
     for name in ("selfpara.server", "uvicorn", "uvicorn.error"):
         logging.getLogger(name).setLevel(logging.INFO)
-    for noisy in ("LiteLLM", "litellm", "LiteLLM Router", "LiteLLM Proxy", "httpx", "httpcore"):
+    for noisy in ("LiteLLM", "litellm", "LiteLLM Router", "LiteLLM Proxy", "httpx", "httpcore", "transformers"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -3,6 +3,7 @@ parsing, the passthrough decision and the per-request settings (`Plan`)."""
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import re
@@ -12,14 +13,13 @@ from typing import Any
 from fastapi import Request
 from pydantic import SecretStr, ValidationError
 
-from selfpara.config import build_config
+from selfpara.config import WrapConfig, build_config
 from selfpara.errors import ConfigError
 from selfpara.llm import ModelClient
-from selfpara.server import passthrough
 from selfpara.server.errors import ProxyError, bad_request
 from selfpara.server.schema import ChatCompletionRequest
 from selfpara.server.settings import ServerSettings
-from selfpara.server.state import Proxy, server_key
+from selfpara.server.state import Proxy
 
 # Top-level request fields the wrapped path honours; the rest are listed as ignored.
 _WRAPPED_FIELDS = {
@@ -36,9 +36,14 @@ class Plan:
     reason: str | None
     overrides: dict[str, Any]
     paraphraser: Any
-    upstream: passthrough.Upstream
+    cfg: WrapConfig  # the request's settings: the server's with the request's overrides
     client: ModelClient
     ignored: list[str]
+
+    @property
+    def model(self) -> str:
+        """The upstream model (litellm string) this request's calls go to."""
+        return self.cfg.model
 
 
 def check_auth(request: Request, settings: ServerSettings) -> None:
@@ -56,7 +61,29 @@ def check_auth(request: Request, settings: ServerSettings) -> None:
         )
 
 
-async def read_body(request: Request, limit: int) -> bytes:
+def check_content_type(request: Request) -> None:
+    """Only JSON bodies: a browser's "simple" cross-site POST (text/plain, form data) must not
+    start a pipeline, even on a proxy without a key."""
+    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
+        raise ProxyError(
+            415, f"send the body as Content-Type: application/json (got {media[:60]!r})" if media
+            else "send the body as Content-Type: application/json (no Content-Type given)",
+            code="unsupported_media_type",
+        )
+
+
+async def read_body(request: Request, limit: int, timeout_s: float | None = None) -> bytes:
+    """The request body, at most `limit` bytes (413 above), all of it within `timeout_s` (408)."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await _read(request, limit)
+    except TimeoutError:
+        raise ProxyError(408, f"the request body did not arrive within {timeout_s:g}s",
+                         code="request_body_timeout") from None
+
+
+async def _read(request: Request, limit: int) -> bytes:
     too_large = ProxyError(413, f"request body exceeds {limit} bytes", code="request_too_large")
     length = request.headers.get("content-length")
     if length is not None:
@@ -75,21 +102,38 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(parts)
 
 
-def parse(raw: bytes) -> tuple[dict[str, Any], ChatCompletionRequest]:
+def parse_json(raw: bytes) -> dict[str, Any]:
+    """The body as a JSON object; 400 for anything a later step could choke on (bad JSON,
+    nesting deeper than Python's recursion allows, lone surrogates that cannot be encoded)."""
     try:
         body = json.loads(raw)
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except RecursionError:
+        raise bad_request("the request body is nested too deeply") from None
+    except UnicodeEncodeError:
+        raise bad_request("the request body holds invalid Unicode (a lone surrogate such as \\ud800)") from None
     except (ValueError, UnicodeDecodeError):
         raise bad_request("the request body is not valid JSON") from None
     if not isinstance(body, dict):
         raise bad_request("the request body must be a JSON object")
+    return body
+
+
+def validate(model: type[Any], body: dict[str, Any]) -> Any:
+    """`body` as the request model `model`; the first problem as a 400."""
     try:
-        req = ChatCompletionRequest.model_validate(body)
+        return model.model_validate(body)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         more = f" (and {len(exc.errors()) - 1} more problems)" if len(exc.errors()) > 1 else ""
         raise bad_request(f"invalid request: {where}: {first['msg']}{more}", param=where or None) from None
-    return body, req
+
+
+def parse(raw: bytes) -> tuple[dict[str, Any], ChatCompletionRequest]:
+    """A chat request body: the JSON object and its parsed form."""
+    body = parse_json(raw)
+    return body, validate(ChatCompletionRequest, body)
 
 
 def passthrough_reason(req: ChatCompletionRequest) -> str | None:
@@ -116,7 +160,7 @@ def passthrough_reason(req: ChatCompletionRequest) -> str | None:
     if isinstance(content, list):
         if not all(isinstance(p, dict) and p.get("type") == "text" for p in content):
             return "non_text_content"
-        content = "".join(str(p.get("text", "")) for p in content)
+        content = "".join(p.get("text") or "" for p in content)
     if not content or not str(content).strip():
         return "empty_question"
     return None
@@ -159,7 +203,6 @@ def plan_request(proxy: Proxy, req: ChatCompletionRequest) -> Plan:
         raise bad_request(str(exc), param=_param_of(str(exc))) from None
 
     client, paraphraser = proxy.client, proxy.paraphraser
-    api_base, api_key = cfg.api_base, server_key(cfg)
     if opts.api_base is not None:
         if not settings.allow_client_api_base:
             raise bad_request("this proxy does not let a request choose its upstream (selfpara.api_base)",
@@ -177,17 +220,13 @@ def plan_request(proxy: Proxy, req: ChatCompletionRequest) -> Plan:
         paraphraser = SelfParaphraser(cfg, client=client)
 
     reason = passthrough_reason(req)
-    upstream = passthrough.Upstream(
-        model=cfg.model, api_base=api_base, api_key=api_key,
-        timeout_s=cfg.call_timeout_s, retries=cfg.retries, backoff_s=settings.backoff_s,
-    )
     ignored = sorted(k for k in (req.model_extra or {}) if k not in _WRAPPED_FIELDS) if reason is None else []
     return Plan(
         mode="wrapped" if reason is None else "passthrough",
         reason=reason,
         overrides=overrides,
         paraphraser=paraphraser,
-        upstream=upstream,
+        cfg=cfg,
         client=client,
         ignored=ignored,
     )

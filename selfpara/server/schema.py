@@ -14,6 +14,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 
 
+def check_text_parts(parts: list[dict[str, Any]], kinds: tuple[str, ...] = ("text",)) -> list[dict[str, Any]]:
+    """Content parts of the given text kinds must carry their text as a string (a null or a
+    number is a client bug, not a question to answer)."""
+    for i, part in enumerate(parts):
+        if part.get("type") in kinds and not isinstance(part.get("text"), str):
+            raise ValueError(f"content part {i}: `text` must be a string")
+    return parts
+
+
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -21,11 +30,17 @@ class ChatMessage(BaseModel):
     content: str | list[dict[str, Any]] | None = None
     name: str | None = None
 
+    @field_validator("content")
+    @classmethod
+    def _text_parts(cls, value: Any) -> Any:
+        return check_text_parts(value) if isinstance(value, list) else value
+
 
 class SelfparaOptions(BaseModel):
     """Per-request settings under the body's `selfpara` key (`extra_body={"selfpara": {...}}`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    # strict: `"k": true` or `"k": "3"` is a client bug to report, not a 1 or a 3 to guess
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     enabled: bool = Field(True, description="false: pass the request to the upstream unchanged.")
     k: int | None = None
@@ -51,12 +66,13 @@ class ChatCompletionRequest(BaseModel):
 
     model: str = Field(min_length=1)
     messages: list[ChatMessage] = Field(min_length=1)
-    stream: bool = False
+    stream: bool = Field(False, strict=True)
     stream_options: dict[str, Any] | None = None
-    n: int | None = Field(None, ge=1)
-    temperature: float | None = None
-    max_tokens: int | None = Field(None, ge=1)
-    max_completion_tokens: int | None = Field(None, ge=1)
+    n: int | None = Field(None, ge=1, strict=True)
+    temperature: float | None = Field(None, strict=True)
+    max_tokens: int | None = Field(None, ge=1, strict=True)
+    max_completion_tokens: int | None = Field(None, ge=1, strict=True)
+    logprobs: bool | None = Field(None, strict=True)
     tools: list[dict[str, Any]] | None = None
     tool_choice: Any = None
     functions: list[dict[str, Any]] | None = None
@@ -90,7 +106,7 @@ class Choice(BaseModel):
     index: int = 0
     message: ResponseMessage
     finish_reason: str = "stop"
-    logprobs: None = None
+    logprobs: dict[str, Any] | None = None
 
 
 class CompletionUsage(BaseModel):

@@ -66,7 +66,18 @@ class ServerSettings(BaseModel):
     keepalive_s: float = Field(5.0, gt=0, description="Seconds between SSE keep-alive comments while the pipeline runs.")
     stream_chunk_chars: int = Field(48, ge=1, description="About how many characters each streamed content chunk carries.")
     backoff_s: float = Field(0.5, ge=0, description="First retry wait of an upstream call (doubles per attempt).")
-    ready_cache_s: float = Field(5.0, ge=0, description="Seconds a readiness probe of the upstream is reused.")
+    ready_cache_s: float = Field(
+        5.0, ge=0, description="Seconds a readiness result (good or bad) is reused: /ready probes the upstream at "
+        "most once per period, however often it is called."
+    )
+    request_timeout_s: float = Field(
+        300.0, gt=0, description="Whole-request deadline: a request still running after this many seconds is "
+        "cancelled and answered 504 request_timeout (stages x retries x call timeout can add up far beyond it)."
+    )
+    body_timeout_s: float = Field(30.0, gt=0, description="Seconds a client has to send its whole body (408 after).")
+    header_timeout_s: float = Field(
+        10.0, gt=0, description="Seconds a client has to send its request head; the connection is closed after."
+    )
     preload: bool = Field(True, description="Load the embedded model at startup (when it is the upstream).")
 
     @model_validator(mode="before")

@@ -51,7 +51,6 @@ class Gate:
         return Slot(self)
 
 
-
 @dataclass
 class Proxy:
     settings: ServerSettings
@@ -61,6 +60,7 @@ class Proxy:
     custom_client: bool  # a caller-supplied client (tests, benchmarks): no probing, no warm-up, not closed here
     started: int = field(default_factory=lambda: int(time.time()))
     ready_cache: tuple[float, bool, dict[str, Any]] | None = None
+    ready_lock: asyncio.Lock | None = None
     preload_task: asyncio.Task[None] | None = None
     preload_error: str | None = None
 

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from selfpara.server.output import scrub, scrub_text
 from selfpara.server.schema import chunk
 
 KEEPALIVE = b": keep-alive\n\n"
@@ -56,18 +57,29 @@ def answer_events(
     include_usage: bool = False,
     report: dict[str, Any] | None = None,
     report_first: bool = False,
+    secrets: list[str | None] = (),  # type: ignore[assignment]
+    system_fingerprint: str | None = None,
 ) -> Iterator[bytes]:
-    """The events of one finished answer, `data: [DONE]` included. `report` rides on the
-    final chunk (the wrapped report), or on the first with `report_first` (a passthrough
-    marker, where passthrough streams from the upstream carry it)."""
+    """The events of one finished answer, `data: [DONE]` included, with `secrets` scrubbed
+    from every event (from the text before it is split, so no secret straddles two chunks).
+    `report` rides on the final chunk (the wrapped report), or on the first with
+    `report_first` (a passthrough marker, where passthrough streams from the upstream
+    carry it)."""
+    secrets = list(secrets)
     extra = {"selfpara": report} if report is not None else {}
     first, last = (extra, {}) if report_first else ({}, extra)
-    yield event(chunk(completion_id, created, model, delta={"role": "assistant", "content": ""}, **first))
-    for piece in split_text(text, chunk_chars):
-        yield event(chunk(completion_id, created, model, delta={"content": piece}))
-    yield event(chunk(completion_id, created, model, delta={}, finish_reason=finish_reason, **last))
+
+    def out(data: dict[str, Any]) -> bytes:
+        if system_fingerprint is not None:
+            data["system_fingerprint"] = system_fingerprint
+        return event(scrub(data, secrets))
+
+    yield out(chunk(completion_id, created, model, delta={"role": "assistant", "content": ""}, **first))
+    for piece in split_text(scrub_text(text, secrets), chunk_chars):
+        yield out(chunk(completion_id, created, model, delta={"content": piece}))
+    yield out(chunk(completion_id, created, model, delta={}, finish_reason=finish_reason, **last))
     if include_usage and usage is not None:
-        yield event(chunk(completion_id, created, model, usage=usage, no_choices=True))
+        yield out(chunk(completion_id, created, model, usage=usage, no_choices=True))
     yield DONE
 
 

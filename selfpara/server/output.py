@@ -1,0 +1,62 @@
+"""Response classes that keep the proxy's secrets out of every byte sent, and the
+streaming response that releases its slot however the stream ends."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from fastapi.responses import JSONResponse, StreamingResponse
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def scrub_text(text: str, secrets: list[str | None]) -> str:
+    """`text` with every configured secret replaced by ***."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def scrub(data: dict[str, Any], secrets: list[str | None]) -> dict[str, Any]:
+    """`data` with every configured secret replaced by *** wherever it appears."""
+    real = [s for s in secrets if s]
+    if not real:
+        return data
+    text = json.dumps(data)
+    if not any(s in text for s in real):
+        return data
+    return json.loads(scrub_text(text, real))  # type: ignore[no-any-return]
+
+
+class ScrubbedJSON(JSONResponse):
+    """A JSON response scrubbed of the proxy's secrets (an upstream may echo them back)."""
+
+    def __init__(self, content: Any, *, secrets: list[str | None], **kwargs: Any) -> None:
+        self._secrets = [s for s in secrets if s]
+        super().__init__(content, **kwargs)
+
+    def render(self, content: Any) -> bytes:
+        text = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return scrub_text(text, self._secrets).encode("utf-8")
+
+
+class GuardedStream(StreamingResponse):
+    """An event stream that runs `on_close` however it ends (done, error, disconnect)."""
+
+    def __init__(self, content: AsyncIterator[bytes], *, on_close: Callable[[], None], **kwargs: Any) -> None:
+        super().__init__(content, media_type="text/event-stream", **kwargs)
+        self._on_close = on_close
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._on_close()
+
+
+async def iterate(items: list[bytes]) -> AsyncIterator[bytes]:
+    for item in items:
+        yield item

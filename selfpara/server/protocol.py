@@ -1,0 +1,90 @@
+"""uvicorn's HTTP protocol with a header read timeout.
+
+uvicorn bounds idle keep-alive connections but not a client that opens a connection
+and sends its request head slowly (or never): each such connection is held forever,
+which lets a few hundred slow clients tie up the server. These protocols close a
+connection whose request head has not fully arrived within `header_timeout_s` of the
+connection opening or of the previous response ending. The body has its own limit in
+the app (`body_timeout_s`, answered with 408).
+
+    uvicorn.run(app, **uvicorn_options(settings))
+
+The classes are found by name (`H11_10000` = h11 with 10 s), so `--workers` can pass
+them to its worker processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+_NAME = re.compile(r"^(H11|HttpTools)_(\d+)$")
+_CLASSES: dict[str, type] = {}
+
+
+def _with_header_timeout(base: type, timeout_s: float, name: str) -> type:
+    class HeaderTimeout(base):  # type: ignore[misc, valid-type]
+        header_timeout_s = timeout_s
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm_header_timer()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm_header_timer()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            timer = getattr(self, "_header_timer", None)
+            if timer is not None:
+                timer.cancel()
+            super().connection_lost(exc)
+
+        def _arm_header_timer(self) -> None:
+            timer = getattr(self, "_header_timer", None)
+            if timer is not None:
+                timer.cancel()
+            self._armed_cycle = self.cycle
+            self._header_timer = self.loop.call_later(self.header_timeout_s, self._header_timeout)
+
+        def _header_timeout(self) -> None:
+            # No new request head since the timer was armed, and none in progress: close.
+            idle = self.cycle is None or self.cycle.response_complete
+            if self.cycle is self._armed_cycle and idle and not self.transport.is_closing():
+                self.transport.close()
+
+    HeaderTimeout.__name__ = HeaderTimeout.__qualname__ = name
+    HeaderTimeout.__module__ = __name__
+    return HeaderTimeout
+
+
+def __getattr__(name: str) -> type:
+    """`H11_<ms>` / `HttpTools_<ms>`: the protocol class with that header timeout (made once)."""
+    match = _NAME.match(name)
+    if match is None:
+        raise AttributeError(name)
+    if name not in _CLASSES:
+        if match.group(1) == "H11":
+            from uvicorn.protocols.http.h11_impl import H11Protocol as base
+        else:
+            from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base  # type: ignore[assignment]
+        _CLASSES[name] = _with_header_timeout(base, int(match.group(2)) / 1000, name)
+    return _CLASSES[name]
+
+
+def protocol_class(header_timeout_s: float) -> type:
+    """uvicorn's default HTTP protocol (httptools when installed, else h11) with a header timeout."""
+    try:
+        import httptools  # noqa: F401
+
+        kind = "HttpTools"
+    except ImportError:
+        kind = "H11"
+    return __getattr__(f"{kind}_{round(header_timeout_s * 1000)}")  # type: ignore[no-any-return]
+
+
+def uvicorn_options(settings: Any) -> dict[str, Any]:
+    """uvicorn settings the proxy's limits need: the header timeout protocol."""
+    return {"http": protocol_class(settings.header_timeout_s)}

@@ -1,0 +1,158 @@
+"""What the wrapped routes (chat completions, responses) share: the client-safe report,
+the headline headers, the chosen answer, the fingerprint, and the honest event stream
+(keep-alives while the pipeline runs, then the answer)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from fastapi.responses import Response, StreamingResponse
+
+import selfpara
+from selfpara.config import WrapConfig
+from selfpara.errors import SelfparaError
+from selfpara.llm import redact
+from selfpara.result import Answer, WrappedAnswer
+from selfpara.server.endpoint import Call
+from selfpara.server.errors import ProxyError, public_reason
+from selfpara.server.output import SSE_HEADERS, GuardedStream, iterate, scrub
+from selfpara.server.streaming import KEEPALIVE
+
+log = logging.getLogger("selfpara.server")
+
+LOGPROBS_NOTE = (
+    "logprobs: not returned for a wrapped answer (it is chosen by vote over several calls); "
+    "send selfpara.enabled=false for the upstream's own"
+)
+
+
+def report(wa: WrappedAnswer, call: Call, *, ignored: list[str] = (), notes: list[str] = ()) -> dict[str, Any]:  # type: ignore[assignment]
+    """The `selfpara` field: the WrappedAnswer, with upstream error text replaced by generic
+    reasons (the text goes to the log) and the proxy's secrets scrubbed."""
+    out = wa.model_dump(mode="json")
+    details: list[str] = []
+    for item in out.get("answers", []):
+        if item.get("error"):
+            details.append(f"answer {item.get('variant')}: {item['error']}")
+            item["error"] = public_reason(item["error"])
+    for item in out.get("rejected", []):
+        if item.get("reason") == "check_failed" and item.get("detail"):
+            details.append(f"paraphrase check: {item['detail']}")
+            item["detail"] = public_reason(item["detail"])
+    if details:
+        log.warning("request_id=%s upstream failures: %s", call.rid, redact("; ".join(details), call.secrets)[:2000],
+                    extra={"request_id": call.rid})
+    out["passthrough"] = False
+    out["failed_variants"] = wa.failed_variants
+    out["request_id"] = call.rid
+    if ignored:
+        out["ignored_params"] = list(ignored)
+    if notes:
+        out["notes"] = list(notes)
+    return scrub(out, call.secrets)
+
+
+def vote_share(wa: WrappedAnswer) -> float:
+    return float(getattr(wa, "vote_share", wa.agreement))
+
+
+def headers(wa: WrappedAnswer) -> dict[str, str]:
+    """The headline figures as response headers."""
+    out = {
+        "X-Selfpara-Agreement": f"{vote_share(wa):.4f}",
+        "X-Selfpara-K": str(wa.k_requested),
+        "X-Selfpara-K-Kept": str(wa.k_kept),
+        "X-Selfpara-Entropy": f"{wa.entropy:.4f}",
+        "X-Selfpara-Original-Won": "true" if wa.original_won else "false",
+    }
+    if wa.flags:
+        out["X-Selfpara-Flags"] = ",".join(wa.flags)
+    return out
+
+
+def log_fields(wa: WrappedAnswer) -> dict[str, Any]:
+    return {"mode": "wrapped", "k": wa.k_requested, "k_kept": wa.k_kept, "vote_share": f"{vote_share(wa):.2f}",
+            "calls": wa.usage.calls, "flags": ",".join(wa.flags) or "-"}
+
+
+def chosen(wa: WrappedAnswer) -> Answer | None:
+    """The answer whose text was returned: in the winning cluster, with the returned text."""
+    return next((a for a in wa.answers if a.ok and a.cluster == wa.winner and a.text == wa.answer), None)
+
+
+def finish_reason(wa: WrappedAnswer) -> str:
+    """The chosen answer's own finish reason (`length` when it was cut at max_tokens)."""
+    answer = chosen(wa)
+    return getattr(answer, "finish_reason", None) or "stop"
+
+
+def fingerprint(cfg: WrapConfig) -> str:
+    """`system_fingerprint`: changes when selfpara's version or the wrapping settings that
+    shape answers change (as OpenAI's changes with its backend configuration)."""
+    public = cfg.public_dict()
+    digest = hashlib.sha256(json.dumps([selfpara.__version__, public], sort_keys=True, default=str).encode())
+    return "fp_selfpara_" + digest.hexdigest()[:12]
+
+
+async def stream(
+    call: Call,
+    work: Awaitable[WrappedAnswer],
+    render: Callable[[WrappedAnswer], list[bytes]],
+    error_events: Callable[[ProxyError], list[bytes]],
+) -> Response:
+    """Stream a wrapped answer. A fast answer or failure (within the first keep-alive
+    interval) gets its real status; a slow one gets a 200, keep-alives, then the answer's
+    events from `render` or an error's from `error_events`. The pipeline is cancelled when
+    the client hangs up or the whole-request deadline passes."""
+    settings = call.proxy.settings
+    task = asyncio.ensure_future(work)
+    if await call.wait(task, settings.keepalive_s):  # raises ClientGone / the deadline error
+        wa = task.result()  # raises SelfparaError -> the caller's error response
+        items = render(wa)
+        call.done(200, stream=True, **log_fields(wa))
+        return StreamingResponse(iterate(items), media_type="text/event-stream",
+                                 headers={**SSE_HEADERS, **headers(wa)})
+
+    async def body() -> AsyncIterator[bytes]:
+        yield KEEPALIVE
+        while not task.done():
+            if call.left() <= 0:
+                task.cancel()
+                err = call.deadline_error()
+                call.done(err.status, stream=True, error=err.code)
+                for item in error_events(err):
+                    yield item
+                return
+            await asyncio.wait({task}, timeout=min(settings.keepalive_s, call.left()))
+            if not task.done():
+                yield KEEPALIVE
+        try:
+            wa = task.result()
+            items = render(wa)
+        except SelfparaError as exc:
+            items = error_events(call.failed(exc, stream=True))
+        except Exception:
+            log.exception("request_id=%s pipeline failed", call.rid, extra={"request_id": call.rid})
+            call.done(500, stream=True, error="internal_error")
+            items = error_events(ProxyError(500, f"internal error (request id {call.rid})", type="server_error",
+                                            code="internal_error"))
+        else:
+            call.done(200, stream=True, **log_fields(wa))
+        for item in items:
+            yield item
+
+    def on_close() -> None:
+        if not task.done():  # the client went away: stop spending upstream calls
+            task.cancel()
+            log.info("request_id=%s client disconnected; pipeline cancelled", call.rid, extra={"request_id": call.rid})
+        slot.release()
+
+    slot = call.slot
+    assert slot is not None
+    slot.handed_off = True
+    return GuardedStream(body(), on_close=on_close, headers=SSE_HEADERS)
