@@ -1,7 +1,7 @@
 """Pipeline overhead and concurrency with fake models (no model time).
 
 1. Overhead: everything that is not a model call (parse, filter, cluster, vote) with a
-   zero-latency fake model and cheap agreement; p50/p99 per request at k=5 and k=10.
+   zero-latency fake model and cheap equivalence functions; p50/p99 per request at k=5 and k=10.
    Targets: p50 <= 5 ms at k=5, <= 15 ms at k=10.
 2. Concurrency: with a fake model taking 200 ms per call, wall-clock latency of a
    wrapped request at k=5 against one raw call, side by side. Target: <= 2.2x.
@@ -29,7 +29,7 @@ QUESTION = "Which river flows through the city of Vienna in Austria?"
 
 def paraphraser(k: int, delay_s: float = 0.0) -> SelfParaphraser:
     client = ModelClient(backend=FakeBackend(delay_s=delay_s), concurrency=64)
-    return SelfParaphraser(model="openai/fake", k=k, agreement="exact,numeric,contains", paraphrase_check="off",
+    return SelfParaphraser(model="openai/fake", k=k, equivalence="exact,numeric,contains", paraphrase_check="off",
                            client=client)
 
 

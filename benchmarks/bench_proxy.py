@@ -5,7 +5,7 @@
 
 (a) Load: C concurrent clients (default 200) against `selfpara serve` whose upstream is
     tests/fake_upstream.py answering every call in 50 ms (loopback only). Settings: k=3,
-    paraphrase check off, exact-match agreement, so a request costs 5 upstream calls
+    paraphrase check off, exact-match equivalence, so a request costs 5 upstream calls
     (1 paraphrase + 4 answers) on a critical path of 2 x 50 ms (the paraphrase round,
     then the answer round; the original is answered during the paraphrase round).
     Reported: errors, requests/s, p50/p99 latency, and the proxy's overhead = latency
@@ -279,7 +279,7 @@ async def bench_selfpara(fake_port: int, args: argparse.Namespace, transport: st
     cmd = [
         sys.executable, "-c", "from selfpara.cli import main; main()", "serve",
         "--model", "openai/fake", "--api-base", f"http://127.0.0.1:{fake_port}/v1", "--port", str(port),
-        "--k", "3", "--paraphrase-check", "off", "--agreement", "exact", "--timeout", "60", "--retries", str(args.retries),
+        "--k", "3", "--paraphrase-check", "off", "--equivalence", "exact", "--timeout", "60", "--retries", str(args.retries),
         "--max-concurrent-requests", str(4 * args.concurrency), "--upstream-concurrency", str(16 * args.concurrency),
         "--upstream-transport", transport, "--workers", str(args.workers),
     ]
@@ -288,7 +288,7 @@ async def bench_selfpara(fake_port: int, args: argparse.Namespace, transport: st
         await wait_ready(port, "/ready", proc)
         body = json.dumps({"model": "openai/fake", "messages": [{"role": "user", "content": QUESTION}]}).encode()
         result = await measure(f"selfpara/{transport}", port, fake_port, body, args, proc.pid, args.fake_pid)
-        result["settings"] = {"k": 3, "paraphrase_check": "off", "agreement": "exact", "transport": transport,
+        result["settings"] = {"k": 3, "paraphrase_check": "off", "equivalence": "exact", "transport": transport,
                               "workers": args.workers, "retries": args.retries}
         return result
     finally:

@@ -97,10 +97,12 @@ def _diagnostics(records: list[SampleRecord], arms: list[str]) -> dict[str, dict
     out: dict[str, dict[str, Any]] = {}
     for arm in arms:
         rs = [r for r in records if r.arm == arm and not r.error]
-        voted = [r for r in rs if "agreement" in r.details]
+        # Runs saved before the rename store the vote share as details["agreement"].
+        voted = [r for r in rs if "vote_share" in r.details or "agreement" in r.details]
         if not voted:
             continue
-        d: dict[str, Any] = {"answers": len(voted), "mean_agreement": statistics.fmean(r.details["agreement"] for r in voted)}
+        shares = [r.details.get("vote_share", r.details.get("agreement")) for r in voted]
+        d: dict[str, Any] = {"answers": len(voted), "mean_vote_share": statistics.fmean(shares)}
         kept = [r.details["k_kept"] for r in voted if "k_kept" in r.details]
         if kept:
             d["mean_k_kept"] = statistics.fmean(kept)
@@ -657,7 +659,7 @@ def _diagnostics_table(report: dict[str, Any]) -> str:
             "<th>original's answer won</th><th>samples / answer</th></tr>"]
     for arm, d in diag.items():
         rows.append(
-            f"<tr><td>{_esc(arm)}</td><td>{d['answers']}</td><td>{_f(d.get('mean_agreement'))}</td>"
+            f"<tr><td>{_esc(arm)}</td><td>{d['answers']}</td><td>{_f(d.get('mean_vote_share'))}</td>"
             f"<td>{_f(d.get('mean_k_kept'), 2)}</td><td>{_f(d.get('no_paraphrases'))}</td>"
             f"<td>{_f(d.get('original_won'))}</td><td>{_f(d.get('samples_per_answer'), 1)}</td></tr>"
         )

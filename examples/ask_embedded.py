@@ -12,4 +12,4 @@ result = SelfParaphraser(k=3, max_tokens=48).answer(question)
 for answer in result.answers:
     wording = result.variants[answer.variant].text
     print(f"[cluster {answer.cluster}] {wording!r} -> {answer.text!r}")
-print(f"\nanswer: {result.answer}  (agreement {result.agreement:.0%}, kept {result.k_kept}/{result.k_requested})")
+print(f"\nanswer: {result.answer}  (vote share {result.vote_share:.0%}, kept {result.k_kept}/{result.k_requested})")

@@ -19,10 +19,10 @@ def respond(model, messages, params):
 
 
 async def main() -> None:
-    sp = SelfParaphraser(model="openai/fake", k=4, agreement="exact", paraphrase_check="off",
+    sp = SelfParaphraser(model="openai/fake", k=4, equivalence="exact", paraphrase_check="off",
                          client=ModelClient(backend=FakeBackend(respond)))
     result = await sp.aanswer("Which planet is known as the Red Planet?")
-    print(result.answer, f"agreement={result.agreement:.2f}", f"original_won={result.original_won}")
+    print(result.answer, f"vote_share={result.vote_share:.2f}", f"original_won={result.original_won}")
 
 
 asyncio.run(main())

@@ -13,4 +13,4 @@ response = client.chat.completions.create(
     extra_body={"selfpara": {"k": 3}},
 )
 print(response.choices[0].message.content)
-print(response.model_extra["selfpara"]["agreement"])
+print(response.model_extra["selfpara"]["vote_share"])

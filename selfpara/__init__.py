@@ -2,7 +2,7 @@
 
     from selfpara import SelfParaphraser
     result = SelfParaphraser(k=3).answer("What is the capital of Australia?")
-    print(result.answer, result.agreement)
+    print(result.answer, result.vote_share)
 """
 
 import os

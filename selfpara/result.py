@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import warnings
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 Message = dict[str, object]
 """One chat message in OpenAI form: {"role": ..., "content": ...}."""
@@ -123,16 +124,48 @@ class WrappedAnswer(BaseModel):
     answers: list[Answer]
     clusters: list[Cluster]
     winner: int = Field(description="Id of the winning cluster.")
-    agreement: float = Field(description="Vote share of the winner: |winner| / answers voted.")
+    vote_share: float = Field(
+        description="Vote share of the winner: |winner| / answers voted.",
+        validation_alias=AliasChoices("vote_share", "agreement"),
+    )
     entropy: float = Field(description="Discrete semantic entropy over clusters (nats).")
     entropy_normalized: float = Field(description="Entropy divided by ln(n); 0 when n = 1.")
     original_won: bool = Field(description="Whether the original's answer is in the winning cluster.")
     abstained: bool = Field(False, description="Whether the winning cluster is an abstention.")
     flags: list[Flag] = []
     paraphrase_check: str = "off"
-    agreement_functions: list[str] = []
+    equivalence_functions: list[str] = Field(
+        default_factory=list,
+        description="The answer-equivalence functions the vote used.",
+        validation_alias=AliasChoices("equivalence_functions", "agreement_functions"),
+    )
     usage: Usage = Usage()
     timings: Timings = Timings()
+
+    @model_serializer(mode="wrap")
+    def _with_deprecated_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Also write the old names `agreement` (= vote_share) and `agreement_functions` (deprecated, one release)."""
+        data = handler(self)
+        if isinstance(data, dict):
+            if "vote_share" in data:
+                data["agreement"] = data["vote_share"]
+            if "equivalence_functions" in data:
+                data["agreement_functions"] = data["equivalence_functions"]
+        return data
+
+    @property
+    def agreement(self) -> float:
+        """Deprecated: use `vote_share`."""
+        warnings.warn("WrappedAnswer.agreement is deprecated; use vote_share", DeprecationWarning, stacklevel=2)
+        return self.vote_share
+
+    @property
+    def agreement_functions(self) -> list[str]:
+        """Deprecated: use `equivalence_functions`."""
+        warnings.warn(
+            "WrappedAnswer.agreement_functions is deprecated; use equivalence_functions", DeprecationWarning, stacklevel=2
+        )
+        return self.equivalence_functions
 
     @property
     def failed_variants(self) -> list[int]:

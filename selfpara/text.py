@@ -1,4 +1,4 @@
-"""Text normalisation shared by the filter, the agreement functions and the graders."""
+"""Text normalisation shared by the filter, the equivalence functions and the graders."""
 
 from __future__ import annotations
 

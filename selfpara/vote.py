@@ -6,7 +6,7 @@ import math
 
 from pydantic import BaseModel
 
-from selfpara.agreement import Agreement
+from selfpara.equivalence import Equivalence
 from selfpara.result import Answer, Cluster, Usage
 from selfpara.text import is_abstention
 
@@ -17,12 +17,12 @@ class VoteOutcome(BaseModel):
     clusters: list[Cluster]
     winner: int
     chosen: int  # variant index whose answer text is returned
-    agreement: float
+    vote_share: float  # |winner| / answers voted
     entropy: float
     entropy_normalized: float
 
 
-async def cluster_answers(question: str, answers: list[Answer], agreement: Agreement, usage: Usage | None = None) -> list[Cluster]:
+async def cluster_answers(question: str, answers: list[Answer], equivalence: Equivalence, usage: Usage | None = None) -> list[Cluster]:
     """Cluster the successful answers greedily, in order; sets each Answer's `cluster` and `abstained`.
 
     An answer joins the first cluster whose representative (first member) it is
@@ -45,7 +45,7 @@ async def cluster_answers(question: str, answers: list[Answer], agreement: Agree
             ans.cluster = abstain_cluster.id
             continue
         candidates = [c for c in clusters if not c.abstention]
-        hit = await agreement.equivalent_any(question, text, [texts[c.id] for c in candidates], usage)
+        hit = await equivalence.equivalent_any(question, text, [texts[c.id] for c in candidates], usage)
         if hit is None:
             target = Cluster(id=len(clusters), members=[])
             clusters.append(target)
@@ -89,7 +89,7 @@ def semantic_entropy(sizes: list[int]) -> tuple[float, float]:
 
 
 async def central_member(
-    question: str, cluster: Cluster, answers: list[Answer], agreement: Agreement, usage: Usage | None = None
+    question: str, cluster: Cluster, answers: list[Answer], equivalence: Equivalence, usage: Usage | None = None
 ) -> int:
     """The variant whose answer is returned: the original if in the cluster, else the member
     equivalent to the most other members (earliest on ties)."""
@@ -101,20 +101,20 @@ async def central_member(
         others = [text[o] for o in cluster.members if o != m]
         score = 0
         for other in others:
-            score += await agreement.equivalent(question, text[m], other, usage)
+            score += await equivalence.equivalent(question, text[m], other, usage)
         if score > best_score:
             best, best_score = m, score
     return best
 
 
-async def vote(question: str, answers: list[Answer], agreement: Agreement, usage: Usage | None = None) -> VoteOutcome:
+async def vote(question: str, answers: list[Answer], equivalence: Equivalence, usage: Usage | None = None) -> VoteOutcome:
     """Cluster `answers` (variant 0 = original), pick the winner and the text to return."""
-    clusters = await cluster_answers(question, answers, agreement, usage)
+    clusters = await cluster_answers(question, answers, equivalence, usage)
     winner = choose_winner(clusters)
-    chosen = await central_member(question, winner, answers, agreement, usage)
+    chosen = await central_member(question, winner, answers, equivalence, usage)
     h, h_norm = semantic_entropy([c.size for c in clusters])
     n = sum(c.size for c in clusters)
     return VoteOutcome(
-        clusters=clusters, winner=winner.id, chosen=chosen, agreement=winner.size / n,
+        clusters=clusters, winner=winner.id, chosen=chosen, vote_share=winner.size / n,
         entropy=h, entropy_normalized=h_norm,
     )

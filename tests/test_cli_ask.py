@@ -18,8 +18,9 @@ runner = CliRunner()
         (["ask", "   "], "the question is empty"),
         (["ask", "Capital of France?", "-k", "0"], "k"),
         (["ask", "Capital of France?", "-k", "21"], "k"),
-        (["ask", "Capital of France?", "--agreement", "vibes"], "unknown agreement"),
-        (["ask", "Capital of France?", "--agreement", "nli", "--nli-model", "/no/such/dir"], "not a model directory"),
+        (["ask", "Capital of France?", "--equivalence", "vibes"], "unknown equivalence"),
+        (["ask", "Capital of France?", "--agreement", "vibes"], "unknown equivalence"),  # deprecated alias
+        (["ask", "Capital of France?", "--equivalence", "nli", "--nli-model", "/no/such/dir"], "not a model directory"),
         (["ask", "Capital of France?", "--model", "nosuchprovider-x"], "unknown model"),
         (["ask", "Capital of France?", "--transport", "http"], "transport http needs an openai/ or hosted_vllm/ model"),
         (["ask", "Capital of France?", "--transport", "smoke-signals"], "transport"),
@@ -48,7 +49,7 @@ def test_ask_on_embedded_model_end_to_end():
     assert result["model"] == "local/smollm2" and result["k_requested"] == 2
     assert len(result["variants"]) == 1 + result["k_kept"] and result["answers"][0]["variant"] == 0
     assert sum(len(c["members"]) for c in result["clusters"]) == sum(1 for a in result["answers"] if a["error"] is None)
-    assert 0 < result["agreement"] <= 1 and result["usage"]["calls"] >= 2
+    assert 0 < result["vote_share"] <= 1 and result["agreement"] == result["vote_share"] and result["usage"]["calls"] >= 2
 
 
 def test_bracketed_text_in_errors_is_not_eaten_as_markup():

@@ -36,10 +36,10 @@ def test_registry_has_the_five_arms() -> None:
 
 
 def test_parse_arm_list_keeps_commas_inside_brackets() -> None:
-    specs = parse_arm_list("raw, self-consistency ,selfpara[k=5;agreement=exact,numeric]")
+    specs = parse_arm_list("raw, self-consistency ,selfpara[k=5;equivalence=exact,numeric]")
     assert [s.name for s in specs] == ["raw", "sc", "selfpara"]
-    assert specs[2].settings == {"k": 5, "agreement": "exact,numeric"}
-    assert specs[2].label == "selfpara[k=5;agreement=exact,numeric]"
+    assert specs[2].settings == {"k": 5, "equivalence": "exact,numeric"}
+    assert specs[2].label == "selfpara[k=5;equivalence=exact,numeric]"
     assert parse_arm_spec(specs[2].label) == specs[2]  # labels round-trip
 
 
@@ -168,7 +168,7 @@ async def test_sc_draws_k_plus_one_samples_with_distinct_seeds_and_votes() -> No
     assert len(set(seeds)) == 4
     assert all(msgs == prompts.answer_messages(Q.question, "factual") for _, msgs, _ in fake.calls)
     assert out.answer is not None and "paris" in out.answer.lower()
-    assert out.details["samples"] == 4 and out.details["agreement"] == pytest.approx(0.75)
+    assert out.details["samples"] == 4 and out.details["vote_share"] == pytest.approx(0.75)
     # Another run seed gives other seeds; the same run seed the same ones.
     fake.calls.clear()
     await arm.answer(Q, "factual", seed=8)
@@ -197,7 +197,7 @@ async def test_selfpara_arm_runs_the_real_pipeline_with_the_template_as_context(
     out = await arm.answer(Q, "factual")
     assert out.answer == "Paris"
     assert out.details["k_kept"] == 3 and out.usage.calls == 1 + 1 + 3
-    assert out.details["agreement"] == pytest.approx(0.75)
+    assert out.details["vote_share"] == pytest.approx(0.75)
     assert out.details["original_won"] is True
     template = prompts.answer_messages(Q.question, "factual")
     answer_calls = [msgs for _, msgs, _ in fake.calls if PARAPHRASE_MARKER not in last_user_text(msgs)]
@@ -209,9 +209,9 @@ async def test_selfpara_arm_runs_the_real_pipeline_with_the_template_as_context(
 
 async def test_selfpara_arm_takes_any_wrap_settings() -> None:
     client, fake = make_client(pipeline_responder({}))
-    arm = make_arm("selfpara[k=2;agreement=exact]", client, MODEL, k=5)
+    arm = make_arm("selfpara[k=2;equivalence=exact]", client, MODEL, k=5)
     out = await arm.answer(Q)
-    assert arm.config.k == 2 and arm.config.agreement == "exact"
+    assert arm.config.k == 2 and arm.config.equivalence == "exact"
     assert out.usage.calls == 1 + 1 + 2
 
 

@@ -142,7 +142,7 @@ def test_sessions_close_with_their_loop(fake: FakeUpstream, base: str, caplog: p
         warnings.simplefilter("always")
         assert [asyncio.run(once()) for _ in range(3)] == ["Paris"] * 3
         paraphraser = SelfParaphraser(model="openai/fake", api_base=base, api_key=KEY, k=2,
-                                      paraphrase_check="off", agreement="exact", retries=0)
+                                      paraphrase_check="off", equivalence="exact", retries=0)
         assert paraphraser.answer("What is the capital of France?").answer == "Paris"
         del client, paraphraser
         gc.collect()

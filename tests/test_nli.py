@@ -47,12 +47,12 @@ def test_unnamed_labels_are_rejected(tmp_path):
         NLIModel(tiny_nli(tmp_path, labels=("LABEL_0", "LABEL_1", "LABEL_2")))
 
 
-async def test_pipeline_runs_with_nli_agreement_and_check(nli_dir):
+async def test_pipeline_runs_with_nli_equivalence_and_check(nli_dir):
     fake = FakeBackend(lambda m, msgs, p: "1. Tell me the capital of France.\n2. Which city is France's capital?"
                        if "Rewrite" in msgs[-1]["content"] else "Paris, I think" if "Which" in msgs[-1]["content"] else "Paris")
-    sp = SelfParaphraser(model="openai/x", k=2, agreement="exact,nli", paraphrase_check="nli", nli_model=str(nli_dir),
+    sp = SelfParaphraser(model="openai/x", k=2, equivalence="exact,nli", paraphrase_check="nli", nli_model=str(nli_dir),
                          client=ModelClient(backend=fake))
     r = await sp.aanswer("What is the capital of France?")
-    assert r.agreement_functions == ["exact", "nli"] and r.paraphrase_check == "nli"
+    assert r.equivalence_functions == ["exact", "nli"] and r.paraphrase_check == "nli"
     assert r.k_kept + len(r.rejected) == 2
     assert sum(c.size for c in r.clusters) == 1 + r.k_kept

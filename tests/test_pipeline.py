@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 
-from selfpara import ConfigError, InputError, SelfParaphraser, UpstreamError
+from selfpara import ConfigError, InputError, SelfParaphraser, UpstreamError, WrappedAnswer
 from selfpara.llm import ModelClient
 from selfpara.prompts import JUDGE_MARKER, PARAPHRASE_MARKER
 from selfpara.testing import FakeBackend, default_responder, last_user_text
@@ -16,19 +16,32 @@ def make(responder=None, delay_s=0.0, **settings):
 
 
 async def test_end_to_end_structure_and_accounting():
-    sp, fake = make(k=3, agreement="exact")
+    sp, fake = make(k=3, equivalence="exact")
     r = await sp.aanswer("What is the capital of France?")
     assert r.answer == "Paris" and r.k_requested == 3 and r.k_kept == 3
     assert [v.index for v in r.variants] == [0, 1, 2, 3] and r.variants[0].text == "What is the capital of France?"
-    assert r.agreement == 1.0 and r.original_won and r.entropy == 0.0
+    assert r.vote_share == 1.0 and r.original_won and r.entropy == 0.0
     assert [a.cluster for a in r.answers] == [0, 0, 0, 0]
     # 1 paraphrase + 1 judge per paraphrase (auto check = llm for API models) + 4 answers
     assert r.usage.calls == len(fake.calls) == 1 + 3 + 4
     assert r.usage.prompt_tokens > 0 and r.timings.total_s >= r.timings.answer_s
 
 
+async def test_old_json_names_are_kept_as_deprecated_aliases():
+    sp, _ = make(k=2, equivalence="exact", paraphrase_check="off")
+    r = await sp.aanswer("What is the capital of France?")
+    data = r.model_dump(mode="json")
+    assert data["agreement"] == data["vote_share"] == r.vote_share
+    assert data["agreement_functions"] == data["equivalence_functions"] == ["exact"]
+    with pytest.warns(DeprecationWarning, match="vote_share"):
+        assert r.agreement == r.vote_share
+    # a result saved before the rename still loads
+    old = {k: v for k, v in data.items() if k not in ("vote_share", "equivalence_functions")}
+    assert WrappedAnswer.model_validate(old) == r
+
+
 async def test_context_and_system_prompt_go_with_every_wording():
-    sp, fake = make(k=2, agreement="exact", paraphrase_check="off")
+    sp, fake = make(k=2, equivalence="exact", paraphrase_check="off")
     msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"},
             {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "What is the capital of France?"}]
     await sp.aanswer(msgs, temperature=0.3, max_tokens=17)
@@ -46,21 +59,21 @@ async def test_majority_overrules_original():
             return "Lyon"
         return default_responder()(model, messages, params)
 
-    sp, _ = make(respond, k=3, agreement="exact", paraphrase_check="off")
+    sp, _ = make(respond, k=3, equivalence="exact", paraphrase_check="off")
     r = await sp.aanswer("What is the capital of France?")
-    assert r.answer == "Paris" and not r.original_won and r.agreement == 0.75
+    assert r.answer == "Paris" and not r.original_won and r.vote_share == 0.75
     assert [c.size for c in r.clusters] == [1, 3] and r.winner == 1
 
 
 async def test_original_answered_in_parallel_with_paraphrasing():
-    sp, _ = make(k=4, agreement="exact", paraphrase_check="off", delay_s=0.2)
+    sp, _ = make(k=4, equivalence="exact", paraphrase_check="off", delay_s=0.2)
     r = await sp.aanswer("What is the capital of France?")
     # paraphrase round then one concurrent answer round: ~2 delays, not 1 + 5
     assert r.timings.total_s < 0.2 * 3
 
 
 async def test_overrides_do_not_leak():
-    sp, _ = make(k=3, agreement="exact", paraphrase_check="off")
+    sp, _ = make(k=3, equivalence="exact", paraphrase_check="off")
     r1 = await sp.aanswer("What is the capital of France?", k=1)
     r2 = await sp.aanswer("What is the capital of France?")
     assert (r1.k_requested, r2.k_requested) == (1, 3) and sp.config.k == 3
@@ -71,7 +84,7 @@ async def test_all_paraphrases_rejected_returns_raw_flagged():
         text = last_user_text(messages)
         return "1. What is the capital of France?" if PARAPHRASE_MARKER in text else "Paris"
 
-    sp, _ = make(respond, k=2, agreement="exact", paraphrase_check="off")
+    sp, _ = make(respond, k=2, equivalence="exact", paraphrase_check="off")
     r = await sp.aanswer("What is the capital of France?")
     assert r.k_kept == 0 and "no_paraphrases" in r.flags and r.answer == "Paris"
     assert r.rejected[0].reason == "overlap"
@@ -84,7 +97,7 @@ async def test_judge_rejections_reported():
             return "NO" if "(1)" in text else "YES"
         return default_responder()(model, messages, params)
 
-    sp, _ = make(respond, k=3, agreement="exact", paraphrase_check="llm")
+    sp, _ = make(respond, k=3, equivalence="exact", paraphrase_check="llm")
     r = await sp.aanswer("What is the capital of France?")
     assert r.k_kept == 2 and [x.reason for x in r.rejected] == ["not_equivalent"]
 
@@ -96,7 +109,7 @@ async def test_partial_failure_votes_over_the_rest():
             return UpstreamError("boom", status=500)
         return default_responder()(model, messages, params)
 
-    sp, _ = make(respond, k=3, agreement="exact", paraphrase_check="off")
+    sp, _ = make(respond, k=3, equivalence="exact", paraphrase_check="off")
     r = await sp.aanswer("What is the capital of France?")
     assert "partial_failure" in r.flags and r.failed_variants == [2]
     assert r.n_voted == 3 and r.answer == "Paris"
@@ -108,7 +121,7 @@ async def test_paraphrase_failure_degrades_to_raw():
             return UpstreamError("down", status=502, retryable=True)
         return "Paris"
 
-    sp, _ = make(respond, k=3, agreement="exact")
+    sp, _ = make(respond, k=3, equivalence="exact")
     r = await sp.aanswer("What is the capital of France?")
     assert r.flags == ["paraphrase_failed"] and r.answer == "Paris" and r.k_kept == 0
 
@@ -119,7 +132,7 @@ async def test_every_answer_failing_raises_with_status():
             return default_responder()(model, messages, params)
         return UpstreamError("bad key", status=401)
 
-    sp, _ = make(respond, k=2, agreement="exact", paraphrase_check="off")
+    sp, _ = make(respond, k=2, equivalence="exact", paraphrase_check="off")
     with pytest.raises(UpstreamError) as info:
         await sp.aanswer("What is the capital of France?")
     assert info.value.status == 401
@@ -134,8 +147,8 @@ async def test_bad_questions(bad):
     assert fake.calls == []
 
 
-@pytest.mark.parametrize("override", [{"k": 0}, {"k": 21}, {"agreement": "vibes"}, {"agreement": "nli"},
-                                      {"nli_model": "/nonexistent", "agreement": "nli"}])
+@pytest.mark.parametrize("override", [{"k": 0}, {"k": 21}, {"equivalence": "vibes"}, {"equivalence": "nli"},
+                                      {"nli_model": "/nonexistent", "equivalence": "nli"}])
 async def test_bad_settings(override):
     sp, _ = make()
     with pytest.raises(ConfigError):
@@ -143,12 +156,12 @@ async def test_bad_settings(override):
 
 
 def test_sync_entry_point_runs_twice():
-    sp, _ = make(k=1, agreement="exact", paraphrase_check="off")
+    sp, _ = make(k=1, equivalence="exact", paraphrase_check="off")
     assert sp.answer("What is the capital of France?").answer == "Paris"
     assert sp.answer("What is the capital of France?").answer == "Paris"
 
 
 async def test_paraphrase_only_entry_point():
-    sp, fake = make(k=3, agreement="exact", paraphrase_check="off")
+    sp, fake = make(k=3, equivalence="exact", paraphrase_check="off")
     kept, rejected = await sp.paraphrase("What is the capital of France?")
     assert len(kept) == 3 and rejected == [] and len(fake.calls) == 1

@@ -130,7 +130,8 @@ def test_plain_completion(xclient: openai.OpenAI, fake: FakeUpstream) -> None:
     report = resp.model_extra["selfpara"]
     assert report["passthrough"] is False
     assert report["k_requested"] == 3 and report["k_kept"] == 3
-    assert report["agreement"] == 1.0 and report["original_won"] is True
+    assert report["vote_share"] == 1.0 and report["original_won"] is True
+    assert report["agreement"] == report["vote_share"]  # deprecated alias, kept one release
     assert [v["index"] for v in report["variants"]] == [0, 1, 2, 3]
     assert len(report["answers"]) == 4 and report["flags"] == []
     assert set(report["timings"]) >= {"paraphrase_s", "answer_s", "total_s"}
@@ -144,7 +145,8 @@ def test_plain_completion(xclient: openai.OpenAI, fake: FakeUpstream) -> None:
     for call in fake.calls_of("answer"):
         assert call.body["messages"][0] == {"role": "system", "content": "Be brief."}
 
-    assert raw.headers["x-selfpara-agreement"] == "1.0000"
+    assert raw.headers["x-selfpara-vote-share"] == "1.0000"
+    assert raw.headers["x-selfpara-agreement"] == "1.0000"  # deprecated alias
     assert raw.headers["x-selfpara-k"] == "3"
     assert raw.headers["x-selfpara-k-kept"] == "3"
     assert raw.headers["x-request-id"] == report["request_id"]
@@ -169,7 +171,7 @@ def test_majority_vote_over_disagreeing_answers(client: openai.OpenAI, fake: Fak
     resp = client.chat.completions.create(model="openai/fake", messages=[{"role": "user", "content": Q}])
     report = resp.model_extra["selfpara"]
     assert resp.choices[0].message.content in {"Paris", "Paris.", "the Paris"}
-    assert report["agreement"] == 0.75 and report["original_won"] is False
+    assert report["vote_share"] == 0.75 and report["original_won"] is False
     assert len(report["clusters"]) == 2
 
 
@@ -226,12 +228,12 @@ async def test_per_request_settings_do_not_leak(aclient: openai.AsyncOpenAI) -> 
 def test_settings_reach_the_pipeline(client: openai.OpenAI, fake: FakeUpstream) -> None:
     resp = client.chat.completions.create(
         model="openai/fake", messages=[{"role": "user", "content": Q}], temperature=0.3, max_tokens=40,
-        extra_body={"selfpara": {"k": 2, "agreement": "exact", "paraphrase_check": "off"}},
+        extra_body={"selfpara": {"k": 2, "equivalence": "exact", "paraphrase_check": "off"}},
         top_p=0.9,
     )
     report = resp.model_extra["selfpara"]
     assert report["k_requested"] == 2 and report["paraphrase_check"] == "off"
-    assert report["agreement_functions"] == ["exact"]
+    assert report["equivalence_functions"] == report["agreement_functions"] == ["exact"]
     assert report["ignored_params"] == ["top_p"]
     assert not fake.calls_of("judge")
     for call in fake.calls_of("answer"):
@@ -336,8 +338,9 @@ def test_auth_errors(proxy: ThreadedServer) -> None:
         ({"model": "openai/fake", "messages": [{"role": "wizard", "content": "x"}]}, "messages.0.role"),
         (chat(selfpara={"k": 0}), "selfpara.k"),
         (chat(selfpara={"k": "many"}), "selfpara.k"),
-        (chat(selfpara={"agreement": "vibes"}), "selfpara.agreement"),
-        (chat(selfpara={"agreement": "nli"}), "selfpara"),  # nli needs nli_model: a cross-field check
+        (chat(selfpara={"equivalence": "vibes"}), "selfpara.equivalence"),
+        (chat(selfpara={"agreement": "vibes"}), "selfpara.equivalence"),  # deprecated alias
+        (chat(selfpara={"equivalence": "nli"}), "selfpara"),  # nli needs nli_model: a cross-field check
         (chat(selfpara={"colour": "blue"}), "selfpara.colour"),
         (chat(selfpara={"k": 6}), "selfpara.k"),
         (chat(max_tokens=100_000), "max_tokens"),
@@ -467,7 +470,7 @@ def test_partial_failure_degrades(xclient: openai.OpenAI, fake: FakeUpstream) ->
     assert report["failed_variants"] == [0, 2]
     failed = {a["variant"]: a["error"] for a in report["answers"] if a["error"]}
     assert set(failed) == {0, 2}
-    assert report["agreement"] == 1.0  # over the two answers that returned
+    assert report["vote_share"] == 1.0  # over the two answers that returned
     assert raw.headers["x-selfpara-flags"] == "partial_failure,original_failed"
     assert len([c for c in fake.calls if c.variant == 2]) == 1
 
@@ -571,7 +574,7 @@ def test_embedded_model_end_to_end() -> None:
         assert isinstance(resp.choices[0].message.content, str)
         assert report["model"] == "local/smollm2" and report["k_requested"] == 1
         assert len(report["answers"]) == 1 + report["k_kept"]
-        assert 0 < report["agreement"] <= 1
+        assert 0 < report["vote_share"] <= 1
         assert resp.usage.total_tokens == report["usage"]["prompt_tokens"] + report["usage"]["completion_tokens"] > 0
         chunks = list(client.chat.completions.create(  # passthrough, streamed, through the text-only backend
             model="selfpara/smollm2", messages=[{"role": "user", "content": "Say hi."}], max_tokens=8,

@@ -2,11 +2,11 @@ import math
 
 import pytest
 
-from selfpara.agreement import Agreement, ContainsMatch, ExactMatch
+from selfpara.equivalence import ContainsMatch, Equivalence, ExactMatch
 from selfpara.result import Answer, Cluster
 from selfpara.vote import choose_winner, cluster_answers, semantic_entropy, vote
 
-AGR = Agreement([ExactMatch(), ContainsMatch()])
+AGR = Equivalence([ExactMatch(), ContainsMatch()])
 
 
 def answers(*texts, logprobs=None):
@@ -30,7 +30,7 @@ async def test_failed_answers_are_skipped_and_abstentions_share_a_cluster():
 
 async def test_majority_wins():
     out = await vote("q", answers("Lyon", "Paris", "Paris"), AGR)
-    assert out.chosen == 1 and out.agreement == pytest.approx(2 / 3)
+    assert out.chosen == 1 and out.vote_share == pytest.approx(2 / 3)
 
 
 def test_tie_goes_to_original_cluster():

@@ -7,7 +7,7 @@
     rar          rephrase-and-respond: rewrite the question, then answer it
 
 An arm is named by a spec string: a name, optionally with settings in brackets,
-`selfpara[k=5;agreement=exact,numeric]`. The spec, as normalised by `parse_arm_spec`,
+`selfpara[k=5;equivalence=exact,numeric]`. The spec, as normalised by `parse_arm_spec`,
 is the arm's label in logs and reports, so two variants of one arm can run side by side.
 """
 
@@ -103,7 +103,7 @@ def parse_arm_spec(spec: str) -> ArmSpec:
     """`name` or `name[key=value;key=value]` -> ArmSpec. ConfigError on bad syntax or unknown names."""
     m = _SPEC.match(spec)
     if not m:
-        raise ConfigError(f"bad arm {spec!r}: write a name, optionally with settings, e.g. selfpara[k=5;agreement=exact]")
+        raise ConfigError(f"bad arm {spec!r}: write a name, optionally with settings, e.g. selfpara[k=5;equivalence=exact]")
     name = resolve_arm_name(m.group(1))
     settings: dict[str, Any] = {}
     for part in (m.group(2) or "").split(";"):
@@ -126,7 +126,7 @@ def parse_arm_spec(spec: str) -> ArmSpec:
 
 
 def parse_arm_list(text: str | list[str]) -> list[ArmSpec]:
-    """Arm specs from `raw,sc,selfpara[k=5;agreement=exact,numeric]` (commas inside brackets kept)."""
+    """Arm specs from `raw,sc,selfpara[k=5;equivalence=exact,numeric]` (commas inside brackets kept)."""
     parts: list[str] = []
     if isinstance(text, str):
         depth, current = 0, ""

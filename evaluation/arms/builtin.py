@@ -9,7 +9,7 @@ from typing import Any
 from evaluation.arms import prompts
 from evaluation.arms.base import Arm, ArmOutput, as_bool, as_float, as_int, sample_seed
 from evaluation.schema import ItemKind, ItemVariant
-from selfpara.config import MAX_K, WrapConfig, build_config, is_embedded
+from selfpara.config import DEPRECATED_NAMES, MAX_K, WrapConfig, build_config, is_embedded
 from selfpara.errors import ConfigError, UpstreamError
 from selfpara.result import Answer, Usage
 
@@ -49,7 +49,8 @@ class SelfParaArm(Arm):
 
     name = "selfpara"
     description = "the selfpara pipeline: k paraphrases, answer all, clustered majority vote"
-    options: dict[str, Any] = {f: None for f in WrapConfig.model_fields if f not in _RUN_FIELDS}
+    # Deprecated names (agreement) are still accepted in arm specs; WrapConfig renames them.
+    options: dict[str, Any] = {f: None for f in [*WrapConfig.model_fields, *DEPRECATED_NAMES] if f not in _RUN_FIELDS}
 
     def validate(self) -> None:
         from selfpara.pipeline import SelfParaphraser
@@ -85,7 +86,7 @@ class SelfParaArm(Arm):
             latency_s=time.perf_counter() - started,
             details={
                 "k_kept": wrapped.k_kept,
-                "agreement": wrapped.agreement,
+                "vote_share": wrapped.vote_share,
                 "entropy": round(wrapped.entropy, 4),
                 "original_won": wrapped.original_won,
                 "abstained": wrapped.abstained,
@@ -103,7 +104,10 @@ class SelfConsistencyArm(Arm):
 
     name = "sc"
     description = "self-consistency: k+1 samples of the same wording, majority vote with selfpara's clustering"
-    options: dict[str, Any] = {"k": 3, "temperature": 0.7, "agreement": "auto", "judge_model": None, "nli_model": None}
+    options: dict[str, Any] = {
+        "k": 3, "temperature": 0.7, "equivalence": "auto", "judge_model": None, "nli_model": None,
+        "agreement": None,  # deprecated alias of equivalence
+    }
 
     def validate(self) -> None:
         from selfpara.pipeline import SelfParaphraser
@@ -112,9 +116,9 @@ class SelfConsistencyArm(Arm):
         s["k"] = as_int(self.label, "k", s["k"], 1, MAX_K)
         s["temperature"] = as_float(self.label, "temperature", s["temperature"], 0.01, 2.0)
         try:
-            # Only the agreement settings matter here: the vote uses the pipeline's own Agreement.
+            # Only the equivalence settings matter here: the vote uses the pipeline's own Equivalence.
             self.config = build_config(
-                model=self.model, api_base=self.api_base, k=s["k"], agreement=s["agreement"],
+                model=self.model, api_base=self.api_base, k=s["k"], equivalence=s.pop("agreement", None) or s["equivalence"],
                 judge_model=s["judge_model"], nli_model=s["nli_model"],
             )
         except ConfigError as exc:
@@ -150,8 +154,8 @@ class SelfConsistencyArm(Arm):
             errors = "; ".join(sorted({a.error or "" for a in answers}))
             return ArmOutput(answer=None, error=f"every sample failed: {errors}", usage=usage,
                              latency_s=time.perf_counter() - started)
-        agreement = self.paraphraser.agreement_for(self.config)
-        outcome = await vote(variant.question, answers, agreement, usage)
+        equivalence = self.paraphraser.equivalence_for(self.config)
+        outcome = await vote(variant.question, answers, equivalence, usage)
         chosen = next(a.text for a in answers if a.variant == outcome.chosen)
         failed = len(answers) - len(ok)
         return ArmOutput(
@@ -162,7 +166,7 @@ class SelfConsistencyArm(Arm):
             details={
                 "samples": n,
                 "seeds": [sample_seed(seed, j) for j in range(n)],
-                "agreement": outcome.agreement,
+                "vote_share": outcome.vote_share,
                 "entropy": round(outcome.entropy, 4),
                 "answers": [a.text if a.ok else None for a in answers],
                 "clusters": [a.cluster for a in answers],

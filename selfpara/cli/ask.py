@@ -17,10 +17,11 @@ def ask(
     question: str = typer.Argument(..., help="The question to answer; '-' reads it from stdin."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="litellm model string; default: the embedded SmolLM2."),
     k: int = typer.Option(3, "--k", "-k", help="Paraphrases to generate (1-20)."),
-    agreement: str = typer.Option("auto", help="Answer-equivalence functions, e.g. exact,numeric,llm."),
+    equivalence: str = typer.Option("auto", "--equivalence", help="Answer-equivalence functions, e.g. exact,numeric,llm."),
+    agreement: Optional[str] = typer.Option(None, "--agreement", hidden=True, help="Deprecated alias of --equivalence."),
     judge_model: Optional[str] = typer.Option(None, help="Model for the LLM judges; default: --model."),
     paraphrase_check: str = typer.Option("auto", help="Paraphrase check: auto, off, llm or nli."),
-    nli_model: Optional[str] = typer.Option(None, help="Local NLI model directory (for nli agreement/check)."),
+    nli_model: Optional[str] = typer.Option(None, help="Local NLI model directory (for nli equivalence/check)."),
     temperature: float = typer.Option(0.0, help="Decoding temperature of the answers."),
     max_tokens: int = typer.Option(128, help="Max tokens per answer."),
     api_base: Optional[str] = typer.Option(None, help="Base URL of an OpenAI-compatible/vLLM/Ollama server."),
@@ -41,7 +42,7 @@ def ask(
 
         text = sys.stdin.read() if question == "-" else question
         cfg = build_config(
-            model=model or EMBEDDED_MODEL, k=k, agreement=agreement, judge_model=judge_model,
+            model=model or EMBEDDED_MODEL, k=k, equivalence=agreement or equivalence, judge_model=judge_model,
             paraphrase_check=paraphrase_check, nli_model=nli_model, temperature=temperature,
             max_tokens=max_tokens, api_base=api_base, transport=transport,
         )
@@ -58,6 +59,6 @@ def ask(
 
         err_console.print(result_table(result))
     typer.echo(result.answer)
-    notes = [f"agreement {result.agreement:.0%} of {result.n_voted}", f"kept {result.k_kept}/{result.k_requested} paraphrases"]
+    notes = [f"vote share {result.vote_share:.0%} of {result.n_voted}", f"kept {result.k_kept}/{result.k_requested} paraphrases"]
     notes += [f.replace("_", " ") for f in result.flags]
     err_console.print(f"[dim]{' · '.join(notes)}[/dim]", highlight=False)

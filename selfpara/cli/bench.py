@@ -25,7 +25,7 @@ def bench(
     arms: str = typer.Option(
         "raw,selfpara", "--arms", "-a",
         help="Comma-separated arms: raw, selfpara, sc, single_call, rar; settings in brackets, "
-        "e.g. 'raw,sc,selfpara\\[k=5;agreement=exact,numeric]'.",
+        "e.g. 'raw,sc,selfpara\\[k=5;equivalence=exact,numeric]'.",
     ),
     k: int = typer.Option(3, "--k", "-k", help="Paraphrases per question (selfpara, single_call); sc draws k+1 samples."),
     variants: str = typer.Option(

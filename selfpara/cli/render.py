@@ -9,7 +9,7 @@ from selfpara.result import WrappedAnswer
 
 def result_table(result: WrappedAnswer) -> Table:
     """A table: one row per wording with its answer, cluster and whether it won."""
-    table = Table(title=f"{result.model} · k {result.k_kept}/{result.k_requested} · agreement {result.agreement:.0%}"
+    table = Table(title=f"{result.model} · k {result.k_kept}/{result.k_requested} · vote share {result.vote_share:.0%}"
                   f" · entropy {result.entropy_normalized:.2f}", show_lines=True)
     table.add_column("#", justify="right")
     table.add_column("wording")

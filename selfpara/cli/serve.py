@@ -39,7 +39,10 @@ def serve(
         None, "--api-base", help="Upstream base URL (default: OPENAI_API_BASE / OPENAI_BASE_URL for openai/ models)."
     ),
     k: Optional[int] = typer.Option(None, "--k", "-k", help="Default paraphrases per question."),
-    agreement: Optional[str] = typer.Option(None, help="Default answer-equivalence functions (see WrapConfig)."),
+    equivalence: Optional[str] = typer.Option(
+        None, "--equivalence", help="Default answer-equivalence functions (see WrapConfig)."
+    ),
+    agreement: Optional[str] = typer.Option(None, "--agreement", hidden=True, help="Deprecated alias of --equivalence."),
     judge_model: Optional[str] = typer.Option(None, help="Default model for the LLM judges."),
     paraphrase_check: Optional[str] = typer.Option(None, help="auto, off, llm or nli."),
     temperature: Optional[float] = typer.Option(None, help="Default answer temperature."),
@@ -79,7 +82,8 @@ def serve(
         spec = {
             "config_file": str(config) if config else None,
             "upstream": {
-                "model": model, "api_base": api_base, "k": k, "agreement": agreement, "judge_model": judge_model,
+                "model": model, "api_base": api_base, "k": k, "equivalence": agreement or equivalence,
+                "judge_model": judge_model,
                 "paraphrase_check": paraphrase_check, "temperature": temperature, "max_tokens": max_tokens,
                 "timeout_s": timeout, "retries": retries, "transport": upstream_transport,
             },

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 
@@ -44,7 +44,11 @@ class SelfparaOptions(BaseModel):
 
     enabled: bool = Field(True, description="false: pass the request to the upstream unchanged.")
     k: int | None = None
-    agreement: str | None = None
+    equivalence: str | None = Field(
+        None,
+        description="Answer-equivalence functions, e.g. exact,numeric,llm. Deprecated alias: agreement.",
+        validation_alias=AliasChoices("equivalence", "agreement"),
+    )
     judge_model: str | None = None
     paraphrase_model: str | None = None
     paraphrase_check: str | None = None
@@ -56,7 +60,7 @@ class SelfparaOptions(BaseModel):
 
     def overrides(self) -> dict[str, Any]:
         """The WrapConfig overrides this block asks for (None values dropped)."""
-        fields = ("k", "agreement", "judge_model", "paraphrase_model", "paraphrase_check",
+        fields = ("k", "equivalence", "judge_model", "paraphrase_model", "paraphrase_check",
                   "paraphrase_temperature", "max_overlap", "nli_threshold")
         return {f: getattr(self, f) for f in fields if getattr(self, f) is not None}
 

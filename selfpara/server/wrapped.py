@@ -57,14 +57,11 @@ def report(wa: WrappedAnswer, call: Call, *, ignored: list[str] = (), notes: lis
     return scrub(out, call.secrets)
 
 
-def vote_share(wa: WrappedAnswer) -> float:
-    return float(getattr(wa, "vote_share", wa.agreement))
-
-
 def headers(wa: WrappedAnswer) -> dict[str, str]:
     """The headline figures as response headers."""
     out = {
-        "X-Selfpara-Agreement": f"{vote_share(wa):.4f}",
+        "X-Selfpara-Vote-Share": f"{wa.vote_share:.4f}",
+        "X-Selfpara-Agreement": f"{wa.vote_share:.4f}",  # deprecated alias of X-Selfpara-Vote-Share, one release
         "X-Selfpara-K": str(wa.k_requested),
         "X-Selfpara-K-Kept": str(wa.k_kept),
         "X-Selfpara-Entropy": f"{wa.entropy:.4f}",
@@ -76,7 +73,7 @@ def headers(wa: WrappedAnswer) -> dict[str, str]:
 
 
 def log_fields(wa: WrappedAnswer) -> dict[str, Any]:
-    return {"mode": "wrapped", "k": wa.k_requested, "k_kept": wa.k_kept, "vote_share": f"{vote_share(wa):.2f}",
+    return {"mode": "wrapped", "k": wa.k_requested, "k_kept": wa.k_kept, "vote_share": f"{wa.vote_share:.2f}",
             "calls": wa.usage.calls, "flags": ",".join(wa.flags) or "-"}
 
 

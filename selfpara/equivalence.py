@@ -112,7 +112,7 @@ class LLMJudge:
         return parse_yes_no(reply.text)
 
 
-class Agreement:
+class Equivalence:
     """Runs equivalence functions cheapest first and caches verdicts per (question, pair).
 
     Args:
@@ -154,10 +154,10 @@ class Agreement:
         return next((i for i, v in enumerate(verdicts) if v), None)
 
 
-def build_agreement(
+def build_equivalence(
     names: list[str], *, client: ModelClient, judge_model: str, nli: NLIModel | None = None
-) -> Agreement:
-    """An Agreement over the named functions (see `selfpara.config.AGREEMENT_FUNCTIONS`)."""
+) -> Equivalence:
+    """An Equivalence over the named functions (see `selfpara.config.EQUIVALENCE_FUNCTIONS`)."""
     fns: list[EquivalenceFn] = []
     for name in names:
         if name == "exact":
@@ -168,10 +168,10 @@ def build_agreement(
             fns.append(ContainsMatch())
         elif name in ("nli", "nli-lenient"):
             if nli is None:
-                raise ConfigError(f"agreement {name!r} needs an NLI model (nli_model)")
+                raise ConfigError(f"equivalence function {name!r} needs an NLI model (nli_model)")
             fns.append(NLIEquivalence(nli, strict=name == "nli"))
         elif name == "llm":
             fns.append(LLMJudge(client, judge_model))
         else:
-            raise ConfigError(f"unknown agreement function {name!r}")
-    return Agreement(fns)
+            raise ConfigError(f"unknown equivalence function {name!r}")
+    return Equivalence(fns)

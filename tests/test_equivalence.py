@@ -1,4 +1,4 @@
-from selfpara.agreement import Agreement, ContainsMatch, ExactMatch, LLMJudge, NumericMatch, build_agreement
+from selfpara.equivalence import ContainsMatch, Equivalence, ExactMatch, LLMJudge, NumericMatch, build_equivalence
 from selfpara.result import Completion, Usage
 from selfpara.testing import FakeBackend
 from selfpara.llm import ModelClient
@@ -43,7 +43,7 @@ async def test_chain_cheapest_first_and_cache():
         return "YES"
 
     client = ModelClient(backend=FakeBackend(respond))
-    agr = build_agreement(["exact", "numeric", "llm"], client=client, judge_model="openai/j")
+    agr = build_equivalence(["exact", "numeric", "llm"], client=client, judge_model="openai/j")
     assert await agr.equivalent("q", "Paris", "paris.")  # exact decides, no call
     assert calls == []
     assert await agr.equivalent("q", "42", "41") is False  # numeric decides False, no call
@@ -54,6 +54,6 @@ async def test_chain_cheapest_first_and_cache():
 
 
 async def test_undecided_pair_is_not_equivalent():
-    agr = Agreement([ExactMatch()])
+    agr = Equivalence([ExactMatch()])
     assert await agr.equivalent("q", "Paris", "Lyon") is False
     assert await agr.equivalent_any("q", "paris", ["Lyon", "Paris!"]) == 1
