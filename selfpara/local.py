@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import contextlib
 import functools
 import importlib.resources
 import logging
@@ -23,12 +24,13 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from selfpara.errors import ConfigError, UpstreamError
+from selfpara.messages import content_text
 from selfpara.result import Completion, Message
 
 log = logging.getLogger(__name__)
@@ -94,7 +96,7 @@ def make_request(messages: Sequence[Message], params: dict[str, Any]) -> GenRequ
         raise UpstreamError(f"bad generation parameter: {exc}", status=400) from None
     if max_tokens < 1 or temperature < 0 or not 0 < top_p <= 1:
         raise UpstreamError("need max_tokens >= 1, temperature >= 0, 0 < top_p <= 1", status=400)
-    chat = [{"role": str(m.get("role", "user")), "content": _content_text(m.get("content"))} for m in messages]
+    chat = [{"role": str(m.get("role", "user")), "content": content_text(m.get("content"))} for m in messages]
     return GenRequest(chat, max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed)
 
 
@@ -104,11 +106,26 @@ def _given(params: dict[str, Any], name: str, default: object) -> Any:
     return default if value is None else value
 
 
-def _content_text(content: object) -> str:
-    """Message content as plain text (OpenAI allows a list of typed parts)."""
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return "" if content is None else str(content)
+@contextlib.contextmanager
+def _quiet_progress() -> Iterator[None]:
+    """Silence transformers' progress bars while loading, and restore them afterwards.
+
+    tqdm bars would scribble over the CLI's spinner; the GGUF converter calls tqdm
+    directly, so it is silenced at the name it looks up, for the load only.
+    """
+    import transformers.modeling_gguf_pytorch_utils as gguf_utils
+    from transformers.utils import logging as hf_logging
+
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    original = gguf_utils.tqdm
+    gguf_utils.tqdm = functools.partial(original, disable=True)
+    try:
+        yield
+    finally:
+        gguf_utils.tqdm = original
+        if was_enabled:
+            hf_logging.enable_progress_bar()
 
 
 def batch_key(req: GenRequest) -> tuple[float, float, int | None]:
@@ -173,22 +190,14 @@ class EmbeddedBackend:
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
-            from transformers.utils import logging as hf_logging
-
-            import transformers.modeling_gguf_pytorch_utils as gguf_utils
-
-            # tqdm bars would scribble over the CLI's spinner; the GGUF converter calls tqdm
-            # directly, so silence it at the name it looks up.
-            hf_logging.disable_progress_bar()
-            if not isinstance(gguf_utils.tqdm, functools.partial):
-                gguf_utils.tqdm = functools.partial(gguf_utils.tqdm, disable=True)
             # One thread per core we may run on unless told otherwise: on a shared,
             # oversubscribed CPU fewer threads can be several times faster (OpenMP waits).
             torch.set_num_threads(self.threads or len(os.sched_getaffinity(0)))
             # A local directory and local_files_only: nothing here may touch the network.
-            tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name, local_files_only=True)
-            say("loading weights")
-            model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, local_files_only=True)
+            with _quiet_progress():
+                tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name, local_files_only=True)
+                say("loading weights")
+                model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, local_files_only=True)
             model.eval()
             tokenizer.padding_side = "left"  # decoder-only batches must be left-padded
             # SmolLM2's chat turns end with <|im_end|>; stop there even if the GGUF names another EOS.
