@@ -5,11 +5,6 @@
     print(result.answer, result.vote_share)
 """
 
-import os
-
-# litellm fetches a price list over the network at import unless told not to; selfpara runs offline.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
 from selfpara.config import EMBEDDED_MODEL, WrapConfig, build_config
 from selfpara.errors import ConfigError, InputError, SelfparaError, UpstreamError, UpstreamTimeout
 from selfpara.llm import ModelClient

@@ -20,7 +20,8 @@ from typing import Any, Protocol
 
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
-from selfpara.config import is_embedded
+from selfpara._litellm import import_litellm
+from selfpara.config import WrapConfig, is_embedded
 from selfpara.errors import SelfparaError, UpstreamError, UpstreamTimeout
 from selfpara.http_backend import HttpBackend, HttpTransport, Transport, endpoint_from_env, resolve_transport
 from selfpara.result import Completion, Message, Usage
@@ -128,6 +129,28 @@ class ModelClient:
             weakref.WeakKeyDictionary()
         )
 
+    @classmethod
+    def from_config(cls, config: WrapConfig, **changes: Any) -> ModelClient:
+        """The client a WrapConfig describes: its base URL, key, timeout, retries, concurrency
+        and transport, with the base URL and key sent only to the answering model's provider.
+
+        Args:
+            config: the settings to read.
+            **changes: constructor arguments that replace what `config` gives (e.g.
+                `concurrency=`, `backoff_s=`, `http=`, or `provider=None` to send the base
+                URL and key to every model).
+        """
+        values: dict[str, Any] = {
+            "api_base": config.api_base,
+            "api_key": config.api_key.get_secret_value() if config.api_key else None,
+            "timeout_s": config.call_timeout_s,
+            "retries": config.retries,
+            "concurrency": config.concurrency,
+            "provider": provider_of(config.model),
+            "transport": config.transport,
+        }
+        return cls(**{**values, **changes})
+
     def backend_for(self, model: str) -> Backend:
         """The backend that serves `model`."""
         if self._backend is not None:
@@ -146,7 +169,7 @@ class ModelClient:
                 backend = self._http_backends[(base, key)] = HttpBackend(self.http, base, key)
             return backend
         if self._litellm is None:
-
+            import_litellm()  # its import takes seconds: never inside a call's timeout
             self._litellm = LiteLLMBackend()
         return self._litellm
 
@@ -337,8 +360,7 @@ class LiteLLMBackend:
     raw_endpoints = frozenset({"chat/completions", "completions"})
 
     async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion:
-        import litellm
-
+        litellm = import_litellm()
         try:
             response = await litellm.acompletion(model=model, messages=messages, num_retries=0, **params)
         except Exception as exc:
@@ -381,8 +403,7 @@ class LiteLLMBackend:
 
     @staticmethod
     def _call(endpoint: str) -> Any:
-        import litellm
-
+        litellm = import_litellm()
         return litellm.acompletion if endpoint == "chat/completions" else litellm.atext_completion
 
 
@@ -436,7 +457,7 @@ def completion_from_response(response: Any) -> Completion:
 
 def _classify(model: str, exc: Exception) -> UpstreamError:
     """Map a litellm exception to an UpstreamError with a fitting status and retryability."""
-    import litellm
+    litellm = import_litellm()
 
     name = type(exc).__name__
     message = str(exc).splitlines()[0] if str(exc) else name

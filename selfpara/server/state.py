@@ -99,9 +99,9 @@ async def warm_litellm(model: str) -> None:
     """
     started = time.perf_counter()
     try:
-        import litellm
+        from selfpara._litellm import import_litellm
 
-        await litellm.acompletion(model=model, messages=[{"role": "user", "content": "warm-up"}], mock_response="ok")
+        await import_litellm().acompletion(model=model, messages=[{"role": "user", "content": "warm-up"}], mock_response="ok")
     except Exception as exc:  # warming is an optimisation only
         log.debug("litellm warm-up failed: %s", type(exc).__name__)
     log.info("litellm ready in %.1fs", time.perf_counter() - started)
