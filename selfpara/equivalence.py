@@ -2,21 +2,37 @@
 
 Each function returns True (equivalent), False (not equivalent) or None (cannot
 decide: ask the next one). A pair no function decides is not equivalent.
+
+A new function is one small class registered by name:
+
+    @register_equivalence("length")
+    class SameLength:
+        name = "length"
+        async def __call__(self, question, a, b, usage):
+            return True if len(a) == len(b) else None
+
+The registry (`EQUIVALENCE_FUNCTIONS`) is what `WrapConfig.equivalence` is validated
+against; a class that needs the judge model or the NLI model defines
+`from_deps(cls, deps: EquivalenceDeps)`.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from typing import Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from selfpara import mathanswer, prompts
 from selfpara.errors import ConfigError
-from selfpara.llm import ModelClient
-from selfpara.nli import NLIModel
 from selfpara.paraphrase import parse_yes_no
 from selfpara.result import Usage
 from selfpara.text import contains_phrase, normalize_answer, words
+
+if TYPE_CHECKING:  # types only: the config validates names against this module's registry
+    from selfpara.llm import ModelClient
+    from selfpara.nli import NLIModel
 
 
 class EquivalenceFn(Protocol):
@@ -27,6 +43,48 @@ class EquivalenceFn(Protocol):
     async def __call__(self, question: str, a: str, b: str, usage: Usage | None) -> bool | None: ...
 
 
+@dataclass(frozen=True)
+class EquivalenceDeps:
+    """What building an equivalence function may use.
+
+    Attributes:
+        client: the model door, for judges that ask a model.
+        judge_model: the model the LLM judge asks.
+        nli: the loaded NLI model, when the settings name one.
+    """
+
+    client: ModelClient
+    judge_model: str
+    nli: NLIModel | None = None
+
+
+@dataclass(frozen=True)
+class Registered:
+    """One registry entry: how to build the function and whether it needs an NLI model."""
+
+    build: Callable[[EquivalenceDeps], EquivalenceFn]
+    needs_nli: bool = False
+
+
+EQUIVALENCE_FUNCTIONS: dict[str, Registered] = {}
+"""Answer-equivalence functions by name, in registration order (cheapest first)."""
+
+_C = TypeVar("_C", bound=type)
+
+
+def register_equivalence(name: str, *, needs_nli: bool = False) -> Callable[[_C], _C]:
+    """Class decorator: register the class under `name`, built by its `from_deps(deps)`
+    classmethod when it has one, else by calling it with no arguments."""
+
+    def add(cls: _C) -> _C:
+        build = getattr(cls, "from_deps", None) or (lambda deps: cls())
+        EQUIVALENCE_FUNCTIONS[name] = Registered(build=build, needs_nli=needs_nli)
+        return cls
+
+    return add
+
+
+@register_equivalence("exact")
 class ExactMatch:
     """Equal after normalisation (case, punctuation, articles, whitespace); otherwise undecided."""
 
@@ -36,6 +94,7 @@ class ExactMatch:
         return True if normalize_answer(a) == normalize_answer(b) else None
 
 
+@register_equivalence("numeric")
 class NumericMatch:
     """Compares final numeric/symbolic answers when both answers state one.
 
@@ -62,6 +121,7 @@ def _stated(text: str) -> str | None:
     return found
 
 
+@register_equivalence("contains")
 class ContainsMatch:
     """A short answer (≤ 6 words) occurring as a phrase inside the other: "Paris" ~ "It is Paris."."""
 
@@ -74,6 +134,7 @@ class ContainsMatch:
         return None
 
 
+@register_equivalence("nli", needs_nli=True)
 class NLIEquivalence:
     """Bidirectional entailment conditioned on the question ("q a" vs "q b").
 
@@ -85,6 +146,10 @@ class NLIEquivalence:
         self.strict = strict
         self.name = "nli" if strict else "nli-lenient"
 
+    @classmethod
+    def from_deps(cls, deps: EquivalenceDeps) -> NLIEquivalence:
+        return cls(_needs_nli(deps, "nli"))
+
     async def __call__(self, question: str, a: str, b: str, usage: Usage | None) -> bool | None:
         qa, qb = f"{question} {a}", f"{question} {b}"
         ab, ba = await self.nli.aprobs([(qa, qb), (qb, qa)])
@@ -95,6 +160,22 @@ class NLIEquivalence:
         return "contradiction" not in (la, lb) and not (la == "neutral" and lb == "neutral")
 
 
+@register_equivalence("nli-lenient", needs_nli=True)
+class LenientNLIEquivalence(NLIEquivalence):
+    """NLIEquivalence in its lenient form: no contradiction either way and not neutral both ways."""
+
+    @classmethod
+    def from_deps(cls, deps: EquivalenceDeps) -> NLIEquivalence:
+        return cls(_needs_nli(deps, "nli-lenient"), strict=False)
+
+
+def _needs_nli(deps: EquivalenceDeps, name: str) -> NLIModel:
+    if deps.nli is None:
+        raise ConfigError(f"equivalence function {name!r} needs an NLI model (nli_model)")
+    return deps.nli
+
+
+@register_equivalence("llm")
 class LLMJudge:
     """Asks a model whether the two answers say the same thing; undecided if it answers neither YES nor NO."""
 
@@ -103,6 +184,10 @@ class LLMJudge:
     def __init__(self, client: ModelClient, model: str) -> None:
         self.client = client
         self.model = model
+
+    @classmethod
+    def from_deps(cls, deps: EquivalenceDeps) -> LLMJudge:
+        return cls(deps.client, deps.judge_model)
 
     async def __call__(self, question: str, a: str, b: str, usage: Usage | None) -> bool | None:
         prompt = prompts.SAME_ANSWER.format(question=question, a=a, b=b)
@@ -157,21 +242,12 @@ class Equivalence:
 def build_equivalence(
     names: list[str], *, client: ModelClient, judge_model: str, nli: NLIModel | None = None
 ) -> Equivalence:
-    """An Equivalence over the named functions (see `selfpara.config.EQUIVALENCE_FUNCTIONS`)."""
+    """An Equivalence over the named functions, tried in the order given (see `EQUIVALENCE_FUNCTIONS`)."""
+    deps = EquivalenceDeps(client=client, judge_model=judge_model, nli=nli)
     fns: list[EquivalenceFn] = []
     for name in names:
-        if name == "exact":
-            fns.append(ExactMatch())
-        elif name == "numeric":
-            fns.append(NumericMatch())
-        elif name == "contains":
-            fns.append(ContainsMatch())
-        elif name in ("nli", "nli-lenient"):
-            if nli is None:
-                raise ConfigError(f"equivalence function {name!r} needs an NLI model (nli_model)")
-            fns.append(NLIEquivalence(nli, strict=name == "nli"))
-        elif name == "llm":
-            fns.append(LLMJudge(client, judge_model))
-        else:
-            raise ConfigError(f"unknown equivalence function {name!r}")
+        entry = EQUIVALENCE_FUNCTIONS.get(name)
+        if entry is None:
+            raise ConfigError(f"unknown equivalence function {name!r}; choose from {list(EQUIVALENCE_FUNCTIONS)}")
+        fns.append(entry.build(deps))
     return Equivalence(fns)

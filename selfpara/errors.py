@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class SelfparaError(Exception):
     """Base class of every error selfpara raises on purpose."""
@@ -13,6 +19,26 @@ class InputError(SelfparaError, ValueError):
 
 class ConfigError(SelfparaError, ValueError):
     """A setting is out of range, unknown, or points at something unreadable."""
+
+
+def config_error(
+    exc: ValidationError, what: str = "settings", *, name: Callable[[str], str] | None = None, default_loc: str = "config"
+) -> ConfigError:
+    """One readable ConfigError from a pydantic ValidationError: `invalid <what>: <field>: <problem>; ...`.
+
+    Args:
+        exc: the validation failure.
+        what: what was being validated, for the message ("settings", "server settings", ...).
+        name: turns a dotted field path into the name the user knows (e.g. a CLI flag).
+        default_loc: the name used for a problem of the whole object (a cross-field check).
+    """
+    problems = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        loc = name(loc) if name and loc else loc or default_loc
+        message = str(err["msg"]).removeprefix("Value error, ")
+        problems.append(f"{loc}: {message}")
+    return ConfigError(f"invalid {what}: {'; '.join(problems)}")
 
 
 class UpstreamError(SelfparaError):

@@ -16,7 +16,8 @@ from selfpara import prompts
 from selfpara.equivalence import Equivalence, build_equivalence
 from selfpara.config import WrapConfig, build_config
 from selfpara.errors import InputError, UpstreamError
-from selfpara.llm import ModelClient, provider_of
+from selfpara.llm import ModelClient
+from selfpara.messages import content_text
 from selfpara.nli import NLIModel, load_nli
 from selfpara.paraphrase import (
     EquivalenceCheck,
@@ -45,12 +46,8 @@ def split_messages(question: str | list[Message]) -> tuple[list[Message], str]:
         raise InputError("the conversation has no user message to answer")
     if idx != len(messages) - 1:
         raise InputError("the last message must be the user's question")
-    content = messages[idx].get("content")
-    if isinstance(content, list):  # OpenAI content parts: text only
-        if not all(isinstance(p, dict) and p.get("type") == "text" for p in content):
-            raise InputError("only text content can be paraphrased")
-        content = "\n".join(str(p.get("text", "")) for p in content)
-    if not isinstance(content, str) or not content.strip():
+    content = content_text(messages[idx].get("content"))
+    if not content.strip():
         raise InputError("the question is empty")
     if len(content) > MAX_QUESTION_CHARS:
         raise InputError(f"the question is {len(content)} characters; the limit is {MAX_QUESTION_CHARS}")
@@ -81,15 +78,7 @@ class SelfParaphraser:
         if config is not None and settings:
             raise TypeError("pass either config or keyword settings, not both")
         self.config = config or build_config(**settings)
-        self.client = client or ModelClient(
-            api_base=self.config.api_base,
-            api_key=self.config.api_key.get_secret_value() if self.config.api_key else None,
-            timeout_s=self.config.call_timeout_s,
-            retries=self.config.retries,
-            concurrency=self.config.concurrency,
-            provider=provider_of(self.config.model),
-            transport=self.config.transport,
-        )
+        self.client = client or ModelClient.from_config(self.config)
         # Bounded: a server's clients may name many judge models over time.
         self._equivalences: OrderedDict[tuple[str, ...], Equivalence] = OrderedDict()
 

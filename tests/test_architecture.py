@@ -1,0 +1,236 @@
+"""The import rules of docs/architecture.md, read from the source with `ast` (nothing is imported).
+
+- the core (`selfpara`) never imports the evaluation package, at any level;
+- inside `selfpara`, only the CLI imports `selfpara.cli`, and only the CLI and the
+  server import `selfpara.server` (the server never imports the CLI);
+- no import cycle between modules of `selfpara` and `evaluation`.
+
+Every import counts, also one inside a function (the documented way to defer a slow import
+such as torch or litellm): a deferred import cannot deadlock a load, but it is still a
+dependency, and a cycle hidden in a function is still two modules that cannot be understood
+apart. Imports under `if TYPE_CHECKING:` never run and are ignored.
+
+Edges that other work in progress removes are listed in KNOWN_*: each is checked by a
+strict xfail test, which fails once the edge is gone so that the entry gets deleted.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("selfpara", "evaluation")
+
+# (importer, imported package or module) edges owned by others (issue 8).
+KNOWN_CORE_TO_EVALUATION = {
+    ("selfpara.cli.bench", "evaluation"): "evaluation commands move into the evaluation package",
+    ("selfpara.cli.metrics", "evaluation"): "evaluation commands move into the evaluation package",
+    ("selfpara.cli.report", "evaluation"): "evaluation commands move into the evaluation package",
+}
+KNOWN_LAYER_EDGES = {
+    ("selfpara.server.logs", "selfpara.cli"): "the proxy's logging setup must not come from the CLI",
+}
+KNOWN_CYCLES: dict[frozenset[str], str] = {
+    frozenset({"evaluation.datasets", "evaluation.metrics.rows"}): "dataset readers and metric rows share helpers",
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def all_modules() -> dict[str, Path]:
+    return {module_name(p): p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
+
+
+MODULES = all_modules()
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _import_nodes(tree: ast.Module, module_level: bool) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Import statements of a module, skipping `if TYPE_CHECKING:` blocks; with
+    `module_level`, also skipping everything inside functions (classes and try/if blocks count)."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                stack.extend(child.orelse)
+                continue
+            if module_level and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                yield child
+            stack.append(child)
+
+
+def _resolve(name: str) -> str | None:
+    """The longest known module that `name` is or lies in (None outside our packages)."""
+    while name:
+        if name in MODULES:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def imports_of(module: str, module_level: bool) -> set[str]:
+    """Modules of our packages that `module` imports."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in _import_nodes(tree, module_level):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        else:
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            # `from pkg import sub` imports the submodule when there is one, else a name of pkg.
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+        for target in targets:
+            resolved = _resolve(target)
+            if resolved is not None and resolved != module:
+                found.add(resolved)
+    return found
+
+
+def edges(module_level: bool) -> set[tuple[str, str]]:
+    return {(m, dep) for m in MODULES for dep in imports_of(m, module_level)}
+
+
+def _in(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def core_to_evaluation() -> set[tuple[str, str]]:
+    return {(a, "evaluation") for a, b in edges(module_level=False) if _in(a, "selfpara") and _in(b, "evaluation")}
+
+
+def layer_violations() -> set[tuple[str, str]]:
+    """Edges into selfpara.cli / selfpara.server from parts of selfpara that may not use them."""
+    bad = set()
+    for a, b in edges(module_level=False):
+        if not _in(a, "selfpara"):
+            continue  # the evaluation package registers its commands into the CLI
+        cli_side = _in(a, "selfpara.cli") or a == "selfpara.__main__"
+        if _in(b, "selfpara.cli") and not cli_side:
+            bad.add((a, "selfpara.cli"))
+        if _in(b, "selfpara.server") and not (cli_side or _in(a, "selfpara.server")):
+            bad.add((a, "selfpara.server"))
+    return bad
+
+
+def cycles(module_level: bool = False) -> list[frozenset[str]]:
+    """Strongly connected components (more than one module) of the import graph."""
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+    for a, b in edges(module_level):
+        graph[a].add(b)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's algorithm; the graph is small enough to recurse
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(frozenset(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_walk_sees_the_packages() -> None:
+    # guards the test itself: a broken walk would find no edges and pass everything
+    assert {"selfpara.pipeline", "selfpara.cli", "selfpara.server.app", "evaluation.runner"} <= set(MODULES)
+    assert "selfpara.config" in imports_of("selfpara.pipeline", module_level=True)
+    assert ("selfpara.vote", "selfpara.equivalence") in edges(module_level=True)
+
+
+def test_core_never_imports_evaluation() -> None:
+    assert core_to_evaluation() - set(KNOWN_CORE_TO_EVALUATION) == set()
+
+
+def test_only_the_cli_uses_the_cli_and_only_cli_and_server_use_the_server() -> None:
+    assert layer_violations() - set(KNOWN_LAYER_EDGES) == set()
+
+
+def test_no_import_cycle() -> None:
+    assert cycles(module_level=True) == []  # no exception at all: such a cycle can break a load
+    assert [c for c in cycles() if c not in KNOWN_CYCLES] == []
+
+
+def test_the_checks_catch_violations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a cycle and a forbidden edge written into a throwaway tree are found
+    pkg = tmp_path / "selfpara"
+    (pkg / "cli").mkdir(parents=True)
+    (tmp_path / "evaluation").mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from selfpara import b\nfrom selfpara.cli import x\n")
+    (pkg / "b.py").write_text("import selfpara.a\n\ndef later():\n    import evaluation.runner\n")
+    (pkg / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from selfpara import d\n")
+    (pkg / "d.py").write_text("from . import c\n")
+    (pkg / "cli" / "__init__.py").write_text("")
+    (pkg / "cli" / "x.py").write_text("")
+    (tmp_path / "evaluation" / "__init__.py").write_text("")
+    (tmp_path / "evaluation" / "runner.py").write_text("")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    monkeypatch.setattr(sys.modules[__name__], "MODULES", all_modules())
+    assert cycles() == [frozenset({"selfpara.a", "selfpara.b"})]
+    assert imports_of("selfpara.b", module_level=True) == {"selfpara.a"}  # the deferred import is not module-level
+    assert imports_of("selfpara.c", module_level=False) == set()  # TYPE_CHECKING imports never run
+    assert core_to_evaluation() == {("selfpara.b", "evaluation")}
+    assert layer_violations() == {("selfpara.a", "selfpara.cli")}
+
+
+@pytest.mark.xfail(strict=True, reason="known edge, removed by work in progress on issue 8")
+@pytest.mark.parametrize("edge", sorted(KNOWN_CORE_TO_EVALUATION))
+def test_known_core_to_evaluation_edge_is_gone(edge: tuple[str, str]) -> None:
+    assert edge not in core_to_evaluation()
+
+
+@pytest.mark.xfail(strict=True, reason="known edge, removed by work in progress on issue 8")
+@pytest.mark.parametrize("edge", sorted(KNOWN_LAYER_EDGES))
+def test_known_layer_edge_is_gone(edge: tuple[str, str]) -> None:
+    assert edge not in layer_violations()
+
+
+@pytest.mark.xfail(strict=True, reason="known cycle, removed by work in progress on issue 8")
+@pytest.mark.parametrize("cycle", sorted(KNOWN_CYCLES, key=sorted), ids=lambda c: "<->".join(sorted(c)))
+def test_known_cycle_is_gone(cycle: frozenset[str]) -> None:
+    assert cycle not in cycles()
