@@ -234,3 +234,24 @@ def test_known_layer_edge_is_gone(edge: tuple[str, str]) -> None:
 @pytest.mark.parametrize("cycle", sorted(KNOWN_CYCLES, key=sorted), ids=lambda c: "<->".join(sorted(c)))
 def test_known_cycle_is_gone(cycle: frozenset[str]) -> None:
     assert cycle not in cycles()
+
+
+def test_importing_selfpara_has_no_side_effects() -> None:
+    # In a fresh interpreter without the variable: `import selfpara` sets nothing, the
+    # litellm importer sets it (offline price list) and keeps a value the user chose.
+    import os
+    import subprocess
+
+    code = (
+        "import os, sys\n"
+        "import selfpara, selfpara.pipeline, selfpara.cli\n"
+        "assert 'LITELLM_LOCAL_MODEL_COST_MAP' not in os.environ, 'set on import'\n"
+        "assert 'litellm' not in sys.modules, 'litellm imported eagerly'\n"
+        "from selfpara._litellm import import_litellm\n"
+        "import_litellm()\n"
+        "assert os.environ['LITELLM_LOCAL_MODEL_COST_MAP'] == 'True'\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -40,3 +40,29 @@ def test_agreement_is_a_deprecated_alias_of_equivalence():
         assert cfg.with_overrides(agreement="exact,numeric").equivalence == "exact,numeric"
     with pytest.raises(ConfigError, match="not both"):
         build_config(agreement="exact", equivalence="numeric")
+
+
+def test_validation_errors_read_as_one_line_per_problem():
+    with pytest.raises(ConfigError) as info:
+        build_config(k=0, equivalence="vibes")
+    message = str(info.value)
+    assert message.startswith("invalid settings: ")
+    assert "k: Input should be greater than or equal to 1" in message
+    assert "equivalence: unknown equivalence function(s) ['vibes']" in message  # no "Value error, " noise
+    with pytest.raises(ConfigError, match=r"invalid settings: config: NLI equivalence .* needs nli_model"):
+        build_config(equivalence="nli")  # a cross-field problem is named after the whole object
+
+
+def test_config_error_can_name_fields_as_the_user_knows_them():
+    from pydantic import BaseModel, ValidationError
+
+    from selfpara.errors import config_error
+
+    class Opts(BaseModel):
+        max_items: int
+
+    try:
+        Opts(max_items="many")  # type: ignore[arg-type]
+    except ValidationError as exc:
+        err = config_error(exc, "bench settings", name=lambda loc: "--" + loc.replace("_", "-"))
+    assert str(err).startswith("invalid bench settings: --max-items: Input should be a valid integer")

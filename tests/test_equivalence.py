@@ -1,3 +1,5 @@
+import pytest
+
 from selfpara.equivalence import ContainsMatch, Equivalence, ExactMatch, LLMJudge, NumericMatch, build_equivalence
 from selfpara.result import Completion, Usage
 from selfpara.testing import FakeBackend
@@ -57,3 +59,40 @@ async def test_undecided_pair_is_not_equivalent():
     agr = Equivalence([ExactMatch()])
     assert await agr.equivalent("q", "Paris", "Lyon") is False
     assert await agr.equivalent_any("q", "paris", ["Lyon", "Paris!"]) == 1
+
+
+async def test_a_new_function_is_one_registered_class(monkeypatch):
+    from selfpara import equivalence
+    from selfpara.config import build_config
+    from selfpara.errors import ConfigError
+
+    monkeypatch.setitem(equivalence.EQUIVALENCE_FUNCTIONS, "samelen", None)  # undone after the test
+
+    @equivalence.register_equivalence("samelen")
+    class SameLength:
+        name = "samelen"
+
+        async def __call__(self, question, a, b, usage):
+            return True if len(a) == len(b) else None
+
+    cfg = build_config(model="openai/x", equivalence="samelen,exact")
+    assert cfg.equivalence_functions == ["samelen", "exact"]
+    eq = build_equivalence(cfg.equivalence_functions, client=ModelClient(backend=FakeBackend()), judge_model="j")
+    assert eq.names == ["samelen", "exact"]
+    assert await eq.equivalent("q", "abc", "xyz") and not await eq.equivalent("q", "ab", "xyz")
+    with pytest.raises(ConfigError, match="unknown equivalence function"):
+        build_equivalence(["vibes"], client=ModelClient(backend=FakeBackend()), judge_model="j")
+
+
+def test_registry_holds_the_builtin_functions_cheapest_first():
+    from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
+
+    assert list(EQUIVALENCE_FUNCTIONS)[:6] == ["exact", "numeric", "contains", "nli", "nli-lenient", "llm"]
+    assert [n for n, e in EQUIVALENCE_FUNCTIONS.items() if e.needs_nli] == ["nli", "nli-lenient"]
+
+
+def test_nli_functions_need_an_nli_model():
+    from selfpara.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="needs an NLI model"):
+        build_equivalence(["nli-lenient"], client=ModelClient(backend=FakeBackend()), judge_model="j")

@@ -110,3 +110,18 @@ async def test_base_url_and_key_go_only_to_the_configured_provider():
     first, second = fake.calls[0][2], fake.calls[1][2]
     assert first["api_base"] == "http://vllm:8000/v1" and first["api_key"] == "sk-upstream"
     assert "api_base" not in second and "api_key" not in second
+
+
+def test_client_from_config_reads_every_client_setting():
+    from selfpara.config import build_config
+
+    cfg = build_config(model="openai/m", api_base="http://up/v1", api_key="sk-secret123456", timeout_s=7,
+                       retries=1, concurrency=3, transport="litellm")
+    client = ModelClient.from_config(cfg)
+    assert (client.api_base, client._api_key, client.timeout_s, client.retries, client.concurrency) == (
+        "http://up/v1", "sk-secret123456", 7, 1, 3)
+    assert client.provider == "openai" and client.transport == "litellm"
+    shared = ModelClient.from_config(cfg, concurrency=64, provider=None)
+    assert shared.concurrency == 64 and shared.provider is None and shared.retries == 1
+    embedded = ModelClient.from_config(build_config())
+    assert embedded.timeout_s == 600.0 and embedded.provider == "local"
