@@ -38,7 +38,9 @@ class WrapConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: str = Field(EMBEDDED_MODEL, description="litellm model string of the model that answers.")
-    api_base: str | None = Field(None, description="Base URL of the model's server (vLLM, Ollama, any OpenAI-compatible).")
+    api_base: str | None = Field(
+        None, description="Base URL of the model's server (vLLM, Ollama, any OpenAI-compatible)."
+    )
     api_key: SecretStr | None = Field(None, description="Key for the model's server; default: the provider's env var.")
     transport: Literal["auto", "litellm", "http"] = Field(
         "auto",
@@ -57,7 +59,9 @@ class WrapConfig(BaseModel):
     reject_unrelated: bool = Field(
         True, description="Reject a paraphrase sharing no content word with the question (off-topic output)."
     )
-    nli_threshold: float = Field(0.75, ge=0.0, le=1.0, description="Mean bidirectional entailment to keep a paraphrase.")
+    nli_threshold: float = Field(
+        0.75, ge=0.0, le=1.0, description="Mean bidirectional entailment to keep a paraphrase."
+    )
 
     equivalence: str = Field(
         "auto",
@@ -97,7 +101,7 @@ class WrapConfig(BaseModel):
         return ",".join(names)
 
     @model_validator(mode="after")
-    def _nli_needs_model(self) -> "WrapConfig":
+    def _nli_needs_model(self) -> WrapConfig:
         uses_nli = self.paraphrase_check == "nli" or any(
             EQUIVALENCE_FUNCTIONS[n].needs_nli for n in self.equivalence_functions
         )
@@ -128,7 +132,7 @@ class WrapConfig(BaseModel):
             return "off" if is_embedded(self.model) else "llm"
         return self.paraphrase_check
 
-    def with_overrides(self, **changes: object) -> "WrapConfig":
+    def with_overrides(self, **changes: object) -> WrapConfig:
         """A validated copy with `changes` applied; raises ConfigError on bad values."""
         try:
             given = rename_deprecated({k: v for k, v in changes.items() if v is not None})

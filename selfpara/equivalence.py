@@ -217,7 +217,8 @@ class Equivalence:
 
     async def equivalent(self, question: str, a: str, b: str, usage: Usage | None = None) -> bool:
         """Whether answers `a` and `b` to `question` are equivalent."""
-        key = (question, *sorted((a.strip(), b.strip())))
+        first, second = sorted((a.strip(), b.strip()))
+        key = (question, first, second)
         if key in self._cache:
             self.cache_hits += 1
             self._cache.move_to_end(key)

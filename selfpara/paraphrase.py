@@ -10,7 +10,9 @@ from collections.abc import Awaitable, Callable
 from selfpara.result import RejectedParaphrase
 from selfpara.text import overlap, shares_content
 
-_LEAD = re.compile(r"^\s*(?:[-*•]+|\(?\d{1,2}[.):\]]|\(?[a-z][.)]|(?:paraphrase|rewording|version|option)\s*\d*\s*[:.)-])\s*", re.I)
+_LEAD = re.compile(
+    r"^\s*(?:[-*•]+|\(?\d{1,2}[.):\]]|\(?[a-z][.)]|(?:paraphrase|rewording|version|option)\s*\d*\s*[:.)-])\s*", re.I
+)
 _PREAMBLE = re.compile(r"^(here\s+(are|is)|sure|certainly|okay|ok\b|the\s+(rewordings|paraphrases))", re.I)
 
 
@@ -89,7 +91,7 @@ async def equivalence_filter(
         return list(candidates), []
     verdicts = await asyncio.gather(*(check(question, c) for c in candidates), return_exceptions=True)
     kept, rejected = [], []
-    for cand, verdict in zip(candidates, verdicts):
+    for cand, verdict in zip(candidates, verdicts, strict=True):
         if isinstance(verdict, BaseException):
             rejected.append(RejectedParaphrase(text=cand, reason="check_failed", detail=str(verdict)[:200]))
         elif verdict[0]:

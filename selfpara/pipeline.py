@@ -10,11 +10,10 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
-from typing import Any
 
 from selfpara import prompts
-from selfpara.equivalence import Equivalence, build_equivalence
 from selfpara.config import WrapConfig, build_config
+from selfpara.equivalence import Equivalence, build_equivalence
 from selfpara.errors import InputError, UpstreamError
 from selfpara.llm import ModelClient
 from selfpara.messages import content_text
@@ -74,7 +73,9 @@ class SelfParaphraser:
         **settings: shorthand for WrapConfig fields when `config` is not given.
     """
 
-    def __init__(self, config: WrapConfig | None = None, *, client: ModelClient | None = None, **settings: Any) -> None:
+    def __init__(
+        self, config: WrapConfig | None = None, *, client: ModelClient | None = None, **settings: object
+    ) -> None:
         if config is not None and settings:
             raise TypeError("pass either config or keyword settings, not both")
         self.config = config or build_config(**settings)
@@ -84,11 +85,11 @@ class SelfParaphraser:
 
     # --- public entry points -------------------------------------------------
 
-    def answer(self, question: str | list[Message], **overrides: Any) -> WrappedAnswer:
+    def answer(self, question: str | list[Message], **overrides: object) -> WrappedAnswer:
         """Blocking form of `aanswer` (not for use inside a running event loop)."""
         return asyncio.run(self.aanswer(question, **overrides))
 
-    async def aanswer(self, question: str | list[Message], **overrides: Any) -> WrappedAnswer:
+    async def aanswer(self, question: str | list[Message], **overrides: object) -> WrappedAnswer:
         """Answer a question (a string, or chat messages whose last user message is the question).
 
         `overrides` are WrapConfig fields for this request only (k, equivalence, temperature, ...).
@@ -99,7 +100,7 @@ class SelfParaphraser:
         self.equivalence_for(cfg)  # loads an NLI model now: a bad path fails before any model call
         return await _Run(self, cfg, messages, q).execute()
 
-    async def paraphrase(self, question: str, **overrides: Any) -> tuple[list[str], list[RejectedParaphrase]]:
+    async def paraphrase(self, question: str, **overrides: object) -> tuple[list[str], list[RejectedParaphrase]]:
         """Generate and filter paraphrases of `question` only (no answers): (kept, rejected).
 
         The evaluation package uses this to build variant sets once and reuse them.
@@ -195,7 +196,10 @@ class _Run:
             raise
         variants = [Variant(index=0, text=self.question)] + [Variant(index=i + 1, text=t) for i, t in enumerate(kept)]
         t = time.perf_counter()
-        answers = [await original] if not kept else await asyncio.gather(original, *(self._answer(v) for v in variants[1:]))
+        if kept:
+            answers = list(await asyncio.gather(original, *(self._answer(v) for v in variants[1:])))
+        else:
+            answers = [await original]
         self.timings.answer_s = time.perf_counter() - t
         result = await self._vote(variants, rejected, list(answers))
         result.timings.total_s = time.perf_counter() - started
@@ -235,10 +239,14 @@ class _Run:
         except UpstreamError as exc:
             self.failures.append(exc)
             return Answer(variant=variant.index, error=str(exc), latency_s=time.perf_counter() - t)
-        return Answer(variant=variant.index, text=out.text.strip(), logprob=out.logprob,
-                      finish_reason=out.finish_reason, latency_s=time.perf_counter() - t)
+        return Answer(
+            variant=variant.index, text=out.text.strip(), logprob=out.logprob, finish_reason=out.finish_reason,
+            latency_s=time.perf_counter() - t,
+        )
 
-    async def _vote(self, variants: list[Variant], rejected: list[RejectedParaphrase], answers: list[Answer]) -> WrappedAnswer:
+    async def _vote(
+        self, variants: list[Variant], rejected: list[RejectedParaphrase], answers: list[Answer]
+    ) -> WrappedAnswer:
         ok = [a for a in answers if a.ok]
         if not ok:
             errors = "; ".join(sorted({a.error or "" for a in answers}))
@@ -278,11 +286,11 @@ class _Run:
         )
 
 
-async def aanswer(question: str | list[Message], **settings: Any) -> WrappedAnswer:
+async def aanswer(question: str | list[Message], **settings: object) -> WrappedAnswer:
     """One-off: build a SelfParaphraser from `settings` and answer `question`."""
-    return await SelfParaphraser(**settings).aanswer(question)
+    return await SelfParaphraser(build_config(**settings)).aanswer(question)
 
 
-def answer(question: str | list[Message], **settings: Any) -> WrappedAnswer:
+def answer(question: str | list[Message], **settings: object) -> WrappedAnswer:
     """Blocking one-off form of `aanswer`."""
-    return SelfParaphraser(**settings).answer(question)
+    return SelfParaphraser(build_config(**settings)).answer(question)

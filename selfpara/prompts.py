@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from selfpara.result import Message
+
 PARAPHRASE_MARKER = "Rewrite the question"
 JUDGE_MARKER = "Answer YES or NO"
 
@@ -48,7 +50,7 @@ def paraphrase(question: str, k: int) -> str:
     return PARAPHRASE.format(k=k, hints=hints, question=question.strip())
 
 
-def paraphrase_messages(question: str, k: int) -> list[dict[str, str]]:
+def paraphrase_messages(question: str, k: int) -> list[Message]:
     """The paraphrase call's messages: one worked example exchange, then the real request."""
     return [
         {"role": "user", "content": paraphrase(_EXAMPLE_QUESTION, 2)},

@@ -24,7 +24,7 @@ class Usage(BaseModel):
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def add(self, other: "Usage") -> None:
+    def add(self, other: Usage) -> None:
         """Add another Usage into this one."""
         self.calls += other.calls
         self.failed_calls += other.failed_calls
@@ -163,7 +163,9 @@ class WrappedAnswer(BaseModel):
     def agreement_functions(self) -> list[str]:
         """Deprecated: use `equivalence_functions`."""
         warnings.warn(
-            "WrappedAnswer.agreement_functions is deprecated; use equivalence_functions", DeprecationWarning, stacklevel=2
+            "WrappedAnswer.agreement_functions is deprecated; use equivalence_functions",
+            DeprecationWarning,
+            stacklevel=2,
         )
         return self.equivalence_functions
 

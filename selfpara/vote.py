@@ -22,7 +22,9 @@ class VoteOutcome(BaseModel):
     entropy_normalized: float
 
 
-async def cluster_answers(question: str, answers: list[Answer], equivalence: Equivalence, usage: Usage | None = None) -> list[Cluster]:
+async def cluster_answers(
+    question: str, answers: list[Answer], equivalence: Equivalence, usage: Usage | None = None
+) -> list[Cluster]:
     """Cluster the successful answers greedily, in order; sets each Answer's `cluster` and `abstained`.
 
     An answer joins the first cluster whose representative (first member) it is
@@ -56,7 +58,7 @@ async def cluster_answers(question: str, answers: list[Answer], equivalence: Equ
         ans.cluster = target.id
     by_variant = {a.variant: a for a in answers}
     for c in clusters:
-        lps = [by_variant[m].logprob for m in c.members if by_variant[m].logprob is not None]
+        lps = [lp for m in c.members if (lp := by_variant[m].logprob) is not None]
         c.mean_logprob = sum(lps) / len(lps) if lps else None
     return clusters
 
@@ -107,7 +109,9 @@ async def central_member(
     return best
 
 
-async def vote(question: str, answers: list[Answer], equivalence: Equivalence, usage: Usage | None = None) -> VoteOutcome:
+async def vote(
+    question: str, answers: list[Answer], equivalence: Equivalence, usage: Usage | None = None
+) -> VoteOutcome:
     """Cluster `answers` (variant 0 = original), pick the winner and the text to return."""
     clusters = await cluster_answers(question, answers, equivalence, usage)
     winner = choose_winner(clusters)

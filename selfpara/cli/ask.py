@@ -15,10 +15,16 @@ from selfpara.cli.common import clean_errors, err_console, setup_logging
 @app.command()
 def ask(
     question: str = typer.Argument(..., help="The question to answer; '-' reads it from stdin."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="litellm model string; default: the embedded SmolLM2."),
+    model: Optional[str] = typer.Option(
+        None, "--model", "-m", help="litellm model string; default: the embedded SmolLM2."
+    ),
     k: int = typer.Option(3, "--k", "-k", help="Paraphrases to generate (1-20)."),
-    equivalence: str = typer.Option("auto", "--equivalence", help="Answer-equivalence functions, e.g. exact,numeric,llm."),
-    agreement: Optional[str] = typer.Option(None, "--agreement", hidden=True, help="Deprecated alias of --equivalence."),
+    equivalence: str = typer.Option(
+        "auto", "--equivalence", help="Answer-equivalence functions, e.g. exact,numeric,llm."
+    ),
+    agreement: Optional[str] = typer.Option(
+        None, "--agreement", hidden=True, help="Deprecated alias of --equivalence."
+    ),
     judge_model: Optional[str] = typer.Option(None, help="Model for the LLM judges; default: --model."),
     paraphrase_check: str = typer.Option("auto", help="Paraphrase check: auto, off, llm or nli."),
     nli_model: Optional[str] = typer.Option(None, help="Local NLI model directory (for nli equivalence/check)."),
@@ -59,6 +65,9 @@ def ask(
 
         err_console.print(result_table(result))
     typer.echo(result.answer)
-    notes = [f"vote share {result.vote_share:.0%} of {result.n_voted}", f"kept {result.k_kept}/{result.k_requested} paraphrases"]
+    notes = [
+        f"vote share {result.vote_share:.0%} of {result.n_voted}",
+        f"kept {result.k_kept}/{result.k_requested} paraphrases",
+    ]
     notes += [f.replace("_", " ") for f in result.flags]
     err_console.print(f"[dim]{' · '.join(notes)}[/dim]", highlight=False)

@@ -34,7 +34,9 @@ def serve(
         None, "--upstream-key-env", metavar="NAME", help="Environment variable holding the upstream's key "
         "(default: the provider's own, e.g. OPENAI_API_KEY, read by litellm)."
     ),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML or JSON settings file (see docs/proxy.md)."),
+    config: Optional[Path] = typer.Option(
+        None, "--config", "-c", help="TOML or JSON settings file (see docs/proxy.md)."
+    ),
     api_base: Optional[str] = typer.Option(
         None, "--api-base", help="Upstream base URL (default: OPENAI_API_BASE / OPENAI_BASE_URL for openai/ models)."
     ),
@@ -42,7 +44,9 @@ def serve(
     equivalence: Optional[str] = typer.Option(
         None, "--equivalence", help="Default answer-equivalence functions (see WrapConfig)."
     ),
-    agreement: Optional[str] = typer.Option(None, "--agreement", hidden=True, help="Deprecated alias of --equivalence."),
+    agreement: Optional[str] = typer.Option(
+        None, "--agreement", hidden=True, help="Deprecated alias of --equivalence."
+    ),
     judge_model: Optional[str] = typer.Option(None, help="Default model for the LLM judges."),
     paraphrase_check: Optional[str] = typer.Option(None, help="auto, off, llm or nli."),
     temperature: Optional[float] = typer.Option(None, help="Default answer temperature."),
@@ -79,26 +83,21 @@ def serve(
     with clean_errors():
         from selfpara.server.settings import load_settings
 
-        spec = {
-            "config_file": str(config) if config else None,
-            "upstream": {
-                "model": model, "api_base": api_base, "k": k, "equivalence": agreement or equivalence,
-                "judge_model": judge_model,
-                "paraphrase_check": paraphrase_check, "temperature": temperature, "max_tokens": max_tokens,
-                "timeout_s": timeout, "retries": retries, "transport": upstream_transport,
-            },
-            "server": {
-                "max_concurrent_requests": max_concurrent_requests, "upstream_concurrency": upstream_concurrency,
-                "max_body_bytes": max_body_bytes, "max_messages": max_messages, "max_k": max_k,
-                "max_max_tokens": max_tokens_limit, "keepalive_s": keepalive, "any_model": any_model,
-                "allow_client_api_base": allow_client_api_base,
-            },
-            "api_key_env": api_key_env,
-            "upstream_key_env": upstream_key_env,
+        config_file = str(config) if config else None
+        upstream: dict[str, object] = {
+            "model": model, "api_base": api_base, "k": k, "equivalence": agreement or equivalence,
+            "judge_model": judge_model,
+            "paraphrase_check": paraphrase_check, "temperature": temperature, "max_tokens": max_tokens,
+            "timeout_s": timeout, "retries": retries, "transport": upstream_transport,
+        }
+        server: dict[str, object] = {
+            "max_concurrent_requests": max_concurrent_requests, "upstream_concurrency": upstream_concurrency,
+            "max_body_bytes": max_body_bytes, "max_messages": max_messages, "max_k": max_k,
+            "max_max_tokens": max_tokens_limit, "keepalive_s": keepalive, "any_model": any_model,
+            "allow_client_api_base": allow_client_api_base,
         }
         settings = load_settings(
-            spec["config_file"], upstream=spec["upstream"], server=spec["server"],
-            api_key_env=api_key_env, upstream_key_env=upstream_key_env,
+            config_file, upstream=upstream, server=server, api_key_env=api_key_env, upstream_key_env=upstream_key_env
         )
         if check:
             public = settings.model_dump(mode="json", exclude={"api_key", "upstream"})
@@ -108,6 +107,7 @@ def serve(
             typer.echo(json.dumps(public, indent=2, default=str))
             return
 
+        import functools
         import os
 
         import uvicorn
@@ -123,19 +123,24 @@ def serve(
             f"{f', {workers} workers' if workers > 1 else ''})",
             highlight=False,
         )
-        common = dict(
+        run = functools.partial(
+            uvicorn.run,
             host=host,
             port=port,
             log_config=None,  # keep the logging configured above
             access_log=access_log,
-            timeout_graceful_shutdown=graceful_timeout,
+            timeout_graceful_shutdown=graceful_timeout,  # type: ignore[arg-type]  # uvicorn waits float seconds
             proxy_headers=False,
             **uvicorn_options(settings),  # the header read timeout
         )
         if workers > 1:  # each worker process builds its own app from the same spec
-            os.environ[SPEC_ENV] = json.dumps({**spec, "log_format": log_format.value, "verbose": verbose})
-            uvicorn.run("selfpara.server.app:app_from_env", factory=True, workers=workers, **common)
+            spec = {
+                "config_file": config_file, "upstream": upstream, "server": server, "api_key_env": api_key_env,
+                "upstream_key_env": upstream_key_env, "log_format": log_format.value, "verbose": verbose,
+            }
+            os.environ[SPEC_ENV] = json.dumps(spec)
+            run("selfpara.server.app:app_from_env", factory=True, workers=workers)
         else:
             from selfpara.server import create_app
 
-            uvicorn.run(create_app(settings), **common)
+            run(create_app(settings))
