@@ -50,9 +50,28 @@ def test_make_request_reads_openai_params_and_ignores_the_rest() -> None:
         {"temperature": 0.7, "max_tokens": 9, "seed": 3, "api_base": "x", "api_key": "k", "timeout": 5},
     )
     assert (req.temperature, req.max_tokens, req.seed, req.top_p) == (0.7, 9, 3, 1.0)
-    assert req.messages == [{"role": "user", "content": "ab"}]
+    assert req.messages == [{"role": "user", "content": "a\nb"}]  # parts joined as everywhere (selfpara.messages)
     defaults = make_request(USER, {})
     assert (defaults.temperature, defaults.max_tokens, defaults.seed) == (0.0, 256, None)
+
+
+def test_make_request_refuses_non_text_content() -> None:
+    from selfpara.errors import InputError
+
+    with pytest.raises(InputError, match="only text"):
+        make_request([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "http://x"}}]}], {})
+
+
+def test_progress_bars_are_silenced_only_while_loading() -> None:
+    import transformers.modeling_gguf_pytorch_utils as gguf_utils
+    from transformers.utils import logging as hf_logging
+
+    from selfpara.local import _quiet_progress
+
+    before, enabled = gguf_utils.tqdm, hf_logging.is_progress_bar_enabled()
+    with _quiet_progress():
+        assert gguf_utils.tqdm is not before and not hf_logging.is_progress_bar_enabled()
+    assert gguf_utils.tqdm is before and hf_logging.is_progress_bar_enabled() == enabled
 
 
 @pytest.mark.parametrize("params", [{"max_tokens": 0}, {"temperature": -1}, {"max_tokens": "many"}, {"top_p": 0}])
