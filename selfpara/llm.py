@@ -272,7 +272,7 @@ class ModelClient:
         concurrency limit and secret-safe errors. Raises UpstreamError; see `can_pass_through`."""
         backend = self._raw_backend(model, endpoint)
         params = self._call_params(model)
-        return await self._retried(model, params, lambda: backend.raw(model, endpoint, body, params))  # type: ignore[no-any-return]
+        return await self._retried(model, params, lambda: backend.raw(model, endpoint, body, params))
 
     async def raw_stream(
         self, model: str, body: dict[str, Any], *, endpoint: str = "chat/completions"
@@ -426,7 +426,7 @@ def _litellm_kwargs(model: str, body: dict[str, Any], params: dict[str, Any]) ->
 
 def _dump(item: Any, *, exclude_none: bool = True) -> dict[str, Any]:
     if hasattr(item, "model_dump"):
-        return item.model_dump(exclude_none=exclude_none)  # type: ignore[no-any-return]
+        return item.model_dump(exclude_none=exclude_none)
     return dict(item)
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -107,7 +108,6 @@ def serve(
             typer.echo(json.dumps(public, indent=2, default=str))
             return
 
-        import functools
         import os
 
         import uvicorn
@@ -123,16 +123,20 @@ def serve(
             f"{f', {workers} workers' if workers > 1 else ''})",
             highlight=False,
         )
-        run = functools.partial(
-            uvicorn.run,
-            host=host,
-            port=port,
-            log_config=None,  # keep the logging configured above
-            access_log=access_log,
-            timeout_graceful_shutdown=graceful_timeout,  # type: ignore[arg-type]  # uvicorn waits float seconds
-            proxy_headers=False,
-            **uvicorn_options(settings),  # the header read timeout
-        )
+        def run(app: str | Callable[..., Any], **extra: Any) -> None:
+            """Serve `app` (an ASGI app, or the import string of an app factory)."""
+            uvicorn.run(
+                app,
+                host=host,
+                port=port,
+                log_config=None,  # keep the logging configured above
+                access_log=access_log,
+                timeout_graceful_shutdown=graceful_timeout,  # type: ignore[arg-type]  # uvicorn waits float seconds
+                proxy_headers=False,
+                **uvicorn_options(settings),  # the header read timeout
+                **extra,
+            )
+
         if workers > 1:  # each worker process builds its own app from the same spec
             spec = {
                 "config_file": config_file, "upstream": upstream, "server": server, "api_key_env": api_key_env,
