@@ -32,9 +32,7 @@ KNOWN_CORE_TO_EVALUATION = {
     ("selfpara.cli.metrics", "evaluation"): "evaluation commands move into the evaluation package",
     ("selfpara.cli.report", "evaluation"): "evaluation commands move into the evaluation package",
 }
-KNOWN_LAYER_EDGES = {
-    ("selfpara.server.logs", "selfpara.cli"): "the proxy's logging setup must not come from the CLI",
-}
+KNOWN_LAYER_EDGES: dict[tuple[str, str], str] = {}
 KNOWN_CYCLES: dict[frozenset[str], str] = {
     frozenset({"evaluation.datasets", "evaluation.metrics.rows"}): "dataset readers and metric rows share helpers",
 }
