@@ -101,7 +101,7 @@ def _diagnostics(records: list[SampleRecord], arms: list[str]) -> dict[str, dict
         voted = [r for r in rs if "vote_share" in r.details or "agreement" in r.details]
         if not voted:
             continue
-        shares = [r.details.get("vote_share", r.details.get("agreement")) for r in voted]
+        shares = [r.details["vote_share"] if "vote_share" in r.details else r.details["agreement"] for r in voted]
         d: dict[str, Any] = {"answers": len(voted), "mean_vote_share": statistics.fmean(shares)}
         kept = [r.details["k_kept"] for r in voted if "k_kept" in r.details]
         if kept:

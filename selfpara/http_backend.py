@@ -20,12 +20,15 @@ import asyncio
 import json
 import os
 import weakref
-from collections.abc import AsyncIterator, Mapping
-from typing import Any, Literal
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 from selfpara.config import OPENAI_COMPATIBLE, is_embedded
 from selfpara.errors import ConfigError, UpstreamError, UpstreamTimeout
 from selfpara.result import Completion, Message
+
+if TYPE_CHECKING:  # aiohttp is imported when the first call is made
+    import aiohttp
 
 Transport = Literal["auto", "litellm", "http"]
 PREFIXES = OPENAI_COMPATIBLE
@@ -163,11 +166,11 @@ class HttpTransport:
     def __init__(self, *, max_connections: int = 1024) -> None:
         self.max_connections = max_connections
         # loop -> (session, the async generator whose finalisation closes it)
-        self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[Any, Any]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._sessions: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[aiohttp.ClientSession, AsyncGenerator[None, None]]
+        ] = weakref.WeakKeyDictionary()
 
-    async def session(self) -> Any:
+    async def session(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
         entry = self._sessions.get(loop)
         if entry is not None and not entry[0].closed:
@@ -271,7 +274,7 @@ class HttpTransport:
         return chunks()
 
 
-async def _closer(session: Any) -> AsyncIterator[None]:
+async def _closer(session: aiohttp.ClientSession) -> AsyncGenerator[None, None]:
     try:
         yield
     finally:
