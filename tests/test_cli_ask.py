@@ -55,3 +55,22 @@ def test_ask_on_embedded_model_end_to_end():
 def test_bracketed_text_in_errors_is_not_eaten_as_markup():
     result = runner.invoke(app, ["ask", "Capital?", "--model", "local/[bold]nope"])
     assert result.exit_code == 1 and "[bold]nope" in result.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--equivalence", "exact,numeric"], ["--agreement", "exact,numeric"]],  # --agreement: deprecated, hidden
+)
+def test_serve_takes_equivalence_and_its_deprecated_flag(args):
+    result = runner.invoke(app, ["serve", "--model", "openai/m", "--api-base", "http://up/v1", *args, "--check"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["upstream"]["equivalence"] == "exact,numeric"
+
+
+def test_a_settings_file_may_still_say_agreement(tmp_path):
+    path = tmp_path / "proxy.toml"
+    path.write_text('[upstream]\nmodel = "openai/m"\napi_base = "http://up/v1"\nagreement = "exact"\n')
+    result = runner.invoke(app, ["serve", "--config", str(path), "--check"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["upstream"]["equivalence"] == "exact"
+    assert "--agreement" not in runner.invoke(app, ["serve", "--help"]).output
