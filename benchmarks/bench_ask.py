@@ -31,10 +31,11 @@ def whole_command() -> float:
 
 def in_process() -> dict:
     from selfpara import SelfParaphraser
-    from selfpara.local import embedded_backend
+    from selfpara.config import EMBEDDED_MODEL
+    from selfpara.engines.llamacpp import llamacpp_model
 
     started = time.perf_counter()
-    embedded_backend().load()
+    llamacpp_model(EMBEDDED_MODEL).load()
     load_s = time.perf_counter() - started
     sp = SelfParaphraser(k=3, max_tokens=48)
     started = time.perf_counter()

@@ -4,7 +4,7 @@ ModelClient adds what every call needs (timeout, retries with backoff, a concurr
 limit, usage accounting, secret-safe errors) on top of a Backend, which only knows how
 to make one call. Backends: HttpBackend for OpenAI-compatible upstreams whose base URL
 is known (`selfpara.http_backend`), LiteLLMBackend for any other litellm model string,
-the embedded model (`local/...`, see `selfpara.local`), or any object with the same
+local GGUF models on llama.cpp (`local/...`, see `selfpara.engines`), or any object with the same
 `complete` method (tests and benchmarks plug fakes in here).
 """
 
@@ -156,9 +156,9 @@ class ModelClient:
         if self._backend is not None:
             return self._backend
         if is_embedded(model):
-            from selfpara.local import embedded_backend
+            from selfpara.engines.llamacpp import llamacpp_model
 
-            return embedded_backend()
+            return llamacpp_model(model)  # one process-wide engine per model file
         base, key = self._endpoint(model)
         if resolve_transport(self.transport, model, base) == "http":
             assert base is not None

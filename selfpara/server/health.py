@@ -87,9 +87,7 @@ async def _check(proxy: Proxy) -> tuple[bool, dict[str, Any]]:
     ok = True
     if is_embedded(model):
         try:
-            from selfpara import local
-
-            loaded = bool(getattr(local.embedded_backend(), "is_loaded", False))
+            loaded = bool(getattr(proxy.client.backend_for(model), "is_loaded", False))
         except Exception as exc:
             loaded = False
             proxy.preload_error = proxy.preload_error or f"{type(exc).__name__}"

@@ -109,9 +109,7 @@ async def warm_litellm(model: str) -> None:
 
 async def preload(proxy: Proxy) -> None:
     try:
-        from selfpara import local
-
-        backend = local.embedded_backend()
+        backend = proxy.client.backend_for(proxy.settings.upstream.model)
         load = getattr(backend, "load", None)
         if load is not None:
             await asyncio.to_thread(load)

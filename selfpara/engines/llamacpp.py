@@ -1,0 +1,238 @@
+"""The llama.cpp engine: local GGUF models run in process by llama-cpp-python.
+
+`llamacpp_model(model)` returns the process-wide `LlamaCppModel` of a `local/...` model
+string (one per model file), which ModelClient uses as that model's backend. The model
+loads lazily, once, under a lock; prompts are rendered with the chat template stored in
+the GGUF (the model's own); decoding is greedy at temperature 0 and otherwise samples
+with temperature and top-p from a seed (pass `seed` to reproduce a sample).
+
+A llama.cpp context is not thread-safe and decodes one sequence at a time, so each model
+has one worker thread that takes requests from a queue in arrival order. Callers await a
+future, so the event loop never blocks and calls from successive `asyncio.run()` loops
+work. A caller that is cancelled (or times out) before its turn is skipped; one that
+gives up mid-generation stops it at the next token.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import queue
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from selfpara.engines.packaged import LocalModel
+from selfpara.engines.queued import EngineCache, QueuedEngine
+from selfpara.engines.request import GenRequest
+from selfpara.errors import ConfigError, UpstreamError
+from selfpara.result import Completion
+
+log = logging.getLogger(__name__)
+
+N_CTX = 8192
+"""Context length of every loaded model (prompt + answer), in tokens."""
+
+
+class LlamaCppModel(QueuedEngine):
+    """Backend for one GGUF model: loads once, answers one request at a time on its own thread.
+
+    Args:
+        spec: the model to load (see `selfpara.engines.packaged.resolve`).
+        n_ctx: context length in tokens.
+        threads: CPU threads for llama.cpp (default: `idle_cores()` when the model loads).
+    """
+
+    def __init__(self, spec: LocalModel, *, n_ctx: int = N_CTX, threads: int | None = None) -> None:
+        super().__init__(spec)
+        self.thread_name = f"selfpara-llamacpp-{spec.title}"
+        self.n_ctx = n_ctx
+        self.threads = threads
+        self.path: str | None = None
+        self._llm: Any = None
+        self._format: Callable[..., Any] | None = None
+
+    @property
+    def is_loaded(self) -> bool:
+        """Whether the model is in memory (a readiness check)."""
+        return self._llm is not None
+
+    def load(self, progress: Callable[[str], None] | None = None) -> None:
+        """Find (or assemble) the GGUF file and load it, once; later calls return at once.
+
+        Raises ConfigError when the file, its package or llama-cpp-python is missing, or
+        when llama.cpp cannot load the file.
+        """
+        if self._llm is not None:
+            return
+        with self._load_lock:
+            if self._llm is not None:
+                return
+            say = progress or (lambda _msg: None)
+            path = self.spec.locate(say)
+            try:
+                from llama_cpp import Llama
+                from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+            except ImportError:
+                raise ConfigError("local models need llama-cpp-python: pip install llama-cpp-python") from None
+            _route_llama_log()
+            say(f"loading {self.spec.title}")
+            started = time.perf_counter()
+            threads = self.threads or idle_cores()
+            try:
+                llm = Llama(
+                    model_path=str(path), n_ctx=self.n_ctx, n_threads=threads, n_threads_batch=threads,
+                    verbose=False,  # llama.cpp would print its load log to stderr
+                )
+            except (ValueError, RuntimeError) as exc:
+                raise ConfigError(f"llama.cpp could not load {path}: {exc}") from None
+            template = llm.metadata.get("tokenizer.chat_template")
+            if not template:
+                raise ConfigError(f"{path} has no chat template (tokenizer.chat_template) to prompt it with")
+            eos, bos = llm.token_eos(), llm.token_bos()
+            self._format = Jinja2ChatFormatter(
+                template=template,
+                eos_token=llm._model.token_get_text(eos) if eos != -1 else "",
+                bos_token=llm._model.token_get_text(bos) if bos != -1 else "",
+            )
+            self.path = str(path)
+            self._llm = llm
+            self.load_seconds = time.perf_counter() - started
+            log.info("loaded %s from %s in %.2fs (%d threads)", self.spec.title, path, self.load_seconds, threads)
+            say(f"{self.spec.title} ready ({self.load_seconds:.1f}s)")
+
+    def _run(self) -> None:
+        """Worker loop: one request at a time, in arrival order. Never dies on a bad request."""
+        while not self._closing.is_set():
+            req = self._queue.get()
+            if req is None:
+                break
+            if not req.future.set_running_or_notify_cancel():
+                continue  # its caller was cancelled while it waited
+            try:
+                result = self._generate(req)
+            except UpstreamError as exc:
+                req.future.set_exception(exc)
+            except Exception as exc:  # a llama.cpp failure: this caller gets a 502, the next one a fresh try
+                log.warning("llama.cpp generation failed: %s", exc, exc_info=True)
+                req.future.set_exception(
+                    UpstreamError(f"{self.spec.title} failed: {type(exc).__name__}: {str(exc)[:200]}", status=502)
+                )
+            else:
+                req.future.set_result(result)
+        # Whoever still waits would wait forever.
+        while True:
+            try:
+                req = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if req is not None and req.future.set_running_or_notify_cancel():
+                req.future.set_exception(UpstreamError(f"{self.spec.title} is shutting down", status=503))
+
+    def _generate(self, req: GenRequest) -> Completion:
+        """Decode one answer; records each chosen token's log-probability under the model's raw distribution."""
+        import llama_cpp
+
+        llm, fmt = self._llm, self._format
+        assert llm is not None and fmt is not None
+        try:
+            prompt = fmt(messages=req.messages).prompt
+        except Exception as exc:  # the template rejects these messages (e.g. roles out of order)
+            raise UpstreamError(f"the chat template of {self.spec.title} rejects these messages: {exc}", status=400) from None
+        # The template writes any BOS itself, as llama-cpp-python's own chat handler assumes.
+        tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+        budget = min(req.max_tokens, llm.n_ctx() - len(tokens))
+        if budget < 1:
+            raise UpstreamError(
+                f"the prompt has {len(tokens)} tokens; {self.spec.title} runs with a context of {llm.n_ctx()}",
+                status=400,
+            )
+        # Sampling draws from this seed; llama.cpp's default seed means "random".
+        llm.set_seed(req.seed if req.seed is not None else llama_cpp.LLAMA_DEFAULT_SEED)
+        vocab, n_vocab = llm._model.vocab, llm.n_vocab()
+        out: list[int] = []
+        logprobs: list[float] = []
+        finish = "length"
+        # top_k 0, min_p 0, no repeat penalty: plain temperature + top-p, as an OpenAI server would.
+        generator = llm.generate(
+            tokens, temp=req.temperature, top_p=req.top_p, top_k=0, min_p=0.0, repeat_penalty=1.0, reset=True
+        )
+        try:
+            for token in generator:
+                if llama_cpp.llama_vocab_is_eog(vocab, token):
+                    finish = "stop"
+                    break
+                # The logits the token was drawn from are still the context's last row.
+                logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(n_vocab,))
+                logprobs.append(_logprob(logits, token))
+                out.append(token)
+                if len(out) >= budget:
+                    break
+                if req.abandoned.is_set() or self._closing.is_set():
+                    finish = "abandoned"
+                    break
+        finally:
+            generator.close()
+        return Completion(
+            text=llm.detokenize(out).decode("utf-8", errors="ignore").strip(),
+            prompt_tokens=len(tokens),
+            completion_tokens=len(out),
+            cost=0.0,
+            logprob=float(np.mean(logprobs)) if logprobs else None,
+            finish_reason=finish,
+        )
+
+
+def idle_cores() -> int:
+    """The cores this process may run on that other work does not already keep busy (at least 1).
+
+    llama.cpp's threads meet at a barrier after every operation, spinning while they wait:
+    when other processes keep the CPU busy, one descheduled thread stalls all the others.
+    Measured on 2 cores at a load average of 7, SmolLM2 decoded 2.7 tokens/s with 2 threads
+    and 20 with 1; on an idle machine every core helps.
+    """
+    cores = len(os.sched_getaffinity(0))
+    busy = os.getloadavg()[0]
+    return max(1, min(cores, int(cores - busy + 0.5)))
+
+
+def _logprob(logits: np.ndarray, token: int) -> float:
+    """log softmax(logits)[token], computed stably in float64."""
+    values = logits.astype(np.float64)
+    top = values.max()
+    return float(values[token] - top - np.log(np.exp(values - top).sum()))
+
+
+_engines: EngineCache[LlamaCppModel] = EngineCache(LlamaCppModel)
+
+
+def llamacpp_model(model: str) -> LlamaCppModel:
+    """The process-wide engine of `model` (a `local/...` string): one per model file, made on first use.
+
+    Raises UpstreamError 404 for a name that is neither packaged nor a .gguf path.
+    """
+    return _engines.get(model)
+
+
+_log_callback: Any = None
+
+
+def _route_llama_log() -> None:
+    """Send llama.cpp's own log lines to the `llama_cpp` Python logger instead of stderr."""
+    global _log_callback
+    if _log_callback is not None:
+        return
+    import llama_cpp
+
+    logger = logging.getLogger("llama_cpp")
+    levels = {3: logging.WARNING, 4: logging.ERROR}  # ggml: 1 debug, 2 info, 3 warn, 4 error, 5 continued
+
+    @llama_cpp.llama_log_callback
+    def forward(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        logger.log(levels.get(level, logging.DEBUG), "%s", text.decode("utf-8", errors="replace").rstrip())
+
+    _log_callback = forward  # kept referenced: llama.cpp holds only the C pointer
+    llama_cpp.llama_log_set(forward, ctypes.c_void_p(0))

