@@ -15,6 +15,7 @@ gives up mid-generation stops it at the next token.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import logging
 import os
@@ -100,9 +101,22 @@ class LlamaCppModel(QueuedEngine):
             )
             self.path = str(path)
             self._llm = llm
+            # Free it while the interpreter is whole: llama-cpp-python's own finaliser fails
+            # (and prints a traceback) when it runs after module teardown.
+            atexit.register(self.close)
             self.load_seconds = time.perf_counter() - started
             log.info("loaded %s from %s in %.2fs (%d threads)", self.spec.title, path, self.load_seconds, threads)
             say(f"{self.spec.title} ready ({self.load_seconds:.1f}s)")
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Stop the worker and free the model (reloaded by the next call); waiting callers get a 503."""
+        super().close(timeout_s)
+        worker = self._worker
+        if worker is None or not worker.is_alive():  # never free a model a generation still uses
+            llm, self._llm = self._llm, None
+            free = getattr(llm, "close", None)
+            if free is not None:
+                free()
 
     def _run(self) -> None:
         """Worker loop: one request at a time, in arrival order. Never dies on a bad request."""
