@@ -84,19 +84,27 @@ def quality(backend: object, n_items: int, max_tokens: int) -> dict[str, object]
     from selfpara.llm import ModelClient
 
     client = ModelClient(backend=backend, timeout_s=3600, retries=0, concurrency=64)  # type: ignore[arg-type]
-    config = BenchConfig(dataset="sample", model=MODEL, arms=["raw"], max_variants=1, limit=n_items, seed=0,
-                         max_tokens=max_tokens)
+    config = BenchConfig(
+        dataset="sample", model=MODEL, arms=["raw"], max_variants=1, limit=n_items, seed=0, max_tokens=max_tokens
+    )
     with tempfile.TemporaryDirectory() as out:
         started = time.perf_counter()
-        result = asyncio.run(run_bench(config, out, RunOptions(client=client, progress=False, concurrency=16,
-                                                                order="item")))
+        result = asyncio.run(
+            run_bench(config, out, RunOptions(client=client, progress=False, concurrency=16, order="item"))
+        )
         seconds = time.perf_counter() - started
     labels = [r.label for r in result.records if r.is_original]
     correct = sum(label == "correct" for label in labels)
     low, high = wilson(correct, len(labels))
-    return {"items": len(labels), "correct": correct, "accuracy": round(correct / len(labels), 4),
-            "ci95": [round(low, 4), round(high, 4)], "failed": result.failed, "seconds": round(seconds, 1),
-            "answers": {r.item_id: r.answer for r in result.records}}
+    return {
+        "items": len(labels),
+        "correct": correct,
+        "accuracy": round(correct / len(labels), 4),
+        "ci95": [round(low, 4), round(high, 4)],
+        "failed": result.failed,
+        "seconds": round(seconds, 1),
+        "answers": {r.item_id: r.answer for r in result.records},
+    }
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -120,10 +128,17 @@ def ask_wall(model: str | None) -> dict[str, object]:
     if proc.returncode != 0:
         return {"seconds": round(seconds, 1), "error": proc.stderr.strip()[-500:]}
     result = json.loads(proc.stdout)
-    return {"seconds": round(seconds, 1), "model": result["model"], "answer": result["answer"],
-            "k_requested": result["k_requested"], "k_kept": result["k_kept"], "n_voted": result["n_voted"],
-            "vote_share": result.get("vote_share", result.get("agreement")), "calls": result["usage"]["calls"],
-            "paraphrases": [v.get("text") for v in result.get("variants", [])[1:]]}
+    return {
+        "seconds": round(seconds, 1),
+        "model": result["model"],
+        "answer": result["answer"],
+        "k_requested": result["k_requested"],
+        "k_kept": result["k_kept"],
+        "n_voted": result["n_voted"],
+        "vote_share": result.get("vote_share", result.get("agreement")),
+        "calls": result["usage"]["calls"],
+        "paraphrases": [v.get("text") for v in result.get("variants", [])[1:]],
+    }
 
 
 def main() -> None:
@@ -142,16 +157,23 @@ def main() -> None:
     engines = {"llama.cpp": llamacpp_model(MODEL)}
     if not args.skip_transformers:
         engines["transformers"] = transformers_model(MODEL)
-    figures: dict[str, object] = {"model": MODEL, "prompts": len(PROMPTS), "max_tokens": args.max_tokens,
-                                  "cpus": len(os.sched_getaffinity(0)), "load_average_1m_at_start": load_avg}
+    figures: dict[str, object] = {
+        "model": MODEL,
+        "prompts": len(PROMPTS),
+        "max_tokens": args.max_tokens,
+        "cpus": len(os.sched_getaffinity(0)),
+        "load_average_1m_at_start": load_avg,
+    }
     for name, engine in engines.items():
         started = time.perf_counter()
         engine.load()
         load_s = time.perf_counter() - started
         print(f"{name}: load {load_s:.2f}s")
         tput = throughput(engine, args.max_tokens)
-        print(f"{name}: {tput['sequential_tokens_per_s']} tok/s one at a time, "
-              f"{tput['concurrent_tokens_per_s']} tok/s with {len(PROMPTS)} concurrent calls")
+        print(
+            f"{name}: {tput['sequential_tokens_per_s']} tok/s one at a time, "
+            f"{tput['concurrent_tokens_per_s']} tok/s with {len(PROMPTS)} concurrent calls"
+        )
         figures[name] = {"load_seconds": round(load_s, 2), **tput}
     if "transformers" in engines:
         fast, slow = figures["llama.cpp"], figures["transformers"]  # type: ignore[index]
@@ -160,7 +182,9 @@ def main() -> None:
             "sequential_tokens_per_s": round(fast["sequential_tokens_per_s"] / slow["sequential_tokens_per_s"], 1),
             "best_tokens_per_s": round(
                 max(fast["sequential_tokens_per_s"], fast["concurrent_tokens_per_s"])
-                / max(slow["sequential_tokens_per_s"], slow["concurrent_tokens_per_s"]), 1),
+                / max(slow["sequential_tokens_per_s"], slow["concurrent_tokens_per_s"]),
+                1,
+            ),
         }
         print("speed-up:", figures["speedup"])
     if not args.skip_quality:

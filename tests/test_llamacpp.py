@@ -149,7 +149,9 @@ class FakeEngine(LlamaCppModel):
 async def test_concurrent_calls_run_one_at_a_time_off_the_loop() -> None:
     engine = FakeEngine(delay_s=0.01)
     client = ModelClient(backend=engine)
-    results = await asyncio.gather(*(client.complete("local/smollm2", [{"role": "user", "content": f"q{i}"}]) for i in range(6)))
+    results = await asyncio.gather(
+        *(client.complete("local/smollm2", [{"role": "user", "content": f"q{i}"}]) for i in range(6))
+    )
     assert [r.text for r in results] == [f"echo q{i}" for i in range(6)]
     assert engine.peak == 1 and sorted(engine.order) == [f"q{i}" for i in range(6)]
     assert engine.threads == {"selfpara-llamacpp-SmolLM2-135M-Instruct"}
@@ -189,7 +191,9 @@ async def test_cancelled_callers_are_skipped_or_stopped() -> None:
 def test_works_across_successive_event_loops() -> None:
     engine = FakeEngine()
     for i in range(3):
-        assert asyncio.run(engine.complete("local/smollm2", [{"role": "user", "content": str(i)}], {})).text == f"echo {i}"
+        assert (
+            asyncio.run(engine.complete("local/smollm2", [{"role": "user", "content": str(i)}], {})).text == f"echo {i}"
+        )
 
 
 async def test_generation_failure_is_a_short_502_and_the_worker_survives() -> None:
@@ -210,7 +214,10 @@ async def test_a_model_name_of_another_file_is_refused() -> None:
 
 async def test_close_answers_waiting_callers() -> None:
     engine = FakeEngine(delay_s=0.3)
-    calls = [asyncio.ensure_future(engine.complete("local/smollm2", [{"role": "user", "content": f"q{i}"}], {})) for i in range(3)]
+    calls = [
+        asyncio.ensure_future(engine.complete("local/smollm2", [{"role": "user", "content": f"q{i}"}], {}))
+        for i in range(3)
+    ]
     await asyncio.sleep(0.05)
     await asyncio.to_thread(engine.close)
     results = await asyncio.gather(*calls, return_exceptions=True)
@@ -284,7 +291,9 @@ async def test_real_model_seeds_reproduce_samples(smollm2: LlamaCppModel) -> Non
 @pytest.mark.model
 def test_real_model_across_asyncio_run_loops(smollm2: LlamaCppModel) -> None:
     for _ in range(2):
-        result = asyncio.run(ModelClient().complete("local/smollm2", [{"role": "user", "content": "Say yes."}], max_tokens=4))
+        result = asyncio.run(
+            ModelClient().complete("local/smollm2", [{"role": "user", "content": "Say yes."}], max_tokens=4)
+        )
         assert result.completion_tokens > 0
 
 
@@ -306,7 +315,9 @@ def test_whole_pipeline_prints_nothing_from_llama_cpp(tmp_path: Path) -> None:
         "                  'variants': len(r.variants), 'agreement': r.agreement}))\n"
     )
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=env, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=env, check=False
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     import json
 

@@ -35,7 +35,10 @@ def make_parts(root: Path, slices: list[bytes], *, install: bool = True) -> Part
         specs.append(Part(f"{prefix}_{n}", f"{prefix.replace('_', '-')}-{n}", f"data/part{n:02d}.bin"))
     whole = b"".join(slices)
     return PartedFile(
-        filename="model.gguf", parts=tuple(specs), size=len(whole), sha256=hashlib.sha256(whole).hexdigest(),
+        filename="model.gguf",
+        parts=tuple(specs),
+        size=len(whole),
+        sha256=hashlib.sha256(whole).hexdigest(),
         install_hint="pip install 'selfpara[test-parts]'",
     )
 
@@ -87,7 +90,9 @@ def test_missing_parts_name_the_packages_and_the_command(site: Path, tmp_path: P
     spec_missing = PartedFile(
         spec.filename,
         spec.parts + (Part("sp_testpart_not_installed_5", "sp-testpart-not-installed-5", "data/part05.bin"),),
-        spec.size, spec.sha256, spec.install_hint,
+        spec.size,
+        spec.sha256,
+        spec.install_hint,
     )
     os.remove(site / spec.parts[1].package / "data" / "part02.bin")  # installed package, file gone
     with pytest.raises(ConfigError) as err:

@@ -97,7 +97,10 @@ async def test_concurrent_calls_share_one_batch() -> None:
 
 async def test_mixed_temperatures_split_into_groups() -> None:
     backend = FakeBackend()
-    calls = [backend.complete("local/smollm2", [{"role": "user", "content": f"q{i}"}], {"temperature": t}) for i, t in enumerate([0, 0.7, 0, 0.7])]
+    calls = [
+        backend.complete("local/smollm2", [{"role": "user", "content": f"q{i}"}], {"temperature": t})
+        for i, t in enumerate([0, 0.7, 0, 0.7])
+    ]
     results = await asyncio.gather(*calls)
     assert [r.text for r in results] == ["echo q0", "echo q1", "echo q2", "echo q3"]
     assert sorted(backend.batches) == [["q0", "q2"], ["q1", "q3"]]
@@ -126,7 +129,11 @@ async def test_real_model_answers_concurrent_calls_in_one_batch() -> None:
     engine = TransformersModel(resolve("local/smollm2"), batch_wait_s=0.5)  # a busy CPU delays the callers
     try:
         engine.load()
-        questions = ["Hi?", "What is the capital of France?", "Name a colour that is often used for the sky on a clear day."]
+        questions = [
+            "Hi?",
+            "What is the capital of France?",
+            "Name a colour that is often used for the sky on a clear day.",
+        ]
         client = ModelClient(backend=engine)
         results = await asyncio.gather(
             *(client.complete("local/smollm2", [{"role": "user", "content": q}], max_tokens=8) for q in questions)

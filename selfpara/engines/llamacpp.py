@@ -155,7 +155,9 @@ class LlamaCppModel(QueuedEngine):
         try:
             prompt = fmt(messages=req.messages).prompt
         except Exception as exc:  # the template rejects these messages (e.g. roles out of order)
-            raise UpstreamError(f"the chat template of {self.spec.title} rejects these messages: {exc}", status=400) from None
+            raise UpstreamError(
+                f"the chat template of {self.spec.title} rejects these messages: {exc}", status=400
+            ) from None
         # The template writes any BOS itself, as llama-cpp-python's own chat handler assumes.
         tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
         budget = min(req.max_tokens, llm.n_ctx() - len(tokens))

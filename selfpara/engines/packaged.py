@@ -14,6 +14,7 @@ which the engines call when they load.
 
 from __future__ import annotations
 
+import functools
 import importlib.resources
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -106,13 +107,13 @@ def resolve(model: str) -> LocalModel:
         return PACKAGED[name]
     if rest.lower().endswith(".gguf"):
         path = Path(rest).expanduser().absolute()
-        return LocalModel(str(path), path.stem, lambda _progress=None: _existing(path))
+        return LocalModel(str(path), path.stem, functools.partial(_existing, path))
     raise UpstreamError(
         f"unknown local model {model!r}; use one of {packaged_names()} or local/<path to a .gguf file>", status=404
     )
 
 
-def _existing(path: Path) -> Path:
+def _existing(path: Path, progress: Callable[[str], None] | None = None) -> Path:
     if not path.is_file():
         raise ConfigError(f"no GGUF file at {path}")
     return path

@@ -45,7 +45,9 @@ def make_request(messages: Sequence[Message], params: dict[str, Any]) -> GenRequ
         raise UpstreamError(f"bad generation parameter: {exc}", status=400) from None
     if max_tokens < 1 or temperature < 0 or not 0 < top_p <= 1:
         raise UpstreamError("need max_tokens >= 1, temperature >= 0, 0 < top_p <= 1", status=400)
-    chat: list[Message] = [{"role": str(m.get("role", "user")), "content": content_text(m.get("content"))} for m in messages]
+    chat: list[Message] = [
+        {"role": str(m.get("role", "user")), "content": content_text(m.get("content"))} for m in messages
+    ]
     return GenRequest(chat, max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed)
 
 

@@ -107,7 +107,14 @@ class TransformersModel(QueuedEngine):
         threads: torch threads (default: every core this process may run on).
     """
 
-    def __init__(self, spec: LocalModel, *, max_batch: int = MAX_BATCH, batch_wait_s: float = BATCH_WAIT_S, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        spec: LocalModel,
+        *,
+        max_batch: int = MAX_BATCH,
+        batch_wait_s: float = BATCH_WAIT_S,
+        threads: int | None = None,
+    ) -> None:
         super().__init__(spec)
         self.thread_name = "selfpara-transformers"
         self.max_batch = max_batch
@@ -188,7 +195,9 @@ class TransformersModel(QueuedEngine):
                     results = self._generate(group)
                 except Exception as exc:  # torch/transformers failure: the callers get a 502
                     log.warning("transformers generate failed: %s", exc, exc_info=True)
-                    error = UpstreamError(f"{self.spec.title} failed on transformers: {type(exc).__name__}: {str(exc)[:200]}", status=502)
+                    error = UpstreamError(
+                        f"{self.spec.title} failed on transformers: {type(exc).__name__}: {str(exc)[:200]}", status=502
+                    )
                     for req in group:
                         req.future.set_exception(error)
                     continue
