@@ -10,6 +10,7 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 
 from selfpara import prompts
 from selfpara.config import WrapConfig, build_config
@@ -89,16 +90,34 @@ class SelfParaphraser:
         """Blocking form of `aanswer` (not for use inside a running event loop)."""
         return asyncio.run(self.aanswer(question, **overrides))
 
-    async def aanswer(self, question: str | list[Message], **overrides: object) -> WrappedAnswer:
+    async def aanswer(
+        self,
+        question: str | list[Message],
+        *,
+        paraphrases: Sequence[str] | None = None,
+        seeds: Sequence[int] | None = None,
+        **overrides: object,
+    ) -> WrappedAnswer:
         """Answer a question (a string, or chat messages whose last user message is the question).
 
-        `overrides` are WrapConfig fields for this request only (k, equivalence, temperature, ...).
+        Args:
+            question: the question, or messages whose last (user) message is the question.
+            paraphrases: answer exactly these wordings beside the original instead of
+                generating and filtering k of them (saved variants; repeats allowed, as
+                self-consistency's samples of one wording). None: generate.
+            seeds: seed of each answer call, the original's first, then one per
+                paraphrase in order (reproducible sampled answers); None: unseeded.
+            overrides: WrapConfig fields for this request only (k, equivalence, temperature, ...).
+
         Raises InputError, ConfigError, or UpstreamError when no answer came back at all.
         """
         cfg = self.config.with_overrides(**overrides) if overrides else self.config
         messages, q = split_messages(question)
+        given = None if paraphrases is None else [str(p).strip() for p in paraphrases]
+        if given is not None and not all(given):
+            raise InputError("a given paraphrase is empty")
         self.equivalence_for(cfg)  # loads an NLI model now: a bad path fails before any model call
-        return await _Run(self, cfg, messages, q).execute()
+        return await _Run(self, cfg, messages, q, given=given, seeds=seeds).execute()
 
     async def paraphrase(self, question: str, **overrides: object) -> tuple[list[str], list[RejectedParaphrase]]:
         """Generate and filter paraphrases of `question` only (no answers): (kept, rejected).
@@ -179,8 +198,18 @@ class SelfParaphraser:
 class _Run:
     """State of one request; lives only for that request."""
 
-    def __init__(self, owner: SelfParaphraser, cfg: WrapConfig, messages: list[Message], question: str) -> None:
+    def __init__(
+        self,
+        owner: SelfParaphraser,
+        cfg: WrapConfig,
+        messages: list[Message],
+        question: str,
+        *,
+        given: list[str] | None = None,
+        seeds: Sequence[int] | None = None,
+    ) -> None:
         self.owner, self.cfg, self.messages, self.question = owner, cfg, messages, question
+        self.given, self.seeds = given, list(seeds or [])
         self.usage = Usage()
         self.timings = Timings()
         self.flags: list[Flag] = []
@@ -210,6 +239,10 @@ class _Run:
         return result
 
     async def _paraphrases(self) -> tuple[list[str], list[RejectedParaphrase]]:
+        if self.given is not None:  # the caller's own wordings: answered as given, not filtered
+            if not self.given:
+                self.flags.append("no_paraphrases")
+            return list(self.given), []
         t = time.perf_counter()
         try:
             candidates = await self.owner.generate_candidates(self.question, self.cfg, self.usage)
@@ -228,6 +261,8 @@ class _Run:
 
     async def _answer(self, variant: Variant) -> Answer:
         t = time.perf_counter()
+        # Unseeded calls send no seed at all, so their parameters (and cache keys) stay as they were.
+        seed = {"seed": self.seeds[variant.index]} if variant.index < len(self.seeds) else {}
         try:
             out = await self.owner.client.complete(
                 self.cfg.model,
@@ -235,6 +270,7 @@ class _Run:
                 usage=self.usage,
                 temperature=self.cfg.temperature,
                 max_tokens=self.cfg.max_tokens,
+                **seed,
             )
         except UpstreamError as exc:
             self.failures.append(exc)
