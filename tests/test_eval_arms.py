@@ -249,17 +249,28 @@ async def test_describe_holds_everything_that_decides_answers() -> None:
     assert d["config"]["k"] == 2 and "api_key" not in d["config"]
 
 
-async def test_sc_samples_concurrently_on_hosted_models_and_in_turn_on_the_embedded_one() -> None:
+async def test_sc_draws_its_samples_at_once_through_the_pipeline() -> None:
     import time
 
     fake = FakeBackend(answers("Paris"), delay_s=0.1)
     client = ModelClient(backend=fake, retries=0, timeout_s=5)
-    started = time.perf_counter()
-    await make_arm("sc", client, "openai/gpt-4o-mini", k=3).answer(Q)
-    assert time.perf_counter() - started < 0.3  # 4 samples at once
-    started = time.perf_counter()
-    await make_arm("sc", client, MODEL, k=3).answer(Q)
-    assert time.perf_counter() - started >= 0.4  # one after another: same-seed calls batch together
+    for model in ("openai/gpt-4o-mini", MODEL):
+        started = time.perf_counter()
+        await make_arm("sc", client, model, k=3).answer(Q)
+        assert time.perf_counter() - started < 0.3  # 4 samples at once, as the pipeline answers its variants
+
+
+async def test_sc_answers_sample_j_with_seed_j_and_votes_them_with_the_pipeline() -> None:
+    def responder(model: str, messages: list, params: dict) -> str:
+        assert last_user_text(messages) == Q.question  # every sample is the original wording
+        return {1: "Paris", 2: "the city of Paris", 3: "Lyon", 4: "paris"}[params["seed"]]
+
+    client, fake = make_client(responder)
+    out = await make_arm("sc[equivalence=exact]", client, MODEL, k=3).answer(Q, seed=0)
+    assert out.details["seeds"] == [1, 2, 3, 4] and out.details["answers"] == ["Paris", "the city of Paris", "Lyon",
+                                                                               "paris"]
+    assert out.details["clusters"] == [0, 1, 2, 0] and out.answer == "Paris"
+    assert out.details["vote_share"] == pytest.approx(0.5) and len(fake.calls) == 4
 
 
 async def test_a_failed_call_inside_selfpara_or_sc_marks_the_sample_failed() -> None:

@@ -1,0 +1,48 @@
+"""The rar arm: rephrase-and-respond (rewrite the question, then answer the rewrite)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar
+
+from evaluation.arms import prompts
+from evaluation.arms.base import Arm, ArmOutput, as_bool, as_int
+from evaluation.arms.registry import register_arm
+from evaluation.schema import ItemKind, ItemVariant
+from selfpara.errors import UpstreamError
+from selfpara.result import Usage
+
+
+@register_arm("rephrase-and-respond", "rephrase_and_respond")
+class RephraseRespondArm(Arm):
+    """Rephrase-and-respond: rewrite the question more clearly, then answer the rewrite (original beside it)."""
+
+    name = "rar"
+    description = "rephrase-and-respond: rewrite the question, then answer the rewrite with the original beside it"
+    options: ClassVar[dict[str, Any]] = {"with_original": True, "rephrase_max_tokens": 96}
+
+    def validate(self) -> None:
+        s = self.settings
+        s["with_original"] = as_bool(self.label, "with_original", s["with_original"])
+        s["rephrase_max_tokens"] = as_int(self.label, "rephrase_max_tokens", s["rephrase_max_tokens"], 8, 4096)
+
+    async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:
+        usage = Usage()
+        started = time.perf_counter()
+        try:
+            reply = await self.client.complete(
+                self.model, prompts.rephrase_messages(variant.question, kind), usage=usage, temperature=0.0,
+                max_tokens=self.settings["rephrase_max_tokens"],
+            )
+            rephrased = prompts.parse_rephrased(reply.text)
+            question = prompts.respond_question(variant.question, rephrased, self.settings["with_original"])
+            out = await self.client.complete(
+                self.model, prompts.answer_messages(question, kind, variant.context), usage=usage,
+                temperature=0.0, max_tokens=self.max_tokens,
+            )
+        except UpstreamError as exc:
+            return ArmOutput(answer=None, error=str(exc), usage=usage, latency_s=time.perf_counter() - started)
+        return ArmOutput(
+            answer=out.text.strip(), usage=usage, latency_s=time.perf_counter() - started,
+            details={"rephrased": rephrased},
+        )

@@ -1,0 +1,74 @@
+"""The sc arm: self-consistency built from the pipeline's own answer and vote steps.
+
+The original wording is answered k+1 times at temperature > 0 (one seed per sample) by
+`SelfParaphraser.aanswer(..., paraphrases=[question] * k, seeds=...)`, so the samples
+are clustered and voted exactly as the selfpara arm's paraphrase answers are.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar
+
+from evaluation.arms import prompts
+from evaluation.arms.base import Arm, ArmOutput, as_float, as_int, sample_seed
+from evaluation.arms.registry import register_arm
+from evaluation.schema import ItemKind, ItemVariant
+from selfpara.config import MAX_K, WrapConfig, build_config
+from selfpara.errors import ConfigError, UpstreamError
+
+
+@register_arm("self-consistency", "self_consistency", "selfconsistency")
+class SelfConsistencyArm(Arm):
+    """k+1 samples of the same wording at temperature > 0, voted with the selfpara pipeline's clustering."""
+
+    name = "sc"
+    description = "self-consistency: k+1 samples of the same wording, majority vote with selfpara's clustering"
+    options: ClassVar[dict[str, Any]] = {
+        "k": 3, "temperature": 0.7, "equivalence": "auto", "judge_model": None, "nli_model": None,
+        "agreement": None,  # deprecated alias of equivalence
+    }
+
+    def validate(self) -> None:
+        from selfpara.pipeline import SelfParaphraser
+
+        s = self.settings
+        s["k"] = as_int(self.label, "k", s["k"], 1, MAX_K)
+        s["temperature"] = as_float(self.label, "temperature", s["temperature"], 0.01, 2.0)
+        try:
+            self.config: WrapConfig = build_config(
+                model=self.model, api_base=self.api_base, k=s["k"], temperature=s["temperature"],
+                max_tokens=self.max_tokens, equivalence=s.pop("agreement", None) or s["equivalence"],
+                judge_model=s["judge_model"], nli_model=s["nli_model"],
+            )
+        except ConfigError as exc:
+            raise ConfigError(f"arm {self.label!r}: {exc}") from None
+        self.paraphraser = SelfParaphraser(self.config, client=self.client)
+
+    async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:
+        started = time.perf_counter()
+        messages = prompts.answer_messages(variant.question, kind, variant.context)
+        n = self.settings["k"] + 1
+        seeds = [sample_seed(seed, j) for j in range(n)]
+        question = messages[-1]["content"]
+        assert isinstance(question, str)
+        try:
+            wrapped = await self.paraphraser.aanswer(messages, paraphrases=[question] * (n - 1), seeds=seeds)
+        except UpstreamError as exc:
+            return ArmOutput(answer=None, error=f"every sample failed: {exc}", latency_s=time.perf_counter() - started)
+        failed = sum(1 for a in wrapped.answers if not a.ok)
+        return ArmOutput(
+            answer=wrapped.answer,
+            error=f"{failed} of {n} samples failed" if failed else None,  # retried on resume
+            usage=wrapped.usage,
+            latency_s=time.perf_counter() - started,
+            details={
+                "samples": n,
+                "seeds": seeds,
+                "vote_share": wrapped.vote_share,
+                "entropy": round(wrapped.entropy, 4),
+                "answers": [a.text if a.ok else None for a in wrapped.answers],
+                "clusters": [a.cluster for a in wrapped.answers],
+                "failed": failed,
+            },
+        )

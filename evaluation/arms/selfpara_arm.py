@@ -1,0 +1,77 @@
+"""The selfpara arm: the pipeline itself (`SelfParaphraser.aanswer`), with any WrapConfig settings."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar
+
+from evaluation.arms import prompts
+from evaluation.arms.base import Arm, ArmOutput
+from evaluation.arms.registry import register_arm
+from evaluation.schema import ItemKind, ItemVariant
+from selfpara.config import DEPRECATED_NAMES, WrapConfig, build_config
+from selfpara.errors import ConfigError, UpstreamError
+
+# WrapConfig fields the run itself sets for every arm; not arm settings.
+_RUN_FIELDS = {"model", "api_base", "api_key"}
+
+
+_FAILURE_FLAGS = ("paraphrase_failed", "partial_failure", "original_failed")
+
+
+@register_arm("self-para", "self_para")
+class SelfParaArm(Arm):
+    """The selfpara pipeline itself (`SelfParaphraser.aanswer`), with any WrapConfig settings."""
+
+    name = "selfpara"
+    description = "the selfpara pipeline: k paraphrases, answer all, clustered majority vote"
+    # Deprecated names (agreement) are still accepted in arm specs; WrapConfig renames them.
+    options: ClassVar[dict[str, Any]] = {
+        f: None for f in [*WrapConfig.model_fields, *DEPRECATED_NAMES] if f not in _RUN_FIELDS
+    }
+
+    def validate(self) -> None:
+        from selfpara.pipeline import SelfParaphraser
+
+        values = {k: v for k, v in self.settings.items() if v is not None}
+        values.setdefault("max_tokens", self.max_tokens)
+        try:
+            self.config: WrapConfig = build_config(model=self.model, api_base=self.api_base, **values)
+        except ConfigError as exc:
+            raise ConfigError(f"arm {self.label!r}: {exc}") from None
+        self.settings = {k: v for k, v in values.items()}
+        self.paraphraser = SelfParaphraser(self.config, client=self.client)
+
+    def describe(self) -> dict[str, Any]:
+        described = super().describe()
+        described["config"] = self.config.public_dict()
+        return described
+
+    async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:
+        started = time.perf_counter()
+        messages = prompts.answer_messages(variant.question, kind, variant.context)
+        try:
+            wrapped = await self.paraphraser.aanswer(messages)
+        except UpstreamError as exc:
+            return ArmOutput(answer=None, error=str(exc), latency_s=time.perf_counter() - started)
+        # A model call that failed inside the pipeline degrades the answer for reasons that are
+        # not the method's: keep the answer, but mark the sample failed so a resumed run retries it.
+        failed = [f for f in wrapped.flags if f in _FAILURE_FLAGS]
+        return ArmOutput(
+            answer=wrapped.answer,
+            error=f"model call failed inside the pipeline ({', '.join(failed)})" if failed else None,
+            usage=wrapped.usage,
+            latency_s=time.perf_counter() - started,
+            details={
+                "k_kept": wrapped.k_kept,
+                "vote_share": wrapped.vote_share,
+                "entropy": round(wrapped.entropy, 4),
+                "original_won": wrapped.original_won,
+                "abstained": wrapped.abstained,
+                "flags": list(wrapped.flags),
+                "paraphrases": [v.text for v in wrapped.variants[1:]],
+                "rejected": len(wrapped.rejected),
+                "answers": [a.text if a.ok else None for a in wrapped.answers],
+                "clusters": [a.cluster for a in wrapped.answers],
+            },
+        )

@@ -1,0 +1,47 @@
+"""The single_call arm: one call that writes k rewordings, then one final answer."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar
+
+from evaluation.arms import prompts
+from evaluation.arms.base import Arm, ArmOutput, as_int
+from evaluation.arms.registry import register_arm
+from evaluation.schema import ItemKind, ItemVariant
+from selfpara.config import MAX_K
+from selfpara.errors import UpstreamError
+from selfpara.result import Usage
+
+
+@register_arm("single-call", "singlecall")
+class SingleCallArm(Arm):
+    """One call that writes k rewordings, uses them to understand the intent, and gives one final answer."""
+
+    name = "single_call"
+    description = "one call: write k paraphrases, then one final answer"
+    options: ClassVar[dict[str, Any]] = {"k": 3, "extra_tokens_per_paraphrase": 40}
+
+    def validate(self) -> None:
+        s = self.settings
+        s["k"] = as_int(self.label, "k", s["k"], 1, MAX_K)
+        s["extra_tokens_per_paraphrase"] = as_int(self.label, "extra_tokens_per_paraphrase",
+                                                  s["extra_tokens_per_paraphrase"], 0, 1000)
+
+    async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:
+        usage = Usage()
+        started = time.perf_counter()
+        k = self.settings["k"]
+        try:
+            out = await self.client.complete(
+                self.model, prompts.single_call_messages(variant.question, kind, k, variant.context),
+                usage=usage, temperature=0.0,
+                max_tokens=self.max_tokens + k * self.settings["extra_tokens_per_paraphrase"],
+            )
+        except UpstreamError as exc:
+            return ArmOutput(answer=None, error=str(exc), usage=usage, latency_s=time.perf_counter() - started)
+        final, found = prompts.parse_final_answer(out.text)
+        return ArmOutput(
+            answer=final, usage=usage, latency_s=time.perf_counter() - started,
+            details={"final_line_found": found, "reply": out.text},
+        )
