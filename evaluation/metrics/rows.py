@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import functools
-
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluation.datasets import DataError, read_rows
+from evaluation.datasets.cells import parse_boolean
+from evaluation.datasets.readers import DataError, read_rows
 from evaluation.schema import LABELS, Label
 
 __all__ = [
@@ -208,7 +208,7 @@ def load_label_rows(
         if label is None:
             raise record.error(f"label {raw_label!r} is not one of correct, incorrect, not_attempted")
         raw_original = cell(original_col)
-        is_original = _boolean(raw_original)
+        is_original = parse_boolean(raw_original)
         if is_original is None:
             raise record.error(f"{original_col!r} must be true or false (or 1/0), got {raw_original!r}")
         answer = cell(answer_col, required=False) if answer_col else None
@@ -235,16 +235,3 @@ def _cell(record: Any, column: str, *, required: bool = True) -> Any:
     if required and (value is None or value == ""):
         raise record.error(f"empty {column!r}")
     return value
-
-
-def _boolean(value: Any) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, float)) and value in (0, 1):
-        return bool(value)
-    text = str(value).strip().lower()
-    return True if text in _TRUE else False if text in _FALSE else None
-
-
-_TRUE = frozenset(("1", "true", "t", "yes", "y"))
-_FALSE = frozenset(("0", "false", "f", "no", "n"))

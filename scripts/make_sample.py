@@ -6,8 +6,8 @@ right, each with gold aliases and three written, meaning-preserving paraphrases
 unit-conversion golds are computed here, never typed. Deterministic: running it again
 writes the same file.
 
-    python evaluation/data/make_sample.py            # rewrite sample.jsonl
-    python evaluation/data/make_sample.py --check    # fail if the file is out of date
+    python scripts/make_sample.py            # rewrite sample.jsonl
+    python scripts/make_sample.py --check    # fail if the file is out of date
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import random
 import sys
 from pathlib import Path
 
-OUT = Path(__file__).with_name("sample.jsonl")
+OUT = Path(__file__).resolve().parents[1] / "evaluation" / "data" / "sample.jsonl"
 SEED = 20240611
 
 NUMBER_WORDS = {
@@ -869,7 +869,7 @@ def main(argv: list[str]) -> int:
     text = render(build())
     if "--check" in argv:
         if not OUT.exists() or OUT.read_text(encoding="utf-8") != text:
-            print(f"{OUT} is out of date: run python {Path(__file__).name}", file=sys.stderr)
+            print(f"{OUT} is out of date: run python scripts/make_sample.py", file=sys.stderr)
             return 1
         return 0
     OUT.write_text(text, encoding="utf-8")

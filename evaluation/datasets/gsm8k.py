@@ -1,0 +1,44 @@
+"""GSM8K as distributed: `question`, `answer` (a worked solution ending in `#### N`)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from evaluation.datasets.cells import cell_text, require_columns
+from evaluation.datasets.readers import read_rows
+from evaluation.schema import Item, ItemVariant
+
+
+_GSM8K_FINAL = re.compile(r"####\s*(.+?)\s*$", re.S)
+
+
+def gsm8k_gold(solution: str) -> str | None:
+    """The number after `####` in a GSM8K solution, commas removed ("#### 1,000" -> "1000")."""
+    m = _GSM8K_FINAL.search(solution.strip())
+    return m.group(1).replace(",", "").strip() if m else None
+
+
+def load_gsm8k(path: str | Path, *, limit: int | None = None) -> list[Item]:
+    """GSM8K (`question`, `answer` = worked solution ending in `#### N`). Kind "math", gold N."""
+    rows = read_rows(path)
+    require_columns(rows, ["question", "answer"], "GSM8K")
+    items = []
+    for index, row in enumerate(rows):
+        question = cell_text(row, "question", required=True)
+        solution = cell_text(row, "answer", required=True)
+        gold = gsm8k_gold(solution)  # type: ignore[arg-type]
+        if not gold:
+            raise row.error("the 'answer' does not end in '#### <number>' (is this GSM8K?)")
+        items.append(
+            Item(
+                id=f"gsm8k-{index}",
+                kind="math",
+                gold=[gold],
+                variants=[ItemVariant(id=0, question=question)],  # type: ignore[arg-type]
+                meta={"solution": solution, "source": row.path, "line": row.line},
+            )
+        )
+        if limit is not None and len(items) >= limit:
+            break
+    return items

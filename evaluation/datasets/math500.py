@@ -1,0 +1,33 @@
+"""MATH-500 as distributed: `problem`, `solution`, `answer`, `subject`, `level`, `unique_id`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evaluation.datasets.cells import cell_text, require_columns
+from evaluation.datasets.readers import read_rows
+from evaluation.schema import Item, ItemVariant
+
+
+def load_math500(path: str | Path, *, limit: int | None = None) -> list[Item]:
+    """MATH-500 (`problem`, `solution`, `answer`, `subject`, `level`, optional `unique_id`). Kind "math"."""
+    rows = read_rows(path)
+    require_columns(rows, ["problem", "answer"], "MATH-500")
+    items = []
+    for index, row in enumerate(rows):
+        question = cell_text(row, "problem", required=True)
+        answer = cell_text(row, "answer", required=True)
+        items.append(
+            Item(
+                id=cell_text(row, "unique_id") or f"math500-{index}",
+                kind="math",
+                gold=[answer],  # type: ignore[list-item]
+                variants=[ItemVariant(id=0, question=question)],  # type: ignore[arg-type]
+                category=cell_text(row, "subject") or "",
+                meta={"level": cell_text(row, "level"), "solution": cell_text(row, "solution"), "source": row.path,
+                      "line": row.line},
+            )
+        )
+        if limit is not None and len(items) >= limit:
+            break
+    return items
