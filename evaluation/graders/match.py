@@ -1,0 +1,82 @@
+"""`match` / `exact` / `contains`: the answer against the gold aliases after normalization."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from evaluation.graders.base import label_by_match
+from evaluation.graders.registry import register_grader
+from evaluation.schema import Item, Label
+from selfpara import mathanswer
+from selfpara.errors import ConfigError
+from selfpara.text import contains_phrase, normalize_answer
+
+
+class MatchGrader:
+    """Normalized match of the answer against the gold aliases.
+
+    Modes:
+        exact: the normalized answer equals a normalized alias;
+        contains: a normalized alias occurs in the normalized answer on word boundaries;
+        alias (default): exact or contains, and for a numeric alias also any number in
+            the answer with the same value ("8.0", "1,000" for "1000").
+
+    Normalization is `selfpara.text.normalize_answer` (case, punctuation, articles, spaces).
+    A missing answer is not_attempted; so is an abstention (`selfpara.text.is_abstention`)
+    unless it still gives a gold answer ("I'm not sure, but it is Paris" is correct, as a
+    hedged but correct answer is in the SimpleQA convention).
+    """
+
+    def __init__(self, mode: str = "alias") -> None:
+        if mode not in ("alias", "exact", "contains"):
+            raise ConfigError(f"unknown match mode {mode!r}; use alias, exact or contains")
+        self.mode = mode
+        self.name = "match" if mode == "alias" else mode
+
+    def matches(self, answer: str, aliases: Sequence[str]) -> bool:
+        norm = normalize_answer(answer)
+        for alias in aliases:
+            target = normalize_answer(alias)
+            if not target:
+                continue
+            if norm == target:
+                return True
+            if self.mode != "exact" and contains_phrase(answer, alias):
+                return True
+            if self.mode == "alias" and _number_in(answer, alias):
+                return True
+        return False
+
+    async def grade(self, item: Item, answer: str | None) -> Label:
+        return label_by_match(answer, item.gold, self.matches)
+
+
+_NUMBER_TOKEN = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w])")
+
+
+def _number_in(answer: str, alias: str) -> bool:
+    """Whether a numeric alias's value appears as a number in the answer."""
+    target = mathanswer.to_number(alias)
+    if target is None or not re.fullmatch(r"\s*-?[\d,]*\.?\d+\s*", alias):
+        return False
+    for token in _NUMBER_TOKEN.findall(answer):
+        value = mathanswer.to_number(token.rstrip(".,"))
+        if value is not None and value == target:
+            return True
+    return False
+
+
+@register_grader("match", "alias")
+def _alias(**_: object) -> MatchGrader:
+    return MatchGrader("alias")
+
+
+@register_grader("exact")
+def _exact(**_: object) -> MatchGrader:
+    return MatchGrader("exact")
+
+
+@register_grader("contains")
+def _contains(**_: object) -> MatchGrader:
+    return MatchGrader("contains")
