@@ -160,3 +160,10 @@ def caching_client(
         backend=backend,
     )
     return client, backend
+
+
+def open_cache(path: str | Path | None, enabled: bool = True) -> CallCache | None:
+    """The call cache at `path` (default location when None), or None when disabled."""
+    if not enabled:
+        return None
+    return CallCache(path or default_cache_path())

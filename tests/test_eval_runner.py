@@ -11,15 +11,11 @@ import pytest
 
 from evaluation.cache import CallCache, call_key
 from evaluation.datasets import load_items, save_items
-from evaluation.runner import (
-    BenchConfig,
-    RunOptions,
-    open_cache,
-    parse_variants,
-    read_samples,
-    run_bench,
-    select_items,
-)
+from evaluation.cache import open_cache
+from evaluation.config import BenchConfig, RunOptions
+from evaluation.rundir import read_samples
+from evaluation.runner import run_bench
+from evaluation.variants import parse_variants, select_items
 from evaluation.schema import Item, ItemVariant, SampleRecord
 from selfpara.errors import ConfigError, InputError, UpstreamError
 from selfpara.llm import ModelClient

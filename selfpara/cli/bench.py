@@ -68,7 +68,9 @@ def bench(
         import time
 
         from evaluation.report import markdown_table, write_reports
-        from evaluation.runner import BenchConfig, RunOptions, open_cache, run_bench
+        from evaluation.cache import open_cache
+        from evaluation.config import BenchConfig, RunOptions
+        from evaluation.runner import run_bench
         from selfpara.config import EMBEDDED_MODEL, is_embedded
 
         config = _config(

@@ -1,0 +1,233 @@
+"""The report of a run directory as data: metrics with CIs, paired comparisons, totals, diagnostics.
+
+    report = build_report("runs/NAME")      # reads config.json, items.jsonl, samples.jsonl
+
+The metrics come from `evaluation.metrics.compute_metrics` over the per-sample log
+(one group per arm), with bootstrap CIs over questions and paired comparisons of every
+selfpara arm against every baseline arm on the same questions. `markdown`, `plots` and
+`page` present this dict; `write` puts all of them into the run directory.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import statistics
+from collections import defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from evaluation.datasets import load_items
+from evaluation.metrics import MetricsTable, compute_metrics, rows_from_records
+from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
+from evaluation.schema import Item, SampleRecord
+from selfpara.errors import ConfigError
+
+DEFAULT_CONSISTENCY = "exact,rouge1"
+ACCURACY_METRICS = ("A_orig", "A_exp", "A_any", "A_strict")
+FLIP_METRICS = ("flip_cw", "flip_wc", "mismatch", "ND")
+HEADLINE_METRICS = ("A_orig", "A_exp", "A_mv", "A_any", "A_strict", "mismatch", "flip_cw", "flip_wc", "ND")
+
+
+def _load_items(out: Path) -> list[Item]:
+    path = out / ITEMS_FILE
+    return load_items(path) if path.exists() else []
+
+
+def comparison_pairs(arms: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(selfpara arm, baseline arm) for every selfpara arm and every other arm; else first arm vs the rest."""
+    labels = [a["label"] for a in arms]
+    ours = [a["label"] for a in arms if a["arm"] == "selfpara"]
+    if not ours:
+        ours = labels[:1]
+    return [(a, b) for a in ours for b in labels if b not in ours]
+
+
+def _totals(records: list[SampleRecord], arms: list[str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for arm in arms:
+        rs = [r for r in records if r.arm == arm]
+        lat = [r.latency_s for r in rs]
+        n = len(rs)
+        out[arm] = {
+            "samples": n,
+            "errors": sum(1 for r in rs if r.error),
+            "correct": sum(1 for r in rs if r.label == "correct"),
+            "not_attempted": sum(1 for r in rs if r.label == "not_attempted"),
+            "calls": sum(r.calls for r in rs),
+            "calls_per_answer": (sum(r.calls for r in rs) / n) if n else None,
+            "prompt_tokens": sum(r.prompt_tokens for r in rs),
+            "completion_tokens": sum(r.completion_tokens for r in rs),
+            "tokens_per_answer": (sum(r.prompt_tokens + r.completion_tokens for r in rs) / n) if n else None,
+            "cost": round(sum(r.cost for r in rs), 6),
+            "latency_mean_s": statistics.fmean(lat) if lat else None,
+            "latency_p50_s": statistics.median(lat) if lat else None,
+        }
+    return out
+
+
+def _diagnostics(records: list[SampleRecord], arms: list[str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for arm in arms:
+        rs = [r for r in records if r.arm == arm and not r.error]
+        # Runs saved before the rename store the vote share as details["agreement"].
+        voted = [r for r in rs if "vote_share" in r.details or "agreement" in r.details]
+        if not voted:
+            continue
+        shares = [r.details["vote_share"] if "vote_share" in r.details else r.details["agreement"] for r in voted]
+        d: dict[str, Any] = {"answers": len(voted), "mean_vote_share": statistics.fmean(shares)}
+        kept = [r.details["k_kept"] for r in voted if "k_kept" in r.details]
+        if kept:
+            d["mean_k_kept"] = statistics.fmean(kept)
+            d["no_paraphrases"] = sum(1 for r in voted if "no_paraphrases" in r.details.get("flags", [])) / len(voted)
+            d["original_won"] = sum(1 for r in voted if r.details.get("original_won")) / len(voted)
+        if "samples" in voted[0].details:
+            d["samples_per_answer"] = statistics.fmean(r.details["samples"] for r in voted)
+        out[arm] = d
+    return out
+
+
+def _categories(records: list[SampleRecord], items: list[Item], arms: list[str]) -> dict[str, dict[str, Any]]:
+    category = {i.id: (i.category or i.kind) for i in items}
+    counts: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    for r in records:
+        c = counts[category.get(r.item_id, "?")][r.arm]
+        c[0] += r.label == "correct"
+        c[1] += 1
+    return {
+        cat: {arm: (by_arm[arm][0] / by_arm[arm][1] if by_arm[arm][1] else None) for arm in arms} | {
+            "samples": max((by_arm[a][1] for a in arms), default=0)}
+        for cat, by_arm in sorted(counts.items())
+    }
+
+
+def build_report(
+    out: str | Path,
+    *,
+    consistency: str | None = DEFAULT_CONSISTENCY,
+    n_boot: int = 1000,
+    include_original: bool = True,
+    nli: Any = None,
+    complete_only: bool = True,
+) -> dict[str, Any]:
+    """The report of run directory `out` as a JSON-ready dict.
+
+    For an unfinished run, `complete_only` restricts everything to the questions every arm
+    answered in full (so arms are compared on the same questions); False reports all answers.
+    """
+    out = Path(out).expanduser()
+    if not out.is_dir():
+        raise ConfigError(f"{out}: no such run directory")
+    config = read_config(out)
+    records = latest_records(read_samples(out / SAMPLES_FILE))
+    if not records:
+        raise ConfigError(f"{out / SAMPLES_FILE}: the run has no samples yet")
+    items = _load_items(out)
+    arms_cfg: list[dict[str, Any]] = config.get("arms") or [{"arm": a, "label": a} for a in config["bench"]["arms"]]
+    labels = [a["label"] for a in arms_cfg if any(r.arm == a["label"] for r in records)]
+    present = [a for a in arms_cfg if a["label"] in labels]
+    pairs = comparison_pairs(present)
+    notes: list[str] = []
+    all_records = records
+    expected = int(config.get("variants", 0)) * len(arms_cfg)
+    run_complete = expected > 0 and len(records) >= expected and not any(r.error for r in records)
+    left_out: list[str] = []
+    if items and not run_complete and complete_only:
+        # An unfinished run: compare arms on the same questions, those every arm answered in full.
+        answered = {(r.item_id, r.variant_id, r.arm) for r in records if r.error is None}
+        full = {i.id for i in items if all((i.id, v.id, a) in answered for v in i.variants for a in labels)}
+        left_out = sorted({r.item_id for r in records} - full)
+        records = [r for r in records if r.item_id in full]
+        if not records:
+            raise ConfigError(f"{out}: no question has been answered in full by every arm yet")
+        if left_out:
+            notes.append(
+                f"unfinished run: metrics, totals and comparisons cover the {len(full)} questions every arm "
+                f"answered in full; {len(left_out)} partly answered question(s) are left out"
+            )
+    if consistency == DEFAULT_CONSISTENCY and importlib.util.find_spec("rouge_score") is None:
+        consistency = "exact"  # the default must not fail a finished run; an explicit rouge1 still does
+        notes.append("Cons(rouge1) left out: rouge-score is not installed (pip install 'selfpara[eval]')")
+    table = compute_metrics(
+        rows_from_records(records, group_by="arm"),
+        include_original=include_original,
+        consistency=consistency,
+        nli=nli,
+        n_boot=n_boot,
+        seed=int(config["bench"].get("seed", 0)),
+        compare=pairs or None,
+    )
+    table.notes.extend(notes)
+    return {
+        "run": str(out),
+        "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "config": config,
+        "arms": labels,
+        "pairs": [list(p) for p in pairs],
+        "summary": {
+            "items": len(items) or len({r.item_id for r in records}),
+            "items_reported": len({r.item_id for r in records}),
+            "items_left_out": len(left_out),
+            "variants": int(config.get("variants", 0)),
+            "samples": len(all_records),
+            "samples_reported": len(records),
+            "samples_expected": expected,
+            "complete": run_complete,
+            "errors": sum(1 for r in all_records if r.error),
+            "include_original": include_original,
+            "consistency": consistency,
+        },
+        "metrics": table.model_dump(mode="json"),
+        "totals": _totals(records, labels),
+        "diagnostics": _diagnostics(records, labels),
+        "categories": _categories(records, items, labels),
+    }
+
+
+def load_report(out: str | Path) -> dict[str, Any]:
+    path = Path(out).expanduser() / "report.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no report yet; run `selfpara report {out}`") from None
+
+
+def metrics_table(report: dict[str, Any]) -> MetricsTable:
+    """The report's metrics as a MetricsTable."""
+    return MetricsTable.model_validate(report["metrics"])
+
+
+def fmt_number(x: float | None, digits: int = 3, signed: bool = False) -> str:
+    """`x` with `digits` decimals (signed: with its sign); '–' for None or NaN."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+
+
+def metric_title(table: MetricsTable, metric: str) -> str:
+    """The metric's display title."""
+    return table.info[metric].title if metric in table.info else metric
+
+
+def metric_rows(report: dict[str, Any]) -> list[str]:
+    """Metrics in report order: headline metrics, consistency, then the rest."""
+    table = metrics_table(report)
+    head = [m for m in HEADLINE_METRICS if m in table.metrics]
+    cons = [m for m in table.metrics if m.startswith("cons_")]
+    rest = [m for m in table.metrics if m not in head and m not in cons]
+    return head + cons + rest
+
+
+def sorted_comparisons(report: dict[str, Any]) -> list[Any]:
+    """Comparisons in pair order (as the run lists its arms), then metric order."""
+    table = metrics_table(report)
+    pair_index = {tuple(p): i for i, p in enumerate(report.get("pairs", []))}
+    order = {m: i for i, m in enumerate(metric_rows(report))}
+    return sorted(table.comparisons, key=lambda c: (pair_index.get((c.a, c.b), 99), order.get(c.metric, 99)))
+
+
+def records_of(out: str | Path) -> list[SampleRecord]:
+    """The latest record per (item, variant, arm) of a run directory."""
+    return latest_records(read_samples(Path(out).expanduser() / SAMPLES_FILE))

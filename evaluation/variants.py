@@ -1,0 +1,111 @@
+"""The items of a run and the variants every arm answers: the dataset's own, a saved file, or generated.
+
+Generated variants come from the pipeline's own paraphrase and filter steps, and are
+saved with the run (items.jsonl) so that every arm and every rerun sees the same ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+from typing import Any
+
+from evaluation.cache import caching_client
+from evaluation.config import BenchConfig, RunOptions
+from evaluation.datasets import load_dataset, load_items, save_items
+from evaluation.rundir import ITEMS_FILE
+from evaluation.schema import Item, ItemVariant
+from selfpara.config import MAX_K
+from selfpara.errors import ConfigError
+from selfpara.llm import ModelClient
+from selfpara.result import Usage
+
+
+def select_items(items: list[Item], limit: int | None, seed: int) -> list[Item]:
+    """A seeded random subset of `limit` items, kept in dataset order (all items without a limit)."""
+    if limit is None or limit >= len(items):
+        return list(items)
+    chosen = sorted(random.Random(seed).sample(range(len(items)), limit))
+    return [items[i] for i in chosen]
+
+
+def parse_variants(spec: str) -> tuple[str, int | str | None]:
+    """`data` -> ("data", None); `generate:N` -> ("generate", N); anything else -> ("file", path)."""
+    s = spec.strip()
+    if s == "data":
+        return "data", None
+    if s.startswith("generate"):
+        _, _, n = s.partition(":")
+        try:
+            count = int(n) if n else 3
+        except ValueError:
+            raise ConfigError(f"--variants {spec!r}: write generate:N with N a whole number, e.g. generate:3") from None
+        if not 1 <= count <= MAX_K:
+            raise ConfigError(f"--variants {spec!r}: N must be between 1 and {MAX_K}")
+        return "generate", count
+    if not s:
+        raise ConfigError("--variants is empty: use data, generate:N or the path of an items JSONL file")
+    return "file", s
+
+
+def variants_from_file(items: list[Item], path: str) -> list[Item]:
+    """Each item with the variants the file holds for its id (gold and the rest from the dataset)."""
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise ConfigError(f"--variants {path!r}: no such file (use data, generate:N or an items JSONL path)")
+    saved = {item.id: item for item in load_items(p)}
+    missing = [i.id for i in items if i.id not in saved]
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise ConfigError(f"{p}: has no variants for item(s) {shown} of the dataset")
+    return [item.model_copy(update={"variants": saved[item.id].variants}) for item in items]
+
+
+async def generate_variants(
+    items: list[Item], n: int, client: ModelClient, model: str, check: str, usage: Usage, concurrency: int
+) -> list[Item]:
+    """Each item's original plus up to `n` paraphrases made and verified by selfpara's own paraphrase step."""
+    from selfpara.config import build_config
+    from selfpara.pipeline import SelfParaphraser
+
+    cfg = build_config(model=model, k=n, paraphrase_check=check)
+    sp = SelfParaphraser(cfg, client=client)
+    limit = asyncio.Semaphore(concurrency)
+
+    async def one(item: Item) -> Item:
+        original = item.original
+        async with limit:  # the pipeline's own paraphrase and filter steps, not a copy
+            candidates = await sp.generate_candidates(original.question, cfg, usage)
+            kept, rejected = await sp.filter_candidates(original.question, candidates, cfg, usage)
+        variants = [original] + [ItemVariant(id=i + 1, question=t, context=original.context) for i, t in enumerate(kept)]
+        meta = {**item.meta, "generated_variants": {"requested": n, "kept": len(kept),
+                                                    "rejected": [r.model_dump() for r in rejected]}}
+        return item.model_copy(update={"variants": variants, "meta": meta})
+
+    return list(await asyncio.gather(*(one(item) for item in items)))
+
+
+async def build_items(config: BenchConfig, out: Path, options: RunOptions, client: ModelClient) -> tuple[list[Item], dict[str, Any]]:
+    """The run's items: from items.jsonl when resuming, else loaded, subset, with their variants (saved)."""
+    saved = out / ITEMS_FILE
+    if saved.exists():
+        return load_items(saved), {}
+    kind, arg = parse_variants(config.variants)
+    items = load_dataset(config.dataset, data_dir=options.data_dir)
+    if not items:
+        raise ConfigError(f"dataset {config.dataset!r} holds no items")
+    items = select_items(items, config.limit, config.seed)
+    extra: dict[str, Any] = {}
+    if kind == "file":
+        items = variants_from_file(items, str(arg))
+    elif kind == "generate":
+        usage = Usage()
+        gen_client, _ = caching_client(client, options.cache, {"arm": "_variants"}, api_key=options.api_key)
+        items = await generate_variants(items, int(arg or 3), gen_client, config.model, config.paraphrase_check,
+                                        usage, max(1, options.concurrency))
+        extra["variant_generation_usage"] = usage.model_dump()
+    if config.max_variants is not None:
+        items = [i.model_copy(update={"variants": i.variants[: config.max_variants]}) for i in items]
+    save_items(items, saved)
+    return items, extra
