@@ -1,8 +1,52 @@
-"""The `selfpara` command line. Each command lives in its own module and registers on `app`."""
+"""The `selfpara` command line. Each command lives in its own module and registers on `app`.
+
+Other installed packages add commands through the `selfpara.commands` entry-point group
+(as llm's `register_commands` hook does): each entry is a callable that takes a typer app
+and adds its commands to it. The evaluation package adds `bench`, `report` and
+`metrics` this way, so the core never imports it. Those commands are loaded the first time
+the CLI lists commands or meets a name it does not know, so `selfpara ask` imports no plugin.
+"""
 
 from __future__ import annotations
 
+import logging
+
+import click
 import typer
+from typer.core import TyperGroup
+
+COMMANDS_GROUP = "selfpara.commands"
+"""Entry-point group of packages that add commands: each entry is a callable taking the typer app."""
+
+log = logging.getLogger(__name__)
+
+
+class _CommandGroup(TyperGroup):
+    """The CLI's click group: the core's commands, then those of installed packages, loaded lazily."""
+
+    _plugins_loaded = False
+
+    def _load_plugins(self) -> None:
+        if self._plugins_loaded:
+            return
+        self._plugins_loaded = True
+        extra = typer.Typer()
+        register_plugins(extra)
+        if extra.registered_commands:
+            for name, command in typer.main.get_group(extra).commands.items():
+                self.commands.setdefault(name, command)  # a core command keeps its name
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load_plugins()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and not self._plugins_loaded:
+            self._load_plugins()
+            command = super().get_command(ctx, cmd_name)
+        return command
+
 
 app = typer.Typer(
     name="selfpara",
@@ -10,7 +54,23 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    cls=_CommandGroup,
 )
+
+
+def register_plugins(target: typer.Typer) -> None:
+    """Call every `selfpara.commands` entry point on `target`; a broken one is logged and skipped."""
+    from importlib.metadata import entry_points
+
+    seen: set[str] = set()
+    for entry in entry_points(group=COMMANDS_GROUP):
+        if entry.value in seen:  # one package found twice on the path
+            continue
+        seen.add(entry.value)
+        try:
+            entry.load()(target)
+        except Exception as exc:  # a broken plugin must not take the core commands down with it
+            log.warning("commands of %s not loaded: %s", entry.value, exc)
 
 
 def _register() -> None:
@@ -18,12 +78,8 @@ def _register() -> None:
     # dependencies inside the command so `selfpara --help` stays fast.
     import importlib
 
-    for name in ("ask", "serve", "bench", "metrics", "report"):
-        try:
-            importlib.import_module(f"selfpara.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"selfpara.cli.{name}":
-                raise
+    for name in ("ask", "serve"):
+        importlib.import_module(f"selfpara.cli.{name}")
 
 
 _register()

@@ -8,11 +8,9 @@ from typing import Optional
 
 import typer
 
-from selfpara.cli import app
 from selfpara.cli.common import clean_errors, err_console, setup_logging
 
 
-@app.command()
 def metrics(
     file: Path = typer.Argument(..., help="CSV/TSV/JSONL/JSON with one row per answer to one variant."),
     question_col: str = typer.Option("question_id", help="Column with the question id."),

@@ -8,11 +8,9 @@ from typing import Optional
 
 import typer
 
-from selfpara.cli import app
 from selfpara.cli.common import clean_errors, err_console, setup_logging
 
 
-@app.command()
 def report(
     run_dir: Path = typer.Argument(..., help="A run directory written by `selfpara bench` (holds config.json)."),
     consistency: str = typer.Option(

@@ -8,14 +8,12 @@ from typing import Optional
 
 import typer
 
-from selfpara.cli import app
 from selfpara.cli.common import clean_errors, err_console, setup_logging
 
 DEFAULT_LIMIT = 20
 DEFAULT_MAX_VARIANTS = 2
 
 
-@app.command()
 def bench(
     dataset: str = typer.Option(
         "sample", "--dataset", "-d",
