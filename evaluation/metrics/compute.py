@@ -1,15 +1,6 @@
-"""Metrics over variant sets (METHOD §3–§4) with bootstrap CIs and paired comparisons.
+"""`compute_metrics`: every metric of every group with bootstrap CIs over questions, and paired comparisons.
 
-    rows = load_label_rows("labels.csv")[0]            # or rows_from_records(records)
-    table = compute_metrics(rows, consistency=["exact", "rouge1"])
-    table.groups["raw"]["A_strict"]                     # Estimate(value, lo, hi, n)
-    table.comparisons                                   # [PairedComparison, ...]
-
-Values are fractions in [0, 1] (not percentages). Every estimate carries a percentile
-bootstrap CI from resampling QUESTIONS (`n_boot` resamples, seeded); comparisons of two
-groups use the same resampled questions for both (paired bootstrap of the difference)
-and a p-value: McNemar's test for metrics that are one 0/1 outcome per question
-(A_orig, A_mv, A_any, A_strict, mismatch, ND), a paired permutation test otherwise.
+See the package docstring (`evaluation.metrics`) for what the estimates and tests are.
 """
 
 from __future__ import annotations
