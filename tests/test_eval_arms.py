@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from evaluation.arms import ARMS, make_arm, parse_arm_list, parse_arm_spec
-from evaluation.arms import prompts
+from evaluation.arms import ARMS, make_arm, parse_arm_list, parse_arm_spec, prompts
 from evaluation.schema import ItemVariant
 from selfpara.errors import ConfigError, UpstreamError
 from selfpara.llm import ModelClient

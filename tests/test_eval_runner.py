@@ -9,14 +9,13 @@ from typing import Any
 
 import pytest
 
-from evaluation.cache import CallCache, call_key
-from evaluation.datasets import load_items, save_items
-from evaluation.cache import open_cache
+from evaluation.cache import CallCache, call_key, open_cache
 from evaluation.config import BenchConfig, RunOptions
+from evaluation.datasets import load_items, save_items
 from evaluation.rundir import read_samples
 from evaluation.runner import run_bench
-from evaluation.variants import parse_variants, select_items
 from evaluation.schema import Item, ItemVariant, SampleRecord
+from evaluation.variants import parse_variants, select_items
 from selfpara.errors import ConfigError, InputError, UpstreamError
 from selfpara.llm import ModelClient
 from selfpara.result import Completion

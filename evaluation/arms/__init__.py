@@ -16,8 +16,11 @@ a new arm is one more such module, imported below.
 
 from __future__ import annotations
 
-# Imported in this order so that error messages list the arms as the table above does.
-from evaluation.arms import raw, selfpara_arm, self_consistency, single_call, rephrase_respond  # noqa: F401, I001
+# The built-in arms register themselves on import, in this order: the order in which error
+# messages list them, as the table above does.
+# isort: off
+from evaluation.arms import raw, selfpara_arm, self_consistency, single_call, rephrase_respond  # noqa: F401
+# isort: on
 from evaluation.arms.base import Arm, ArmOutput, sample_seed
 from evaluation.arms.registry import ALIASES, ARMS, register_arm, resolve_arm_name
 from evaluation.arms.spec import ArmSpec, make_arm, parse_arm_list, parse_arm_spec

@@ -65,9 +65,9 @@ def bench(
         import asyncio
         import time
 
-        from evaluation.report import markdown_table, write_reports
         from evaluation.cache import open_cache
         from evaluation.config import BenchConfig, RunOptions
+        from evaluation.report import markdown_table, write_reports
         from evaluation.runner import run_bench
         from selfpara.config import EMBEDDED_MODEL, is_embedded
 

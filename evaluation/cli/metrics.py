@@ -51,9 +51,8 @@ def metrics(
     """
     setup_logging(verbose)
     with clean_errors():
-        from selfpara.errors import ConfigError
-
         from evaluation.metrics import compute_metrics, load_label_rows, parse_consistency
+        from selfpara.errors import ConfigError
 
         group = None if group_col is not None and group_col.lower() == "none" else (group_col or "auto")
         rows, used = load_label_rows(

@@ -9,7 +9,6 @@ from evaluation.datasets.cells import cell_text, require_columns
 from evaluation.datasets.readers import read_rows
 from evaluation.schema import Item, ItemVariant
 
-
 _GSM8K_FINAL = re.compile(r"####\s*(.+?)\s*$", re.S)
 
 

@@ -22,15 +22,18 @@ Each grader is one module that registers its names (`registry.register_grader`);
 
 from __future__ import annotations
 
-# Imported in this order so that GRADERS lists the names as the table above does.
-from evaluation.graders import match, numeric, truthful, nli, llm  # noqa: F401, I001
+# The built-in graders register themselves on import, in this order: the order GRADERS
+# lists them in, as the table above does.
+# isort: off
+from evaluation.graders import match, numeric, truthful, nli, llm  # noqa: F401
+# isort: on
 from evaluation.graders.auto import AutoGrader
 from evaluation.graders.base import Grader, label_by_match
+from evaluation.graders.choose import grader_for
 from evaluation.graders.llm import LLMGrader, parse_verdict
 from evaluation.graders.match import MatchGrader
 from evaluation.graders.nli import NLIGrader
 from evaluation.graders.numeric import NumericGrader, word_number
-from evaluation.graders.choose import grader_for
 from evaluation.graders.registry import GRADERS, check_grader_name, register_grader
 from evaluation.graders.truthful import TruthfulGrader, token_f1
 

@@ -10,7 +10,6 @@ from evaluation.graders.registry import register_grader
 from evaluation.schema import Item, Label
 from selfpara.errors import ConfigError
 
-
 log = logging.getLogger(__name__)
 
 SIMPLEQA_PROMPT = """You are grading an answer to a factual question.

@@ -11,7 +11,6 @@ from evaluation.graders.registry import register_grader
 from evaluation.schema import Item, Label
 from selfpara.errors import ConfigError
 
-
 EntailFn = Callable[[str, str], Any]
 """entail(premise, hypothesis) -> P(entailment) as a float (or an awaitable of one)."""
 

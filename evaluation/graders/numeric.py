@@ -10,7 +10,6 @@ from evaluation.graders.registry import register_grader
 from evaluation.schema import Item, Label
 from selfpara import mathanswer
 
-
 _UNITS_WORDS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
