@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import logging
 
-import click
 import typer
+
+# typer ships its own copy of click; TyperGroup's methods take and return its classes.
+from typer._click import Command, Context
 from typer.core import TyperGroup
 
 COMMANDS_GROUP = "selfpara.commands"
@@ -36,11 +38,11 @@ class _CommandGroup(TyperGroup):
             for name, command in typer.main.get_group(extra).commands.items():
                 self.commands.setdefault(name, command)  # a core command keeps its name
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, ctx: Context) -> list[str]:
         self._load_plugins()
         return super().list_commands(ctx)
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         command = super().get_command(ctx, cmd_name)
         if command is None and not self._plugins_loaded:
             self._load_plugins()
