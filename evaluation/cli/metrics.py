@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from selfpara.cli.common import clean_errors, err_console, setup_logging
+
+if TYPE_CHECKING:
+    from evaluation.metrics import MetricsTable, PairedComparison
 
 
 def metrics(
@@ -98,7 +101,7 @@ class _nullcontext:
         return None
 
 
-def _print_table(table, percent: bool) -> None:  # type: ignore[no-untyped-def]
+def _print_table(table: MetricsTable, percent: bool) -> None:
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -122,7 +125,7 @@ def _print_table(table, percent: bool) -> None:  # type: ignore[no-untyped-def]
         def num(x: float | None, sign: bool = False) -> str:
             return "–" if x is None else (f"{x * scale:+.{d}f}" if sign else f"{x * scale:.{d}f}")
 
-        pairs: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
+        pairs: dict[tuple[str, str], list[PairedComparison]] = {}
         for c in table.comparisons:
             pairs.setdefault((c.a, c.b), []).append(c)
         for (a, b), rows in pairs.items():

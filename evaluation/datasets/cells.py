@@ -63,6 +63,14 @@ def cell_text(row: Row, column: str | None, *, required: bool = False) -> str | 
     return str(value)
 
 
+def required_text(row: Row, column: str) -> str:
+    """The cell as text; DataError naming the row when the column is missing or the cell empty."""
+    value = cell_text(row, column, required=True)
+    if value is None:  # cell_text raises first; this only narrows the type
+        raise row.error(f"empty {column!r}")
+    return value
+
+
 def split_list(value: Any, separator: str | None) -> list[str]:
     """A cell as a list of strings: a JSON/Python list, a separated string, or one string."""
     if value is None:
@@ -73,7 +81,7 @@ def split_list(value: Any, separator: str | None) -> list[str]:
         text = str(value).strip()
         if not text:
             return []
-        items = None
+        parsed: Any = None
         if text.startswith("[") and text.endswith("]"):
             try:
                 parsed = json.loads(text)
@@ -82,9 +90,9 @@ def split_list(value: Any, separator: str | None) -> list[str]:
                     parsed = ast.literal_eval(text)
                 except (ValueError, SyntaxError):
                     parsed = None
-            if isinstance(parsed, list):
-                items = [str(v).strip() for v in parsed]
-        if items is None:
+        if isinstance(parsed, list):
+            items = [str(v).strip() for v in parsed]
+        else:
             items = [s.strip() for s in text.split(separator)] if separator else [text]
     seen: list[str] = []
     for item in items:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from evaluation.datasets.cells import cell_text, require_columns
+from evaluation.datasets.cells import require_columns, required_text
 from evaluation.datasets.readers import read_rows
 from evaluation.schema import Item, ItemVariant
 
@@ -24,9 +24,9 @@ def load_gsm8k(path: str | Path, *, limit: int | None = None) -> list[Item]:
     require_columns(rows, ["question", "answer"], "GSM8K")
     items = []
     for index, row in enumerate(rows):
-        question = cell_text(row, "question", required=True)
-        solution = cell_text(row, "answer", required=True)
-        gold = gsm8k_gold(solution)  # type: ignore[arg-type]
+        question = required_text(row, "question")
+        solution = required_text(row, "answer")
+        gold = gsm8k_gold(solution)
         if not gold:
             raise row.error("the 'answer' does not end in '#### <number>' (is this GSM8K?)")
         items.append(
@@ -34,7 +34,7 @@ def load_gsm8k(path: str | Path, *, limit: int | None = None) -> list[Item]:
                 id=f"gsm8k-{index}",
                 kind="math",
                 gold=[gold],
-                variants=[ItemVariant(id=0, question=question)],  # type: ignore[arg-type]
+                variants=[ItemVariant(id=0, question=question)],
                 meta={"solution": solution, "source": row.path, "line": row.line},
             )
         )

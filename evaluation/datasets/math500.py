@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evaluation.datasets.cells import cell_text, require_columns
+from evaluation.datasets.cells import cell_text, require_columns, required_text
 from evaluation.datasets.readers import read_rows
 from evaluation.schema import Item, ItemVariant
 
@@ -15,14 +15,14 @@ def load_math500(path: str | Path, *, limit: int | None = None) -> list[Item]:
     require_columns(rows, ["problem", "answer"], "MATH-500")
     items = []
     for index, row in enumerate(rows):
-        question = cell_text(row, "problem", required=True)
-        answer = cell_text(row, "answer", required=True)
+        question = required_text(row, "problem")
+        answer = required_text(row, "answer")
         items.append(
             Item(
                 id=cell_text(row, "unique_id") or f"math500-{index}",
                 kind="math",
-                gold=[answer],  # type: ignore[list-item]
-                variants=[ItemVariant(id=0, question=question)],  # type: ignore[arg-type]
+                gold=[answer],
+                variants=[ItemVariant(id=0, question=question)],
                 category=cell_text(row, "subject") or "",
                 meta={"level": cell_text(row, "level"), "solution": cell_text(row, "solution"), "source": row.path,
                       "line": row.line},

@@ -23,7 +23,7 @@ class DataError(InputError):
         super().__init__(where + message)
 
 
-class Row(dict):  # type: ignore[type-arg]
+class Row(dict[str, Any]):
     """One record of a data file, with the file and the line where it starts."""
 
     path: str

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evaluation.datasets.cells import cell_text, require_columns
+from evaluation.datasets.cells import require_columns, required_text
 from evaluation.datasets.readers import Row, read_rows
 from evaluation.schema import Item, ItemVariant
 
@@ -18,15 +18,15 @@ def load_simpleqa(path: str | Path, *, limit: int | None = None) -> list[Item]:
     require_columns(rows, ["problem", "answer"], "SimpleQA")
     items = []
     for index, row in enumerate(rows):
-        question = cell_text(row, "problem", required=True)
-        answer = cell_text(row, "answer", required=True)
+        question = required_text(row, "problem")
+        answer = required_text(row, "answer")
         meta = _simpleqa_meta(row)
         items.append(
             Item(
                 id=f"simpleqa-{index}",
                 kind="factual",
-                gold=[answer],  # type: ignore[list-item]
-                variants=[ItemVariant(id=0, question=question)],  # type: ignore[arg-type]
+                gold=[answer],
+                variants=[ItemVariant(id=0, question=question)],
                 category=str(meta.get("topic", "")),
                 meta={"answer_type": meta.get("answer_type"), "source": row.path, "line": row.line},
             )

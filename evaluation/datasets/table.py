@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from evaluation.datasets.cells import cell, cell_text, require_columns, split_list, truthy
+from evaluation.datasets.cells import cell, cell_text, require_columns, required_text, split_list, truthy
 from evaluation.datasets.readers import Row, read_rows
 from evaluation.schema import Item, ItemKind, ItemVariant
 
@@ -68,8 +68,7 @@ def load_table(
         items = []
         seen: dict[str, int] = {}
         for row in rows:
-            question = cell_text(row, question_col, required=True)
-            assert question is not None
+            question = required_text(row, question_col)
             gold = split_list(cell(row, gold_col), alias_sep)
             if require_gold and not gold:
                 raise row.error(f"empty gold answer in column {gold_col!r}")
@@ -108,7 +107,7 @@ def _make_item(
         raise row.error(f"unknown kind {item_kind!r}; use factual, math or truthful")
     return Item(
         id=item_id,
-        kind=item_kind,  # type: ignore[arg-type]
+        kind=cast(ItemKind, item_kind),  # checked just above
         gold=gold,
         incorrect=split_list(cell(row, incorrect_col), alias_sep) if incorrect_col else [],
         variants=variants,
@@ -136,8 +135,7 @@ def _grouped_items(
 ) -> list[Item]:
     groups: dict[str, list[Row]] = {}
     for row in rows:
-        key = cell_text(row, group_col, required=True)
-        assert key is not None
+        key = required_text(row, group_col)
         groups.setdefault(key, []).append(row)
     items = []
     for key, members in groups.items():
@@ -175,8 +173,7 @@ def _grouped_items(
             raise first.error(f"question {key!r} has no gold answer in column {gold_col!r}")
         variants: list[ItemVariant] = []
         for row in ordered:
-            question = cell_text(row, question_col, required=True)
-            assert question is not None
+            question = required_text(row, question_col)
             context = cell_text(row, context_col)
             if any(v.question == question and v.context == context for v in variants):
                 continue  # an exact duplicate wording adds nothing

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evaluation.datasets.cells import cell, cell_text, require_columns, split_list
+from evaluation.datasets.cells import cell, cell_text, require_columns, required_text, split_list
 from evaluation.datasets.readers import read_rows
 from evaluation.schema import Item, ItemVariant
 
@@ -19,10 +19,10 @@ def load_truthfulqa(path: str | Path, *, limit: int | None = None) -> list[Item]
     require_columns(rows, ["Question", "Best Answer", "Correct Answers", "Incorrect Answers"], "TruthfulQA")
     items = []
     for index, row in enumerate(rows):
-        question = cell_text(row, "Question", required=True)
-        best = cell_text(row, "Best Answer", required=True)
+        question = required_text(row, "Question")
+        best = required_text(row, "Best Answer")
         correct = split_list(cell(row, "Correct Answers"), ";")
-        gold = [best] + [c for c in correct if c != best]  # type: ignore[list-item]
+        gold = [best] + [c for c in correct if c != best]
         incorrect = split_list(cell(row, "Incorrect Answers"), ";")
         if not incorrect:
             raise row.error("empty 'Incorrect Answers'")
@@ -32,7 +32,7 @@ def load_truthfulqa(path: str | Path, *, limit: int | None = None) -> list[Item]
                 kind="truthful",
                 gold=gold,
                 incorrect=incorrect,
-                variants=[ItemVariant(id=0, question=question)],  # type: ignore[arg-type]
+                variants=[ItemVariant(id=0, question=question)],
                 category=cell_text(row, "Category") or "",
                 meta={"type": cell_text(row, "Type"), "source_url": cell_text(row, "Source"), "source": row.path,
                       "line": row.line},

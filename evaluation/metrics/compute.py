@@ -239,7 +239,7 @@ def _pairs(compare: Any, groups: list[str]) -> list[tuple[str, str]]:
                 raise ConfigError(f"cannot compare {g!r}: no such group; groups are {', '.join(groups)}")
         if pair[0] == pair[1]:
             raise ConfigError(f"cannot compare group {pair[0]!r} with itself")
-    return pairs  # type: ignore[return-value]
+    return pairs
 
 
 def compare_groups(

@@ -193,8 +193,9 @@ class NLIAgreement:
                     raise ConfigError("noncontra needs contradiction probabilities; the NLI callable gave only a float")
                 out.append(float(value))
                 continue
-            get = value.get if isinstance(value, dict) else lambda k, v=value: getattr(v, k)
-            out.append(float(get("entailment")) if self.mode == "entail" else 1.0 - float(get("contradiction")))
+            key = "entailment" if self.mode == "entail" else "contradiction"
+            prob = float(value[key] if isinstance(value, dict) else getattr(value, key))
+            out.append(prob if self.mode == "entail" else 1.0 - prob)
         return out
 
 
