@@ -71,7 +71,9 @@ class CallCache:
                 "created REAL DEFAULT (julianday('now')))"
             )
         except (OSError, sqlite3.Error) as exc:
-            raise ConfigError(f"{self.path}: cannot open the call cache ({exc}); pass another --cache or --no-cache") from None
+            raise ConfigError(
+                f"{self.path}: cannot open the call cache ({exc}); pass another --cache or --no-cache"
+            ) from None
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0

@@ -26,7 +26,9 @@ class BenchConfig(BaseModel):
     arms: list[str] = Field(default_factory=lambda: ["raw", "selfpara"], description="Arm specs.")
     k: int = Field(3, ge=1, le=MAX_K, description="Paraphrases (selfpara, single_call) / extra samples (sc).")
     variants: str = Field("data", description="data | generate:N | PATH of an items JSONL.")
-    max_variants: int | None = Field(None, ge=1, description="Keep at most this many variants per item (original first).")
+    max_variants: int | None = Field(
+        None, ge=1, description="Keep at most this many variants per item (original first)."
+    )
     limit: int | None = Field(None, ge=1, description="A seeded random subset of this many items.")
     seed: int = 0
     max_tokens: int = Field(32, ge=1, le=8192, description="Max tokens of each answer call.")

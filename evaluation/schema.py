@@ -56,4 +56,6 @@ class SampleRecord(BaseModel):
     completion_tokens: int = 0
     cost: float = 0.0
     latency_s: float = 0.0
-    details: dict[str, Any] = Field(default_factory=dict, description="Arm-specific extras (selfpara: k_kept, vote_share, ...).")
+    details: dict[str, Any] = Field(
+        default_factory=dict, description="Arm-specific extras (selfpara: k_kept, vote_share, ...)."
+    )

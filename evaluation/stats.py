@@ -152,7 +152,9 @@ def permutation_pvalue(
     return np.where(np.isnan(observed), np.nan, np.minimum(p, 1.0))
 
 
-def mcnemar(a: Sequence[bool] | np.ndarray, b: Sequence[bool] | np.ndarray, *, method: str = "auto") -> tuple[float, str, int, int]:
+def mcnemar(
+    a: Sequence[bool] | np.ndarray, b: Sequence[bool] | np.ndarray, *, method: str = "auto"
+) -> tuple[float, str, int, int]:
     """McNemar's test on paired binary outcomes. Returns (p_value, test, n_ab, n_ba).
 
     n_ab counts pairs with a true and b false, n_ba the reverse. `method`: "exact"

@@ -78,7 +78,8 @@ async def generate_variants(
         async with limit:  # the pipeline's own paraphrase and filter steps, not a copy
             candidates = await sp.generate_candidates(original.question, cfg, usage)
             kept, rejected = await sp.filter_candidates(original.question, candidates, cfg, usage)
-        variants = [original] + [ItemVariant(id=i + 1, question=t, context=original.context) for i, t in enumerate(kept)]
+        paraphrases = [ItemVariant(id=i + 1, question=t, context=original.context) for i, t in enumerate(kept)]
+        variants = [original, *paraphrases]
         meta = {**item.meta, "generated_variants": {"requested": n, "kept": len(kept),
                                                     "rejected": [r.model_dump() for r in rejected]}}
         return item.model_copy(update={"variants": variants, "meta": meta})
@@ -86,7 +87,9 @@ async def generate_variants(
     return list(await asyncio.gather(*(one(item) for item in items)))
 
 
-async def build_items(config: BenchConfig, out: Path, options: RunOptions, client: ModelClient) -> tuple[list[Item], dict[str, Any]]:
+async def build_items(
+    config: BenchConfig, out: Path, options: RunOptions, client: ModelClient
+) -> tuple[list[Item], dict[str, Any]]:
     """The run's items: from items.jsonl when resuming, else loaded, subset, with their variants (saved)."""
     saved = out / ITEMS_FILE
     if saved.exists():

@@ -86,9 +86,16 @@ class SelfParaphraser:
 
     # --- public entry points -------------------------------------------------
 
-    def answer(self, question: str | list[Message], **overrides: object) -> WrappedAnswer:
+    def answer(
+        self,
+        question: str | list[Message],
+        *,
+        paraphrases: Sequence[str] | None = None,
+        seeds: Sequence[int] | None = None,
+        **overrides: object,
+    ) -> WrappedAnswer:
         """Blocking form of `aanswer` (not for use inside a running event loop)."""
-        return asyncio.run(self.aanswer(question, **overrides))
+        return asyncio.run(self.aanswer(question, paraphrases=paraphrases, seeds=seeds, **overrides))
 
     async def aanswer(
         self,

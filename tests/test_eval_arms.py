@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ def test_parse_arm_list_keeps_commas_inside_brackets() -> None:
     ],
 )
 def test_bad_arm_specs_are_clear_errors(text: str, message: str) -> None:
-    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(ConfigError, match=re.escape(message)):
         parse_arm_list(text)
 
 
@@ -184,7 +185,8 @@ def pipeline_responder(answer_for: dict[str, str]) -> Any:
     def respond(model: str, messages: list, params: dict) -> str:
         text = last_user_text(messages)
         if PARAPHRASE_MARKER in text:
-            return "1. Which city serves as France's seat of government?\n2. Name the French capital city.\n3. Tell me France's main political city."
+            return ("1. Which city serves as France's seat of government?\n2. Name the French capital city.\n"
+                    "3. Tell me France's main political city.")
         return answer_for.get(text, "Paris")
 
     return respond

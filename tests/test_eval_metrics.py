@@ -25,7 +25,7 @@ from evaluation.metrics import (
 from evaluation.schema import SampleRecord
 from selfpara.errors import ConfigError
 
-C, I, N = "correct", "incorrect", "not_attempted"
+C, I, N = "correct", "incorrect", "not_attempted"  # noqa: E741 (I for incorrect, as in the tables)
 LN3 = math.log(3)
 
 

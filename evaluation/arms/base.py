@@ -63,7 +63,7 @@ class Arm(abc.ABC):
         self.settings: dict[str, Any] = {**self.options, **{k: v for k, v in settings.items() if v is not None}}
         self.validate()
 
-    def validate(self) -> None:
+    def validate(self) -> None:  # noqa: B027 (optional hook: arms without settings keep it empty)
         """Check `self.settings`; raise ConfigError with the arm's name on a bad value."""
 
     def describe(self) -> dict[str, Any]:

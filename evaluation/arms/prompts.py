@@ -86,8 +86,9 @@ _SINGLE_CALL = (
 _SINGLE_CALL_SHOT: dict[str, tuple[str, list[str], str]] = {
     "factual": (
         "Who wrote the novel Frankenstein?",
-        ["Which author wrote Frankenstein?", "Frankenstein was written by whom?", "Name the writer of the novel Frankenstein.",
-         "Who is the author of the book Frankenstein?", "The novel Frankenstein is the work of which writer?"],
+        ["Which author wrote Frankenstein?", "Frankenstein was written by whom?",
+         "Name the writer of the novel Frankenstein.", "Who is the author of the book Frankenstein?",
+         "The novel Frankenstein is the work of which writer?"],
         "Mary Shelley",
     ),
     "math": (

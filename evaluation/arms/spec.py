@@ -54,7 +54,9 @@ def parse_arm_spec(spec: str) -> ArmSpec:
     """`name` or `name[key=value;key=value]` -> ArmSpec. ConfigError on bad syntax or unknown names."""
     m = _SPEC.match(spec)
     if not m:
-        raise ConfigError(f"bad arm {spec!r}: write a name, optionally with settings, e.g. selfpara[k=5;equivalence=exact]")
+        raise ConfigError(
+            f"bad arm {spec!r}: write a name, optionally with settings, e.g. selfpara[k=5;equivalence=exact]"
+        )
     name = resolve_arm_name(m.group(1))
     settings: dict[str, Any] = {}
     for part in (m.group(2) or "").split(";"):

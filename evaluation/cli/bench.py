@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
 from selfpara.cli.common import clean_errors, err_console, setup_logging
+
+if TYPE_CHECKING:
+    from evaluation.config import BenchConfig
 
 DEFAULT_LIMIT = 20
 DEFAULT_MAX_VARIANTS = 2
@@ -19,13 +22,17 @@ def bench(
         "sample", "--dataset", "-d",
         help="sample (built-in), simpleqa, truthfulqa, gsm8k, math500 (NAME:PATH for a file), hf:NAME, or a path.",
     ),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="litellm model string; default: the embedded SmolLM2."),
+    model: Optional[str] = typer.Option(
+        None, "--model", "-m", help="litellm model string; default: the embedded SmolLM2."
+    ),
     arms: str = typer.Option(
         "raw,selfpara", "--arms", "-a",
         help="Comma-separated arms: raw, selfpara, sc, single_call, rar; settings in brackets, "
         "e.g. 'raw,sc,selfpara\\[k=5;equivalence=exact,numeric]'.",
     ),
-    k: int = typer.Option(3, "--k", "-k", help="Paraphrases per question (selfpara, single_call); sc draws k+1 samples."),
+    k: int = typer.Option(
+        3, "--k", "-k", help="Paraphrases per question (selfpara, single_call); sc draws k+1 samples."
+    ),
     variants: str = typer.Option(
         "data", "--variants", help="data (the dataset's own), generate:N (made by the paraphraser, verified, saved), "
         "or the path of an items JSONL (e.g. another run's items.jsonl).",
@@ -33,7 +40,9 @@ def bench(
     max_variants: int = typer.Option(
         DEFAULT_MAX_VARIANTS, "--max-variants", help="Variants per item, original first (0: all).",
     ),
-    limit: int = typer.Option(DEFAULT_LIMIT, "--limit", "-n", help="Items: a seeded random subset of this many (0: all)."),
+    limit: int = typer.Option(
+        DEFAULT_LIMIT, "--limit", "-n", help="Items: a seeded random subset of this many (0: all)."
+    ),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory; default runs/bench-DATE-TIME. "
                                        "Rerun with the same --out and settings to resume."),
     concurrency: int = typer.Option(16, "--concurrency", "-c", min=1, max=256, help="Samples answered at once."),
@@ -43,7 +52,9 @@ def bench(
     max_tokens: int = typer.Option(32, "--max-tokens", help="Max tokens of each answer."),
     grader: str = typer.Option("auto", "--grader", help="auto (by item kind), match, exact, contains, numeric, "
                                "truthful, nli, llm, llm-simpleqa, llm-truthfulqa."),
-    grader_model: Optional[str] = typer.Option(None, "--grader-model", help="Model of the llm graders; default: --model."),
+    grader_model: Optional[str] = typer.Option(
+        None, "--grader-model", help="Model of the llm graders; default: --model."
+    ),
     nli_model: Optional[str] = typer.Option(None, "--nli-model", help="Local NLI model directory (nli grader)."),
     consistency: str = typer.Option("exact,rouge1", "--consistency",
                                     help="Consistency functions for the report (see `selfpara report --help`)."),
@@ -66,13 +77,13 @@ def bench(
         import time
 
         from evaluation.cache import open_cache
-        from evaluation.config import BenchConfig, RunOptions
+        from evaluation.config import RunOptions
         from evaluation.report import markdown_table, write_reports
         from evaluation.runner import run_bench
         from selfpara.config import EMBEDDED_MODEL, is_embedded
 
         config = _config(
-            BenchConfig, dataset=dataset, model=model or EMBEDDED_MODEL, api_base=api_base, arms=arms, k=k,
+            dataset=dataset, model=model or EMBEDDED_MODEL, api_base=api_base, arms=arms, k=k,
             variants=variants, max_variants=max_variants or None, limit=limit or None, seed=seed,
             max_tokens=max_tokens, grader=grader, grader_model=grader_model, nli_model=nli_model,
             paraphrase_check=paraphrase_check,
@@ -94,7 +105,7 @@ def bench(
             n_items = len(result.items)
             n_var = sum(len(i.variants) for i in result.items)
             err_console.print(
-                f"[dim]{n_items} items, {n_var} variants, arms {', '.join(config_arms(result))}; "
+                f"[dim]{n_items} items, {n_var} variants, arms {', '.join(result.config.arms)}; "
                 f"{result.new_samples} new samples ({result.skipped} resumed), {result.model_calls} model calls, "
                 f"{result.cache_hits} cached; {time.perf_counter() - started:.0f}s. "
                 f"Reports: {run_dir}/report.html, report.md, report.json[/dim]",
@@ -105,22 +116,16 @@ def bench(
                                   f"command to retry them[/yellow]")
 
 
-def config_arms(result: object) -> list[str]:
-    return list(getattr(getattr(result, "config", None), "arms", []))
-
-
-def _config(cls: type, **values: object) -> object:
+def _config(**values: Any) -> BenchConfig:
     """Build a BenchConfig; validation problems become one ConfigError naming the option."""
     from pydantic import ValidationError
 
     from evaluation.arms import parse_arm_list
-    from selfpara.errors import ConfigError
+    from evaluation.config import BenchConfig
+    from selfpara.errors import config_error
 
     values["arms"] = [s.label for s in parse_arm_list(str(values["arms"]))]
     try:
-        return cls(**values)
+        return BenchConfig(**values)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"--{'.'.join(str(p) for p in e['loc']).replace('_', '-')}: {e['msg']}" for e in exc.errors()
-        )
-        raise ConfigError(f"invalid bench settings: {problems}") from None
+        raise config_error(exc, "bench settings", name=lambda loc: "--" + loc.replace("_", "-")) from None

@@ -18,7 +18,8 @@ def report(
         help="Answer-consistency functions: exact, math, rouge1[@t], bertscore[@t], nli, noncontra; 'none' for none.",
     ),
     paraphrases_only: bool = typer.Option(
-        False, "--paraphrases-only", help="A_any/A_strict over the paraphrases only (as the published factual-QA tables).",
+        False, "--paraphrases-only",
+        help="A_any/A_strict over the paraphrases only (as the published factual-QA tables).",
     ),
     nli_model: Optional[str] = typer.Option(None, "--nli-model", help="Local NLI model directory (nli/noncontra)."),
     n_boot: int = typer.Option(1000, "--n-boot", min=1, help="Bootstrap resamples for the CIs."),

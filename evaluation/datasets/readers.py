@@ -133,4 +133,4 @@ def _csv_rows(text: str, path: str, delimiter: str) -> Iterator[Row]:
                 f"{len(values)} fields but the header names {len(header)} columns", path=path, line=start
             )
         values = values + [""] * (len(header) - len(values))
-        yield Row.make(dict(zip(header, values)), path, start)
+        yield Row.make(dict(zip(header, values, strict=True)), path, start)

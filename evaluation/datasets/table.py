@@ -84,7 +84,9 @@ def load_table(
             if item_id in seen:
                 raise row.error(f"duplicate id {item_id!r} (first on line {seen[item_id]})")
             seen[item_id] = row.line
-            items.append(_make_item(row, item_id, gold, variants, incorrect_col, alias_sep, category_col, kind, kind_col))
+            items.append(
+                _make_item(row, item_id, gold, variants, incorrect_col, alias_sep, category_col, kind, kind_col)
+            )
     if limit is not None:
         items = items[: max(limit, 0)]
     return items

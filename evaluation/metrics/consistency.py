@@ -270,7 +270,7 @@ def consistency_scores(
     values = agreement.scores(keys) if keys else []
     if len(values) != len(keys):
         raise ConfigError(f"agreement {agreement.name!r} returned {len(values)} scores for {len(keys)} pairs")
-    table = dict(zip(keys, values))
+    table = dict(zip(keys, values, strict=True))  # lengths checked just above
 
     def f(a: str | None, b: str | None) -> float:
         if a is None or b is None or not a.strip() or not b.strip():

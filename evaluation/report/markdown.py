@@ -21,7 +21,8 @@ def markdown_table(report: dict[str, Any], digits: int = 3) -> str:
         "|---|" + "---|" * len(arms),
     ]
     for metric in metric_rows(report):
-        lines.append(f"| {metric_title(table, metric)} | " + " | ".join(table.groups[a][metric].fmt(digits) for a in arms) + " |")
+        cells = [table.groups[a][metric].fmt(digits) for a in arms]
+        lines.append(f"| {metric_title(table, metric)} | " + " | ".join(cells) + " |")
     pairs = [tuple(p) for p in report.get("pairs", [])]
     if table.comparisons and pairs:
         lines += ["", "Paired differences a − b over the same questions: diff [95% CI] (p)", "",
@@ -37,7 +38,8 @@ def markdown_table(report: dict[str, Any], digits: int = 3) -> str:
                     cells.append("–")
                 else:
                     p = "" if c.p_value is None else f" (p={c.p_value:.2g})"
-                    cells.append(f"{c.diff:+.{digits}f} [{fmt_number(c.lo, digits, True)}, {fmt_number(c.hi, digits, True)}]{p}")
+                    ci = f"[{fmt_number(c.lo, digits, True)}, {fmt_number(c.hi, digits, True)}]"
+                    cells.append(f"{c.diff:+.{digits}f} {ci}{p}")
             lines.append(f"| {metric_title(table, metric)} | " + " | ".join(cells) + " |")
     lines += ["", "| arm | answers | errors | calls | calls/answer | tokens | tokens/answer | cost $ | latency p50 s |",
               "|---|---|---|---|---|---|---|---|---|"]
@@ -45,7 +47,8 @@ def markdown_table(report: dict[str, Any], digits: int = 3) -> str:
         t = report["totals"][arm]
         lines.append(
             f"| {arm} | {t['samples']} | {t['errors']} | {t['calls']} | {fmt_number(t['calls_per_answer'], 2)} | "
-            f"{t['prompt_tokens'] + t['completion_tokens']} | {fmt_number(t['tokens_per_answer'], 0)} | {t['cost']:.4f} | "
+            f"{t['prompt_tokens'] + t['completion_tokens']} | {fmt_number(t['tokens_per_answer'], 0)} | "
+            f"{t['cost']:.4f} | "
             f"{fmt_number(t['latency_p50_s'], 2)} |"
         )
     for note in table.notes:

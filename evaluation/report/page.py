@@ -96,9 +96,9 @@ def _comparison_rows(report: dict[str, Any], table: Any) -> list[dict[str, Any]]
                 cells.append({"cls": "", "text": "–"})
                 continue
             cls = ""
-            if c.lo is not None and c.hi is not None and info and info.higher_is_better is not None:
-                if c.lo > 0 or c.hi < 0:
-                    cls = "good" if (c.lo > 0) == info.higher_is_better else "bad"
+            directed = c.lo is not None and c.hi is not None and info and info.higher_is_better is not None
+            if directed and (c.lo > 0 or c.hi < 0):  # the CI excludes 0
+                cls = "good" if (c.lo > 0) == info.higher_is_better else "bad"
             p = "" if c.p_value is None else f" (p={c.p_value:.2g})"
             text = f"{c.diff:+.3f} [{fmt_number(c.lo, 3, True)}, {fmt_number(c.hi, 3, True)}]{p}"
             cells.append({"cls": cls, "text": text})

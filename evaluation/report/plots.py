@@ -84,7 +84,8 @@ def bar_chart(
             value, lo, hi = values.get((cat, name), (None, None, None))
             x = gx + si * bar_w
             if value is None:
-                out.append(f'<text x="{x + bar_w / 2:.1f}" y="{y(0) - 4:.1f}" font-size="10" text-anchor="middle">–</text>')
+                out.append(f'<text x="{x + bar_w / 2:.1f}" y="{y(0) - 4:.1f}" font-size="10" '
+                           'text-anchor="middle">–</text>')
                 continue
             out.append(
                 f'<rect x="{x + 1:.1f}" y="{y(value):.1f}" width="{bar_w - 2:.1f}" height="{y(0) - y(value):.1f}" '
@@ -96,9 +97,11 @@ def bar_chart(
                 cx = x + bar_w / 2
                 out.append(f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{y(lo):.1f}" y2="{y(hi):.1f}" stroke="#222"/>')
                 for yy in (lo, hi):
-                    out.append(f'<line x1="{cx - 4:.1f}" x2="{cx + 4:.1f}" y1="{y(yy):.1f}" y2="{y(yy):.1f}" stroke="#222"/>')
+                    out.append(f'<line x1="{cx - 4:.1f}" x2="{cx + 4:.1f}" y1="{y(yy):.1f}" y2="{y(yy):.1f}" '
+                               'stroke="#222"/>')
             label_y = y(hi if hi is not None else value) - 4
-            out.append(f'<text x="{x + bar_w / 2:.1f}" y="{label_y:.1f}" font-size="9" text-anchor="middle">{value:.2f}</text>')
+            out.append(f'<text x="{x + bar_w / 2:.1f}" y="{label_y:.1f}" font-size="9" '
+                       f'text-anchor="middle">{value:.2f}</text>')
         out.append(f'<text x="{left + gi * group_w + group_w / 2:.1f}" y="{height - bottom + 16:.1f}" font-size="12" '
                    f'text-anchor="middle">{_esc(cat)}</text>')
     out.append(f'<line x1="{left}" x2="{width - right}" y1="{y(0):.1f}" y2="{y(0):.1f}" stroke="#444"/>')
@@ -142,7 +145,8 @@ def scatter_chart(
         stack = seen_x.get(round(x, 1), 0)  # arms with the same cost: stack their labels
         seen_x[round(x, 1)] = stack + 1
         if lo is not None and hi is not None:
-            out.append(f'<line x1="{X(x):.1f}" x2="{X(x):.1f}" y1="{Y(lo):.1f}" y2="{Y(hi):.1f}" stroke="{c}" stroke-width="2"/>')
+            out.append(f'<line x1="{X(x):.1f}" x2="{X(x):.1f}" y1="{Y(lo):.1f}" y2="{Y(hi):.1f}" '
+                       f'stroke="{c}" stroke-width="2"/>')
         out.append(f'<circle cx="{X(x):.1f}" cy="{Y(acc):.1f}" r="6" fill="{c}"><title>{_esc(name)}: A_exp {acc:.3f} '
                    f'at {x:.2f} calls</title></circle>')
         if strict is not None:
@@ -183,7 +187,8 @@ def diff_chart(fig_id: str, rows: list[tuple[str, float | None, float | None, fl
             good = (lo > 0) == better
             color = "#2a8a3e" if good else "#c0392b"
         if lo is not None and hi is not None:
-            out.append(f'<line x1="{X(lo):.1f}" x2="{X(hi):.1f}" y1="{cy:.1f}" y2="{cy:.1f}" stroke="{color}" stroke-width="2"/>')
+            out.append(f'<line x1="{X(lo):.1f}" x2="{X(hi):.1f}" y1="{cy:.1f}" y2="{cy:.1f}" '
+                       f'stroke="{color}" stroke-width="2"/>')
         out.append(f'<circle cx="{X(diff):.1f}" cy="{cy:.1f}" r="4.5" fill="{color}"><title>{_esc(label)}: {diff:+.3f}'
                    + (f" [{lo:+.3f}, {hi:+.3f}]" if lo is not None and hi is not None else "") + "</title></circle>")
     out.append("</svg>")
@@ -216,8 +221,9 @@ def figures(report: dict[str, Any]) -> dict[str, str]:
                               info.higher_is_better if info else None))
     return {
         "fig-accuracy": bar_chart("fig-accuracy", list(ACCURACY_METRICS), arms, acc, y_max=1.0),
-        "fig-consistency": bar_chart("fig-consistency", [metric_title(table, m) for m in cons_metrics] or ["(none)"], arms,
-                                     cons, y_max=1.0),
+        "fig-consistency": bar_chart(
+            "fig-consistency", [metric_title(table, m) for m in cons_metrics] or ["(none)"], arms, cons, y_max=1.0
+        ),
         "fig-flips": bar_chart("fig-flips", [metric_title(table, m) for m in FLIP_METRICS], arms, flips),
         "fig-cost": scatter_chart("fig-cost", points),
         "fig-diffs": diff_chart("fig-diffs", diff_rows),
