@@ -10,12 +10,14 @@ the CLI lists commands or meets a name it does not know, so `selfpara ask` impor
 from __future__ import annotations
 
 import logging
+from typing import Optional
 
 import typer
 
 # typer ships its own copy of click; TyperGroup's methods take and return its classes.
 from typer._click import Command, Context
-from typer.core import TyperGroup
+
+from selfpara.cli.conventions import Group
 
 COMMANDS_GROUP = "selfpara.commands"
 """Entry-point group of packages that add commands: each entry is a callable taking the typer app."""
@@ -23,8 +25,9 @@ COMMANDS_GROUP = "selfpara.commands"
 log = logging.getLogger(__name__)
 
 
-class _CommandGroup(TyperGroup):
-    """The CLI's click group: the core's commands, then those of installed packages, loaded lazily."""
+class _CommandGroup(Group):
+    """The CLI's click group: the core's commands, then those of installed packages, loaded lazily
+    (all of them presented by `Group`'s conventions)."""
 
     _plugins_loaded = False
 
@@ -55,9 +58,26 @@ app = typer.Typer(
     help="Ask a model several equivalent wordings of a question and return the answer they agree on.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
     cls=_CommandGroup,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from selfpara import __version__
+
+        typer.echo(f"selfpara {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Optional[bool] = typer.Option(
+        None, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Options of `selfpara` itself, before the command."""
 
 
 def register_plugins(target: typer.Typer) -> None:

@@ -9,40 +9,58 @@ from typing import Optional
 import typer
 
 from selfpara.cli import app
-from selfpara.cli.common import clean_errors, err_console, setup_logging
+from selfpara.cli.common import (
+    API_BASE_ENV,
+    EQUIVALENCE_ENV,
+    JUDGE_MODEL_ENV,
+    K_ENV,
+    MODEL_ENV,
+    TRANSPORT_ENV,
+    clean_errors,
+    err_console,
+    setup_logging,
+    stdout_to_stderr,
+)
 
 
 @app.command()
 def ask(
     question: str = typer.Argument(..., help="The question to answer; '-' reads it from stdin."),
     model: Optional[str] = typer.Option(
-        None, "--model", "-m", help="litellm model string; default: the embedded SmolLM2."
+        None, "--model", "-m", envvar=MODEL_ENV, help="litellm model string; default: the embedded SmolLM2."
     ),
-    k: int = typer.Option(3, "--k", "-k", help="Paraphrases to generate (1-20)."),
+    k: int = typer.Option(3, "--k", "-k", envvar=K_ENV, help="Paraphrases to generate (1-20)."),
     equivalence: str = typer.Option(
-        "auto", "--equivalence", help="Answer-equivalence functions, e.g. exact,numeric,llm."
+        "auto", "--equivalence", envvar=EQUIVALENCE_ENV, help="Answer-equivalence functions, e.g. exact,numeric,llm."
     ),
     agreement: Optional[str] = typer.Option(
         None, "--agreement", hidden=True, help="Deprecated alias of --equivalence."
     ),
-    judge_model: Optional[str] = typer.Option(None, help="Model for the LLM judges; default: --model."),
+    judge_model: Optional[str] = typer.Option(
+        None, envvar=JUDGE_MODEL_ENV, help="Model for the LLM judges; default: --model."
+    ),
     paraphrase_check: str = typer.Option("auto", help="Paraphrase check: auto, off, llm or nli."),
     nli_model: Optional[str] = typer.Option(None, help="Local NLI model directory (for nli equivalence/check)."),
     temperature: float = typer.Option(0.0, help="Decoding temperature of the answers."),
     max_tokens: int = typer.Option(128, help="Max tokens per answer."),
-    api_base: Optional[str] = typer.Option(None, help="Base URL of an OpenAI-compatible/vLLM/Ollama server."),
+    api_base: Optional[str] = typer.Option(
+        None, envvar=API_BASE_ENV, help="Base URL of an OpenAI-compatible/vLLM/Ollama server."
+    ),
     transport: str = typer.Option(
-        "auto", help="How openai/ and hosted_vllm/ models are reached: auto (http when the base URL is known), "
-        "litellm or http (lean OpenAI-API client)."
+        "auto", envvar=TRANSPORT_ENV, help="How openai/ and hosted_vllm/ models are reached: auto (http when the "
+        "base URL is known), litellm or http (lean OpenAI-API client)."
     ),
     system: Optional[str] = typer.Option(None, help="System prompt sent with every wording."),
     show: bool = typer.Option(False, "--show", "-s", help="Print a table of variants, answers and clusters."),
     as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log each stage."),
 ) -> None:
-    """Ask QUESTION in several wordings and print the answer they agree on."""
+    """Ask QUESTION in several wordings and print the answer they agree on.
+
+    Only the answer (or, with --json, the JSON) goes to stdout; notes, the table and logs go to stderr.
+    """
     setup_logging(verbose)
-    with clean_errors():
+    with clean_errors(), stdout_to_stderr():
         from selfpara.config import EMBEDDED_MODEL, build_config, is_embedded
         from selfpara.pipeline import SelfParaphraser
 

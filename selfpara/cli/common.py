@@ -1,9 +1,17 @@
-"""Helpers every CLI command shares: logging setup and turning errors into clean exits."""
+"""Helpers every CLI command shares: environment variable names, logging setup, stdout kept
+for the command's own output, and turning errors into clean exits.
+
+Settings reach a command in one order, highest first: a flag, then its environment
+variable (the `*_ENV` names below, declared with typer's `envvar=` on the option and shown
+in --help), then the settings file where the command takes one (`serve --config`), then
+the default.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 from collections.abc import Iterator
 
 import typer
@@ -14,19 +22,48 @@ from selfpara.errors import SelfparaError
 
 err_console = Console(stderr=True)
 
+MODEL_ENV = "SELFPARA_MODEL"
+API_BASE_ENV = "SELFPARA_API_BASE"
+K_ENV = "SELFPARA_K"
+EQUIVALENCE_ENV = "SELFPARA_EQUIVALENCE"
+JUDGE_MODEL_ENV = "SELFPARA_JUDGE_MODEL"
+TRANSPORT_ENV = "SELFPARA_TRANSPORT"
+PROXY_KEY_ENV = "SELFPARA_PROXY_KEY"
+"""Holds the proxy's own key; `serve` uses it when no other variable is named for the key."""
+
 
 def setup_logging(verbose: bool) -> None:
-    """Log to stderr; INFO with --verbose, WARNING otherwise."""
-    from rich.logging import RichHandler
+    """Log to stderr; INFO with --verbose, WARNING otherwise.
 
+    On a terminal records are drawn by rich; otherwise (redirected, piped, in CI) each
+    record is one plain line, tracebacks included, so log readers can split on newlines.
+    """
+    handler: logging.Handler
+    if err_console.is_terminal:
+        from rich.logging import RichHandler
+
+        handler = RichHandler(console=err_console, show_path=False)
+    else:
+        from selfpara.server.logs import TextFormatter
+
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(TextFormatter())
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(message)s",
-        handlers=[RichHandler(console=err_console, show_path=False)],
+        handlers=[handler],
         force=True,
     )
     for noisy in ("LiteLLM", "litellm", "httpx", "transformers"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+@contextlib.contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """Send whatever libraries print while a command works to stderr, keeping stdout for the
+    command's own output (litellm prints a "Provider List" line for an unknown provider)."""
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
 
 
 @contextlib.contextmanager

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
 from rich.table import Table
 
-from selfpara.result import WrappedAnswer
+from selfpara.result import RejectedParaphrase, WrappedAnswer
+
+
+def rejection_text(rejected: RejectedParaphrase) -> str:
+    """Why a paraphrase was dropped, in words: `overlap 0.86`, `not equivalent: <judge's reason>`."""
+    reason = rejected.reason.replace("_", " ")
+    detail = rejected.detail.strip()
+    if not detail:
+        return reason
+    if detail.startswith(reason):  # the detail already names its reason ("overlap 0.86")
+        return detail
+    return f"{reason}: {detail}"
 
 
 def result_table(result: WrappedAnswer) -> Table:
     """A table: one row per wording with its answer, cluster and whether it won."""
-    table = Table(title=f"{result.model} · k {result.k_kept}/{result.k_requested} · vote share {result.vote_share:.0%}"
-                  f" · entropy {result.entropy_normalized:.2f}", show_lines=True)
+    title = (f"{escape(result.model)} · k {result.k_kept}/{result.k_requested} · vote share {result.vote_share:.0%}"
+             f" · entropy {result.entropy_normalized:.2f}")
+    table = Table(title=title, show_lines=True)
     table.add_column("#", justify="right")
     table.add_column("wording")
     table.add_column("answer")
@@ -19,11 +32,12 @@ def result_table(result: WrappedAnswer) -> Table:
     for v in result.variants:
         a = answers.get(v.index)
         if a is None or not a.ok:
-            answer, cluster = f"[red]failed: {a.error if a else '?'}[/red]", "-"
+            answer, cluster = f"[red]failed: {escape(a.error or '?') if a else '?'}[/red]", "-"
         else:
-            answer = a.text or ""
+            answer = escape(a.text or "")
             cluster = f"{a.cluster}{' ★' if a.cluster == result.winner else ''}{' (abstain)' if a.abstained else ''}"
-        table.add_row("orig" if v.index == 0 else str(v.index), v.text, answer, cluster)
+        table.add_row("orig" if v.index == 0 else str(v.index), escape(v.text), answer, cluster)
     for r in result.rejected:
-        table.add_row("[dim]x[/dim]", f"[dim]{r.text}[/dim]", f"[dim]rejected: {r.reason} {r.detail}[/dim]", "")
+        reason = f"[dim]rejected: {escape(rejection_text(r))}[/dim]"
+        table.add_row("[dim]x[/dim]", f"[dim]{escape(r.text)}[/dim]", reason, "")
     return table

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
@@ -11,7 +12,17 @@ from typing import Any, Optional
 import typer
 
 from selfpara.cli import app
-from selfpara.cli.common import clean_errors, err_console
+from selfpara.cli.common import (
+    API_BASE_ENV,
+    EQUIVALENCE_ENV,
+    JUDGE_MODEL_ENV,
+    K_ENV,
+    MODEL_ENV,
+    PROXY_KEY_ENV,
+    TRANSPORT_ENV,
+    clean_errors,
+    err_console,
+)
 
 
 class LogFormat(str, Enum):
@@ -22,33 +33,38 @@ class LogFormat(str, Enum):
 @app.command()
 def serve(
     model: Optional[str] = typer.Option(
-        None, "--model", "-m", help="Upstream litellm model, e.g. openai/NAME for any OpenAI-compatible server "
-        "(default: the embedded local/smollm2)."
+        None, "--model", "-m", envvar=MODEL_ENV, help="Upstream litellm model, e.g. openai/NAME for any "
+        "OpenAI-compatible server (default: the embedded local/smollm2)."
     ),
-    host: str = typer.Option("127.0.0.1", help="Interface to listen on (0.0.0.0 for every interface)."),
-    port: int = typer.Option(8000, help="Port to listen on."),
+    host: str = typer.Option(
+        "127.0.0.1", envvar="SELFPARA_HOST", help="Interface to listen on (0.0.0.0 for every interface)."
+    ),
+    port: int = typer.Option(8000, envvar="SELFPARA_PORT", help="Port to listen on."),
     api_key_env: Optional[str] = typer.Option(
         None, "--api-key-env", metavar="NAME", help="Environment variable holding the proxy's own key; "
-        "clients then must send `Authorization: Bearer <key>`."
+        f"clients then must send `Authorization: Bearer <key>`. Default: {PROXY_KEY_ENV} when it is set, "
+        "else the settings file's api_key_env, else no key."
     ),
     upstream_key_env: Optional[str] = typer.Option(
         None, "--upstream-key-env", metavar="NAME", help="Environment variable holding the upstream's key "
         "(default: the provider's own, e.g. OPENAI_API_KEY, read by litellm)."
     ),
     config: Optional[Path] = typer.Option(
-        None, "--config", "-c", help="TOML or JSON settings file (see docs/proxy.md)."
+        None, "--config", "-c", envvar="SELFPARA_CONFIG", help="TOML or JSON settings file (see docs/proxy.md); "
+        "flags and environment variables override it."
     ),
     api_base: Optional[str] = typer.Option(
-        None, "--api-base", help="Upstream base URL (default: OPENAI_API_BASE / OPENAI_BASE_URL for openai/ models)."
+        None, "--api-base", envvar=API_BASE_ENV,
+        help="Upstream base URL (default: OPENAI_API_BASE / OPENAI_BASE_URL for openai/ models)."
     ),
-    k: Optional[int] = typer.Option(None, "--k", "-k", help="Default paraphrases per question."),
+    k: Optional[int] = typer.Option(None, "--k", "-k", envvar=K_ENV, help="Default paraphrases per question."),
     equivalence: Optional[str] = typer.Option(
-        None, "--equivalence", help="Default answer-equivalence functions (see WrapConfig)."
+        None, "--equivalence", envvar=EQUIVALENCE_ENV, help="Default answer-equivalence functions (see WrapConfig)."
     ),
     agreement: Optional[str] = typer.Option(
         None, "--agreement", hidden=True, help="Deprecated alias of --equivalence."
     ),
-    judge_model: Optional[str] = typer.Option(None, help="Default model for the LLM judges."),
+    judge_model: Optional[str] = typer.Option(None, envvar=JUDGE_MODEL_ENV, help="Default model for the LLM judges."),
     paraphrase_check: Optional[str] = typer.Option(None, help="auto, off, llm or nli."),
     temperature: Optional[float] = typer.Option(None, help="Default answer temperature."),
     max_tokens: Optional[int] = typer.Option(None, help="Default max tokens per answer."),
@@ -62,8 +78,8 @@ def serve(
     max_tokens_limit: Optional[int] = typer.Option(None, help="Largest max_tokens a request may ask for."),
     keepalive: Optional[float] = typer.Option(None, help="Seconds between SSE keep-alives while streaming."),
     upstream_transport: Optional[str] = typer.Option(
-        None, help="The upstream's transport (WrapConfig.transport): auto (default), litellm or http "
-        "(lean OpenAI-API client for openai/ and hosted_vllm/ upstreams: less CPU per call)."
+        None, envvar=TRANSPORT_ENV, help="The upstream's transport (WrapConfig.transport): auto (default), "
+        "litellm or http (lean OpenAI-API client for openai/ and hosted_vllm/ upstreams: less CPU per call)."
     ),
     workers: int = typer.Option(1, min=1, help="Worker processes (each a full proxy; limits apply per worker)."),
     any_model: Optional[bool] = typer.Option(
@@ -75,15 +91,23 @@ def serve(
         "(selfpara.api_base); the server's upstream key is never sent there."
     ),
     graceful_timeout: float = typer.Option(30.0, help="Seconds to let in-flight requests finish on shutdown."),
-    log_format: LogFormat = typer.Option(LogFormat.text, help="text, or json (one object per line)."),
+    log_format: LogFormat = typer.Option(
+        LogFormat.text, envvar="SELFPARA_LOG_FORMAT", help="text or json; either way one record per line."
+    ),
     access_log: bool = typer.Option(False, help="Also log uvicorn's access lines (each request is logged anyway)."),
     check: bool = typer.Option(False, "--check", help="Print the resolved settings (no keys) and exit."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="More logging."),
 ) -> None:
     """Run the OpenAI-compatible proxy: POST /v1/chat/completions answers by self-paraphrase vote."""
     with clean_errors():
+        import os
+
         from selfpara.server.settings import load_settings
 
+        if api_key_env is None and os.environ.get(PROXY_KEY_ENV):
+            # The proxy's key under its conventional name needs no flag; a key is read only from
+            # the environment (by load_settings), never taken from a flag or a file.
+            api_key_env = PROXY_KEY_ENV
         config_file = str(config) if config else None
         upstream: dict[str, object] = {
             "model": model, "api_base": api_base, "k": k, "equivalence": agreement or equivalence,
@@ -108,20 +132,25 @@ def serve(
             typer.echo(json.dumps(public, indent=2, default=str))
             return
 
-        import os
-
         import uvicorn
 
         from selfpara.server.app import SPEC_ENV
         from selfpara.server.logs import setup_server_logging
         from selfpara.server.protocol import uvicorn_options
 
+        # The proxy writes nothing to stdout: what libraries print (litellm's "Provider List") goes
+        # to stderr with the logs, in this process and in worker processes, which inherit the fd.
+        process_stdout = sys.__stdout__
+        if process_stdout is not None and sys.stdout is process_stdout:  # not a test runner's capture
+            process_stdout.flush()
+            os.dup2(sys.stderr.fileno(), process_stdout.fileno())
         setup_server_logging(log_format.value, verbose, settings.secrets())
         err_console.print(
             f"selfpara proxy: http://{host}:{port}/v1 -> {settings.upstream.model}"
             f" (k={settings.upstream.k}, auth {'on' if settings.api_key else 'off'}"
             f"{f', {workers} workers' if workers > 1 else ''})",
             highlight=False,
+            soft_wrap=True,  # one line, also when redirected
         )
         def run(app: str | Callable[..., Any], **extra: Any) -> None:
             """Serve `app` (an ASGI app, or the import string of an app factory)."""

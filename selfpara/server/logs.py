@@ -21,14 +21,14 @@ def printable(value: object, limit: int | None = None) -> str:
 
 
 class TextFormatter(logging.Formatter):
-    """`time level logger: message` per line, the message's control characters escaped."""
+    """`time level logger: message` per line; control characters escaped in the whole record,
+    so a multi-line message or a traceback stays on the record's one line (as `\\n`)."""
 
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
 
-    def formatMessage(self, record: logging.LogRecord) -> str:
-        record.message = printable(record.message)
-        return super().formatMessage(record)
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record))
 
 
 class JsonFormatter(logging.Formatter):

