@@ -11,6 +11,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from selfpara.errors import ConfigError
+from selfpara.extras import requires_extra
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,9 @@ class NLIModel:
         directory = Path(path).expanduser()
         if not (directory / "config.json").is_file():
             raise ConfigError(f"NLI model path {str(directory)!r} is not a model directory (no config.json)")
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        with requires_extra("nli", "the NLI model"):
+            import torch  # noqa: F401  (transformers runs the model on it; missing, it fails late and obscurely)
+            from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)

@@ -108,3 +108,25 @@ def test_serve_runs_without_the_extras(fake: FakeUpstream) -> None:
         out, err = proc.communicate(timeout=60)
     assert out == ""  # the proxy writes nothing to stdout
     assert "proxy-secret-1" not in err
+
+
+def test_a_missing_extra_is_a_config_error_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text("{}")
+    code = BLOCK + (
+        "from selfpara.errors import ConfigError\nfrom selfpara.nli import NLIModel\n"
+        f"try:\n    NLIModel({str(tmp_path)!r})\nexcept ConfigError as exc:\n    print(exc)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    assert "the NLI model needs the Python package" in proc.stdout and "pip install 'selfpara[nli]'" in proc.stdout
+
+
+def test_requires_extra_lets_other_missing_modules_through() -> None:
+    from selfpara.errors import ConfigError
+    from selfpara.extras import requires_extra
+
+    with pytest.raises(ConfigError, match=r"selfpara\[local\]"), requires_extra("local", "local models"):
+        raise ModuleNotFoundError("No module named 'llama_cpp'", name="llama_cpp")
+    with pytest.raises(ModuleNotFoundError), requires_extra("local", "local models"):
+        raise ModuleNotFoundError("No module named 'typo_module'", name="typo_module")
