@@ -609,3 +609,10 @@ def test_in_process_backend_through_create_app_client() -> None:
         tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
         r = post(server, chat(tools=tools), key=None)
         assert_openai_error(r, 400, "unsupported")
+        # A text-only backend cannot see an image: a clear 400, not the image silently dropped.
+        image = [{"type": "text", "text": Q}, {"type": "image_url", "image_url": {"url": "data:,"}}]
+        calls = len(backend.calls)
+        r = post(server, chat(messages=[{"role": "user", "content": image}]), key=None)
+        assert_openai_error(r, 400)
+        assert "image_url" in r.json()["error"]["message"]
+        assert len(backend.calls) == calls  # refused before any model call

@@ -85,6 +85,28 @@ def test_model_routing_and_helper_models() -> None:
     assert embedded.helper_model_allowed("local/smollm2") and not embedded.helper_model_allowed("openai/x")
 
 
+def test_default_client_sends_the_upstream_key_only_to_its_provider() -> None:
+    """A judge or paraphraser of another provider (allowed by the operator) must not get the
+    upstream's base URL and key: the proxy's client comes from ModelClient.from_config."""
+    from selfpara.server.state import default_client
+
+    settings = ServerSettings(upstream=build_config(model="openai/llama", api_base="http://gpu:8000/v1",
+                                                    api_key="sk-upstream-0123456789"), allowed_helper_models=["*"])
+    client = default_client(settings)
+    assert client.concurrency == settings.upstream_concurrency and client.backoff_s == settings.backoff_s
+    own = client._call_params("openai/other")
+    assert own["api_base"] == "http://gpu:8000/v1" and own["api_key"] == "sk-upstream-0123456789"
+    foreign = client._call_params("anthropic/claude-x")
+    assert "api_base" not in foreign and "api_key" not in foreign
+
+
+def test_bad_server_settings_name_the_field() -> None:
+    with pytest.raises(ConfigError, match=r"invalid server settings: max_k: .*less than or equal"):
+        load_settings(server={"max_k": 999}, environ={})
+    with pytest.raises(ConfigError, match=r"invalid server settings: server: upstream k=9 exceeds max_k=3"):
+        load_settings(upstream={"k": 9}, server={"max_k": 3}, environ={})
+
+
 def test_transport_resolution() -> None:
     def resolved(model: str, env: dict[str, str], **kw: object) -> str:
         return ServerSettings(upstream=build_config(model=model, **kw)).resolved_transport(env)

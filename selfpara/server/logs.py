@@ -58,7 +58,7 @@ class RedactingFilter(logging.Filter):
 
     def __init__(self, secrets: list[str | None]) -> None:
         super().__init__()
-        self._secrets = [s for s in secrets if s]
+        self._secrets: list[str | None] = [s for s in secrets if s]
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
@@ -70,17 +70,10 @@ class RedactingFilter(logging.Filter):
 
 def setup_server_logging(fmt: str, verbose: bool, secrets: list[str | None]) -> None:
     """Configure the root logger for `selfpara serve`: request lines at INFO, JSON or text."""
-    if fmt == "json":
-        handler = logging.StreamHandler()
-        handler.setFormatter(JsonFormatter(secrets))
-        logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, handlers=[handler], force=True)
-    else:
-        handler = logging.StreamHandler()
-        handler.setFormatter(TextFormatter())
-        logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, handlers=[handler], force=True)
-    root = logging.getLogger()
-    for handler in root.handlers:
-        handler.addFilter(RedactingFilter(secrets))
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonFormatter(secrets) if fmt == "json" else TextFormatter())
+    handler.addFilter(RedactingFilter(secrets))
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, handlers=[handler], force=True)
     for name in ("selfpara.server", "uvicorn", "uvicorn.error"):
         logging.getLogger(name).setLevel(logging.INFO)
     for noisy in ("LiteLLM", "litellm", "LiteLLM Router", "LiteLLM Proxy", "httpx", "httpcore", "transformers"):

@@ -4,7 +4,7 @@ streaming response that releases its slot however the stream ends."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
-def scrub_text(text: str, secrets: list[str | None]) -> str:
+def scrub_text(text: str, secrets: Sequence[str | None]) -> str:
     """`text` with every configured secret replaced by ***."""
     for secret in secrets:
         if secret:
@@ -20,7 +20,7 @@ def scrub_text(text: str, secrets: list[str | None]) -> str:
     return text
 
 
-def scrub(data: dict[str, Any], secrets: list[str | None]) -> dict[str, Any]:
+def scrub(data: dict[str, Any], secrets: Sequence[str | None]) -> dict[str, Any]:
     """`data` with every configured secret replaced by *** wherever it appears."""
     real = [s for s in secrets if s]
     if not real:
@@ -28,13 +28,14 @@ def scrub(data: dict[str, Any], secrets: list[str | None]) -> dict[str, Any]:
     text = json.dumps(data)
     if not any(s in text for s in real):
         return data
-    return json.loads(scrub_text(text, real))  # type: ignore[no-any-return]
+    clean: dict[str, Any] = json.loads(scrub_text(text, real))
+    return clean
 
 
 class ScrubbedJSON(JSONResponse):
     """A JSON response scrubbed of the proxy's secrets (an upstream may echo them back)."""
 
-    def __init__(self, content: Any, *, secrets: list[str | None], **kwargs: Any) -> None:
+    def __init__(self, content: Any, *, secrets: Sequence[str | None], **kwargs: Any) -> None:
         self._secrets = [s for s in secrets if s]
         super().__init__(content, **kwargs)
 

@@ -20,7 +20,8 @@ from fastapi.responses import Response, StreamingResponse
 
 from selfpara.errors import SelfparaError
 from selfpara.llm import ModelClient
-from selfpara.result import Usage
+from selfpara.messages import content_text
+from selfpara.result import Message, Usage
 from selfpara.server.endpoint import Call
 from selfpara.server.errors import ProxyError
 from selfpara.server.output import SSE_HEADERS, GuardedStream, ScrubbedJSON, iterate, scrub
@@ -54,7 +55,8 @@ async def respond(
 
     if not client.can_pass_through(model, endpoint):
         if endpoint != "chat/completions":
-            raise ProxyError(400, f"this proxy's upstream ({model}) cannot take {endpoint} requests", code="unsupported_endpoint")
+            raise ProxyError(400, f"this proxy's upstream ({model}) cannot take {endpoint} requests",
+                             code="unsupported_endpoint")
         data = await call.guarded(complete_text(client, model, body))
         call.done(200, mode="passthrough", reason=reason, stream=stream)
         if stream:  # a text-only backend: send the finished answer as a stream
@@ -86,7 +88,9 @@ async def respond(
     return GuardedStream(sse(), on_close=slot.release, headers={**headers, **SSE_HEADERS})
 
 
-def _as_events(data: dict[str, Any], model: str, call: Call, marker: dict[str, Any], body: dict[str, Any]) -> list[bytes]:
+def _as_events(
+    data: dict[str, Any], model: str, call: Call, marker: dict[str, Any], body: dict[str, Any]
+) -> list[bytes]:
     choice = data["choices"][0]
     return list(answer_events(
         data["id"], data["created"], model, choice["message"]["content"] or "",
@@ -96,14 +100,9 @@ def _as_events(data: dict[str, Any], model: str, call: Call, marker: dict[str, A
     ))
 
 
-def _text_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
-    for m in messages:
-        content = m.get("content")
-        if isinstance(content, list):
-            content = "\n".join(p.get("text") or "" for p in content if isinstance(p, dict) and p.get("type") == "text")
-        out.append({"role": m.get("role"), "content": content if content is not None else ""})
-    return out
+def _text_messages(messages: list[dict[str, Any]]) -> list[Message]:
+    """Chat messages with their content as text (InputError, a 400, for non-text parts)."""
+    return [{"role": m.get("role"), "content": content_text(m.get("content"))} for m in messages]
 
 
 async def complete_text(client: ModelClient, model: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -117,7 +116,8 @@ async def complete_text(client: ModelClient, model: str, body: dict[str, Any]) -
     messages = _text_messages(body["messages"])
     results = await asyncio.gather(
         *[
-            client.complete(model, messages, usage=usage, temperature=0.0 if temperature is None else float(temperature),
+            client.complete(model, messages, usage=usage,
+                            temperature=0.0 if temperature is None else float(temperature),
                             max_tokens=int(max_tokens))
             for _ in range(n)
         ]
@@ -128,7 +128,8 @@ async def complete_text(client: ModelClient, model: str, body: dict[str, Any]) -
         "created": int(time.time()),
         "model": model,
         "choices": [
-            {"index": i, "message": {"role": "assistant", "content": r.text}, "finish_reason": r.finish_reason, "logprobs": None}
+            {"index": i, "message": {"role": "assistant", "content": r.text}, "finish_reason": r.finish_reason,
+             "logprobs": None}
             for i, r in enumerate(results)
         ],
         "usage": {

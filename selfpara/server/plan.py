@@ -13,9 +13,10 @@ from typing import Any
 from fastapi import Request
 from pydantic import SecretStr, ValidationError
 
-from selfpara.config import WrapConfig, build_config
+from selfpara.config import WrapConfig
 from selfpara.errors import ConfigError
 from selfpara.llm import ModelClient
+from selfpara.messages import content_text, is_text_content
 from selfpara.server.errors import ProxyError, bad_request
 from selfpara.server.schema import ChatCompletionRequest
 from selfpara.server.settings import ServerSettings
@@ -76,9 +77,8 @@ def check_content_type(request: Request) -> None:
 async def read_body(request: Request, limit: int, timeout_s: float | None = None) -> bytes:
     """The request body, at most `limit` bytes (413 above), all of it within `timeout_s` (408)."""
     try:
-        async with asyncio.timeout(timeout_s):
-            return await _read(request, limit)
-    except TimeoutError:
+        return await asyncio.wait_for(_read(request, limit), timeout_s)
+    except asyncio.TimeoutError:
         raise ProxyError(408, f"the request body did not arrive within {timeout_s:g}s",
                          code="request_body_timeout") from None
 
@@ -156,12 +156,9 @@ def passthrough_reason(req: ChatCompletionRequest) -> str | None:
     last = req.messages[-1]
     if last.role != "user":
         return "last_message_not_user"
-    content = last.content
-    if isinstance(content, list):
-        if not all(isinstance(p, dict) and p.get("type") == "text" for p in content):
-            return "non_text_content"
-        content = "".join(p.get("text") or "" for p in content)
-    if not content or not str(content).strip():
+    if not all(is_text_content(m.content) for m in req.messages):
+        return "non_text_content"
+    if not content_text(last.content).strip():
         return "empty_question"
     return None
 
@@ -180,7 +177,8 @@ def plan_request(proxy: Proxy, req: ChatCompletionRequest) -> Plan:
         raise bad_request(f"{len(req.messages)} messages; the limit is {settings.max_messages}", param="messages")
     max_tokens = req.requested_max_tokens
     if max_tokens is not None and max_tokens > settings.max_max_tokens:
-        raise bad_request(f"max_tokens={max_tokens} exceeds this proxy's limit {settings.max_max_tokens}", param="max_tokens")
+        raise bad_request(f"max_tokens={max_tokens} exceeds this proxy's limit {settings.max_max_tokens}",
+                          param="max_tokens")
     if (req.n or 1) > settings.max_k + 1:
         raise bad_request(f"n={req.n} exceeds this proxy's limit {settings.max_k + 1}", param="n")
     if opts.k is not None and opts.k > settings.max_k:
@@ -211,12 +209,11 @@ def plan_request(proxy: Proxy, req: ChatCompletionRequest) -> Plan:
         api_base, api_key = opts.api_base, opts.api_key or "no-key"
         from selfpara.pipeline import SelfParaphraser
 
-        cfg = build_config(**{**cfg.model_dump(), "api_base": api_base, "api_key": SecretStr(api_key)})
-        client = ModelClient(
-            api_base=api_base, api_key=api_key, timeout_s=cfg.call_timeout_s, retries=cfg.retries,
-            concurrency=cfg.concurrency, backoff_s=settings.backoff_s,
-            transport=cfg.transport, http=proxy.client.http,
-        )
+        try:
+            cfg = cfg.with_overrides(api_base=api_base, api_key=SecretStr(api_key))
+        except ConfigError as exc:
+            raise bad_request(str(exc), param="selfpara.api_base") from None
+        client = ModelClient.from_config(cfg, backoff_s=settings.backoff_s, http=proxy.client.http)
         paraphraser = SelfParaphraser(cfg, client=client)
 
     reason = passthrough_reason(req)

@@ -24,10 +24,10 @@ _CLASSES: dict[str, type] = {}
 
 
 def _with_header_timeout(base: type, timeout_s: float, name: str) -> type:
-    class HeaderTimeout(base):  # type: ignore[misc, valid-type]
+    class HeaderTimeout(base):
         header_timeout_s = timeout_s
 
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        def connection_made(self, transport: asyncio.Transport) -> None:
             super().connection_made(transport)
             self._arm_header_timer()
 
@@ -82,7 +82,7 @@ def protocol_class(header_timeout_s: float) -> type:
         kind = "HttpTools"
     except ImportError:
         kind = "H11"
-    return __getattr__(f"{kind}_{round(header_timeout_s * 1000)}")  # type: ignore[no-any-return]
+    return __getattr__(f"{kind}_{round(header_timeout_s * 1000)}")
 
 
 def uvicorn_options(settings: Any) -> dict[str, Any]:

@@ -172,7 +172,8 @@ def body_metadata(req: ResponsesRequest) -> dict[str, Any]:
 
 def sse(kind: str, data: dict[str, Any]) -> bytes:
     """One named Responses API event."""
-    return f"event: {kind}\ndata: ".encode() + json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
+    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return f"event: {kind}\ndata: {payload}\n\n".encode()
 
 
 def stream_events(started: dict[str, Any], done: dict[str, Any], call: Call) -> list[bytes]:

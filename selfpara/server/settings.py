@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from selfpara.config import MAX_K, WrapConfig, build_config, is_embedded
-from selfpara.errors import ConfigError
+from selfpara.errors import ConfigError, config_error
 from selfpara.http_backend import endpoint_from_env, resolve_transport
 
 
@@ -63,8 +64,12 @@ class ServerSettings(BaseModel):
         256, ge=1, description="Upstream calls in flight at once, over all requests (one shared ModelClient)."
     )
 
-    keepalive_s: float = Field(5.0, gt=0, description="Seconds between SSE keep-alive comments while the pipeline runs.")
-    stream_chunk_chars: int = Field(48, ge=1, description="About how many characters each streamed content chunk carries.")
+    keepalive_s: float = Field(
+        5.0, gt=0, description="Seconds between SSE keep-alive comments while the pipeline runs."
+    )
+    stream_chunk_chars: int = Field(
+        48, ge=1, description="About how many characters each streamed content chunk carries."
+    )
     backoff_s: float = Field(0.5, ge=0, description="First retry wait of an upstream call (doubles per attempt).")
     ready_cache_s: float = Field(
         5.0, ge=0, description="Seconds a readiness result (good or bad) is reused: /ready probes the upstream at "
@@ -83,7 +88,8 @@ class ServerSettings(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _upstream_transport(cls, data: Any) -> Any:
-        """`upstream_transport` (a file key, a keyword) sets the upstream's `transport`, as `--upstream-transport` does."""
+        """`upstream_transport` (a file key, a keyword) sets the upstream's `transport`, as
+        `--upstream-transport` does."""
         if isinstance(data, dict) and "upstream_transport" in data:
             data = dict(data)
             transport = data.pop("upstream_transport")
@@ -100,7 +106,9 @@ class ServerSettings(BaseModel):
         if self.upstream.k > self.max_k:
             raise ValueError(f"upstream k={self.upstream.k} exceeds max_k={self.max_k}")
         if self.upstream.max_tokens > self.max_max_tokens:
-            raise ValueError(f"upstream max_tokens={self.upstream.max_tokens} exceeds max_max_tokens={self.max_max_tokens}")
+            raise ValueError(
+                f"upstream max_tokens={self.upstream.max_tokens} exceeds max_max_tokens={self.max_max_tokens}"
+            )
         return self
 
     # ---- model names -------------------------------------------------------------
@@ -145,6 +153,17 @@ class ServerSettings(BaseModel):
         return out
 
 
+def _toml() -> Any:
+    """The TOML reader: tomllib from Python 3.11, the tomli package it came from before."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib
+    import tomli
+
+    return tomli
+
+
 def _read_file(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     try:
@@ -155,9 +174,7 @@ def _read_file(path: str | Path) -> dict[str, Any]:
         if p.suffix.lower() == ".json":
             data = json.loads(text)
         else:
-            import tomllib
-
-            data = tomllib.loads(text)
+            data = _toml().loads(text)
     except ValueError as exc:  # json.JSONDecodeError and tomllib.TOMLDecodeError are ValueErrors
         raise ConfigError(f"cannot parse config file {p}: {exc}") from None
     if not isinstance(data, dict):
@@ -220,8 +237,7 @@ def load_settings(
     try:
         return ServerSettings(upstream=wrap, **srv)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'server'}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"invalid server settings: {problems}") from None
+        raise config_error(exc, "server settings", default_loc="server") from None
 
 
 def upstream_base_url(settings: ServerSettings, environ: Mapping[str, str] | None = None) -> str | None:

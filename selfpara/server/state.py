@@ -11,7 +11,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from selfpara.config import WrapConfig
 from selfpara.http_backend import HttpTransport
 from selfpara.llm import ModelClient, redact
 from selfpara.server.settings import ServerSettings
@@ -69,23 +68,15 @@ class Proxy:
         return self.settings.secrets()
 
 
-def server_key(cfg: WrapConfig) -> str | None:
-    return cfg.api_key.get_secret_value() if cfg.api_key else None
-
-
 def default_client(settings: ServerSettings) -> ModelClient:
     """The one client every request's upstream calls go through."""
     cfg = settings.upstream
     settings.resolved_transport()  # a forced http transport without a base URL fails now, not on a request
-    return ModelClient(
-        api_base=cfg.api_base,
-        api_key=server_key(cfg),
-        timeout_s=cfg.call_timeout_s,
-        retries=cfg.retries,
+    return ModelClient.from_config(
+        cfg,
         # One client serves every request, so its limit is the proxy's, not one wrapper's.
         concurrency=max(cfg.concurrency, settings.upstream_concurrency),
         backoff_s=settings.backoff_s,
-        transport=cfg.transport,
         # Made now so that per-request clients (selfpara.api_base) share its connections.
         http=HttpTransport(max_connections=settings.upstream_concurrency),
     )
@@ -101,7 +92,8 @@ async def warm_litellm(model: str) -> None:
     try:
         from selfpara._litellm import import_litellm
 
-        await import_litellm().acompletion(model=model, messages=[{"role": "user", "content": "warm-up"}], mock_response="ok")
+        warm_up = [{"role": "user", "content": "warm-up"}]
+        await import_litellm().acompletion(model=model, messages=warm_up, mock_response="ok")
     except Exception as exc:  # warming is an optimisation only
         log.debug("litellm warm-up failed: %s", type(exc).__name__)
     log.info("litellm ready in %.1fs", time.perf_counter() - started)

@@ -66,7 +66,7 @@ def answer_events(
     `report_first` (a passthrough marker, where passthrough streams from the upstream
     carry it)."""
     secrets = list(secrets)
-    extra = {"selfpara": report} if report is not None else {}
+    extra: dict[str, Any] = {"selfpara": report} if report is not None else {}
     first, last = (extra, {}) if report_first else ({}, extra)
 
     def out(data: dict[str, Any]) -> bytes:

@@ -85,7 +85,7 @@ def chosen(wa: WrappedAnswer) -> Answer | None:
 def finish_reason(wa: WrappedAnswer) -> str:
     """The chosen answer's own finish reason (`length` when it was cut at max_tokens)."""
     answer = chosen(wa)
-    return getattr(answer, "finish_reason", None) or "stop"
+    return (answer.finish_reason if answer else None) or "stop"
 
 
 def fingerprint(cfg: WrapConfig) -> str:
@@ -143,13 +143,14 @@ async def stream(
         for item in items:
             yield item
 
+    slot = call.slot
+    assert slot is not None
+
     def on_close() -> None:
         if not task.done():  # the client went away: stop spending upstream calls
             task.cancel()
             log.info("request_id=%s client disconnected; pipeline cancelled", call.rid, extra={"request_id": call.rid})
         slot.release()
 
-    slot = call.slot
-    assert slot is not None
     slot.handed_off = True
     return GuardedStream(body(), on_close=on_close, headers=SSE_HEADERS)
