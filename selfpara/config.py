@@ -73,6 +73,13 @@ class WrapConfig(BaseModel):
 
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="Decoding temperature of the answer calls.")
     max_tokens: int = Field(256, ge=1, le=8192, description="Max tokens of each answer.")
+    logprobs: bool = Field(
+        False, description="Ask the model for the token log-probabilities of each answer (OpenAI `logprobs`); "
+        "they break vote ties and the chosen answer's are kept (`Answer.token_logprobs`).",
+    )
+    top_logprobs: int | None = Field(
+        None, ge=0, le=20, description="Most likely alternatives per token, with `logprobs` (OpenAI `top_logprobs`)."
+    )
     timeout_s: float | None = Field(
         None, gt=0, description="Timeout of one model call; default 60 s, 600 s for the embedded CPU model."
     )

@@ -148,6 +148,7 @@ def completion_from_json(data: Any) -> Completion:
         completion_tokens=int(usage.get("completion_tokens") or 0),
         logprob=logprob,
         finish_reason=choice.get("finish_reason") or "stop",
+        token_logprobs=[t for t in content if isinstance(t, dict)] or None,
     )
 
 

@@ -454,6 +454,7 @@ def completion_from_response(response: Any) -> Completion:
         cost=float(cost),
         logprob=logprob,
         finish_reason=getattr(choice, "finish_reason", None) or "stop",
+        token_logprobs=[_dump(t, exclude_none=False) for t in content] if content else None,
     )
 
 

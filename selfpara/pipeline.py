@@ -64,6 +64,13 @@ def with_question(messages: list[Message], text: str) -> list[Message]:
     return [*messages[:-1], {**messages[-1], "content": text}]
 
 
+def _logprob_params(cfg: WrapConfig) -> dict[str, object]:
+    """The answer calls' logprob parameters: none unless `cfg.logprobs` asks for them."""
+    if not cfg.logprobs:
+        return {}
+    return {"logprobs": True} if cfg.top_logprobs is None else {"logprobs": True, "top_logprobs": cfg.top_logprobs}
+
+
 class SelfParaphraser:
     """Answers questions by self-paraphrase majority vote.
 
@@ -278,13 +285,14 @@ class _Run:
                 temperature=self.cfg.temperature,
                 max_tokens=self.cfg.max_tokens,
                 **seed,
+                **_logprob_params(self.cfg),
             )
         except UpstreamError as exc:
             self.failures.append(exc)
             return Answer(variant=variant.index, error=str(exc), latency_s=time.perf_counter() - t)
         return Answer(
             variant=variant.index, text=out.text.strip(), logprob=out.logprob, finish_reason=out.finish_reason,
-            latency_s=time.perf_counter() - t,
+            token_logprobs=out.token_logprobs, latency_s=time.perf_counter() - t,
         )
 
     async def _vote(

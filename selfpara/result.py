@@ -42,6 +42,9 @@ class Completion(BaseModel):
     cost: float = 0.0
     logprob: float | None = Field(None, description="Mean token log-probability, where the model reports it.")
     finish_reason: str = "stop"
+    token_logprobs: list[dict[str, Any]] | None = Field(
+        None, description="Per-token log-probabilities as OpenAI's `choices[0].logprobs.content`, where returned."
+    )
 
 
 class Variant(BaseModel):
@@ -73,6 +76,10 @@ class Answer(BaseModel):
     abstained: bool = False
     logprob: float | None = None
     finish_reason: str | None = Field(None, description="Why the model stopped: stop, length (cut at max_tokens), ...")
+    token_logprobs: list[dict[str, Any]] | None = Field(
+        None, exclude=True, description="The call's per-token log-probabilities (OpenAI form), when asked for and "
+        "returned; left out of dumps (reports stay small).",
+    )
     latency_s: float = 0.0
 
     @property

@@ -287,9 +287,13 @@ class FakeUpstream:
         else:
             message, finish = {"role": "assistant", "content": text}, (self.finish_reason if kind_of(body) else "stop")
         logprobs = None
-        if body.get("logprobs"):
-            logprobs = {"content": [{"token": w, "logprob": -0.5, "bytes": list(w.encode()), "top_logprobs": []}
-                                    for w in text.split()]}
+        if body.get("logprobs"):  # one token per word, spaces leading, so the tokens join back to the text
+            top = int(body.get("top_logprobs") or 0)
+            logprobs = {"content": [
+                {"token": w, "logprob": -0.5, "bytes": list(w.encode()),
+                 "top_logprobs": [{"token": w, "logprob": -0.5, "bytes": list(w.encode())}][:top]}
+                for w in re.findall(r"\s*\S+|\s+$", text)
+            ], "refusal": None}
         if body.get("stream"):
             await self._stream(send, model, text, n)
             return

@@ -400,10 +400,9 @@ def test_completions_pass_through(client: openai.OpenAI, fake: FakeUpstream) -> 
 
 def test_finish_reason_logprobs_and_fingerprint(client: openai.OpenAI, fake: FakeUpstream) -> None:
     fake.finish_reason = "length"
-    resp = client.chat.completions.create(model="fake", messages=[{"role": "user", "content": Q}], logprobs=True)
+    resp = client.chat.completions.create(model="fake", messages=[{"role": "user", "content": Q}])
     assert resp.choices[0].finish_reason == "length"
     assert resp.system_fingerprint.startswith("fp_selfpara_")
-    assert any("logprobs" in note for note in resp.model_extra["selfpara"]["notes"])
     chunks = list(client.chat.completions.create(model="fake", messages=[{"role": "user", "content": Q}], stream=True))
     assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == ["length"]
     assert client.responses.create(model="fake", input=Q).status == "incomplete"
@@ -413,6 +412,47 @@ def test_finish_reason_logprobs_and_fingerprint(client: openai.OpenAI, fake: Fak
                                           extra_body={"selfpara": {"enabled": False}})
     assert resp.system_fingerprint == "fp_fake"
     assert [t.token for t in resp.choices[0].logprobs.content] == ["Paris"]
+
+
+def test_wrapped_answer_carries_the_chosen_answers_logprobs(client: openai.OpenAI, fake: FakeUpstream) -> None:
+    long_answer = "The capital of France is Paris, on the Seine, and it has been for a very long time"  # > 1 chunk
+    fake.reset(answer=long_answer)
+    messages = [{"role": "user", "content": Q}]
+    plain = client.chat.completions.create(model="fake", messages=messages)
+    assert plain.choices[0].logprobs is None
+    answer_calls = [c for c in fake.calls if c.kind == "answer"]
+    assert answer_calls and not any("logprobs" in c.body for c in answer_calls)  # not asked: not requested upstream
+    fake.reset(answer=long_answer)
+    resp = client.chat.completions.create(model="fake", messages=messages, logprobs=True, top_logprobs=1)
+    tokens = resp.choices[0].logprobs.content
+    assert "".join(t.token for t in tokens) == resp.choices[0].message.content == long_answer
+    assert all(t.logprob == -0.5 and len(t.top_logprobs) == 1 for t in tokens)
+    assert "notes" not in resp.model_extra["selfpara"]
+    answer_calls = [c for c in fake.calls if c.kind == "answer"]
+    assert answer_calls and all(c.body["logprobs"] is True and c.body["top_logprobs"] == 1 for c in answer_calls)
+    # streamed: each content chunk carries the log-probabilities of its own tokens
+    chunks = list(client.chat.completions.create(model="fake", messages=messages, logprobs=True, stream=True))
+    content = [c.choices[0] for c in chunks if c.choices and c.choices[0].delta.content]
+    assert len(content) > 1
+    for choice in content:
+        assert "".join(t.token for t in choice.logprobs.content) == choice.delta.content
+    # the same fingerprint with or without logprobs: they do not change the answer
+    assert resp.system_fingerprint == plain.system_fingerprint
+
+
+def test_logprobs_a_backend_cannot_give_are_noted() -> None:
+    from selfpara.config import build_config
+    from selfpara.llm import ModelClient
+    from selfpara.server import ServerSettings, create_app
+    from selfpara.testing import FakeBackend
+
+    settings = ServerSettings(upstream=build_config(model="openai/fake", k=2, paraphrase_check="off"))
+    with ThreadedServer(create_app(settings, client=ModelClient(backend=FakeBackend(), retries=0))) as server:
+        text_only = openai.OpenAI(base_url=f"{server.base}/v1", api_key="x", max_retries=0)
+        resp = text_only.chat.completions.create(model="fake", messages=[{"role": "user", "content": Q}],
+                                                 logprobs=True)
+        assert resp.choices[0].logprobs is None
+        assert any("logprobs" in note for note in resp.model_extra["selfpara"]["notes"])
 
 
 def test_passthrough_retries_through_the_model_client(proxy: ThreadedServer, fake: FakeUpstream) -> None:

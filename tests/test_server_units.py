@@ -134,6 +134,25 @@ def test_split_text_round_trips(text: str) -> None:
     assert all(pieces)
 
 
+def test_streamed_logprobs_follow_the_tokens_or_ride_on_the_first_chunk() -> None:
+    from selfpara.server.streaming import answer_events
+
+    def content_chunks(text: str, tokens: list[dict[str, object]], secrets: list[str | None]) -> list[dict]:
+        events = [json.loads(e[6:]) for e in answer_events("id", 0, "m", text, chunk_chars=4, logprobs=tokens,
+                                                            secrets=secrets) if e.startswith(b"data: {")]
+        return [e["choices"][0] for e in events if e["choices"] and e["choices"][0]["delta"].get("content")]
+
+    tokens = [{"token": t, "logprob": -1.0} for t in ["Par", "is", " is", " big"]]
+    chunks = content_chunks("Paris is big", tokens, [])
+    assert [c["delta"]["content"] for c in chunks] == ["Paris", " is big"]
+    assert [[t["token"] for t in c["logprobs"]["content"]] for c in chunks] == [["Par", "is"], [" is", " big"]]
+    # tokens that do not spell the text (or a scrubbed secret in it): all on the first chunk
+    for text, secrets in (("Paris is huge", []), ("Paris is big", ["big"])):
+        chunks = content_chunks(text, tokens, secrets)
+        assert len(chunks[0]["logprobs"]["content"]) == 4
+        assert all(c["logprobs"] is None for c in chunks[1:])
+
+
 def test_error_mapping() -> None:
     assert from_selfpara(InputError("empty")).status == 400
     assert from_selfpara(ConfigError("k: bad")).status == 400

@@ -40,7 +40,6 @@ async def _chat(call: Call, body: dict[str, Any]) -> Response:
         assert plan.reason is not None
         return await passthrough.respond(call, plan.client, plan.model, body, endpoint="chat/completions",
                                          requested_model=req.model, reason=plan.reason, stream=req.stream)
-    notes = [wrapped.LOGPROBS_NOTE] if req.logprobs else []
     fingerprint = wrapped.fingerprint(plan.cfg)
     work = plan.paraphraser.aanswer(messages_of(req), **plan.overrides)
 
@@ -53,8 +52,9 @@ async def _chat(call: Call, body: dict[str, Any]) -> Response:
             return list(answer_events(
                 completion_id, created, req.model, wa.answer, chunk_chars=call.proxy.settings.stream_chunk_chars,
                 finish_reason=wrapped.finish_reason(wa), usage=_usage(wa), include_usage=include_usage,
-                report=wrapped.report(wa, call, ignored=plan.ignored, notes=notes), secrets=call.secrets,
-                system_fingerprint=fingerprint,
+                report=wrapped.report(wa, call, ignored=plan.ignored, notes=wrapped.logprob_notes(wa, req.logprobs)),
+                secrets=call.secrets, system_fingerprint=fingerprint,
+                logprobs=wrapped.chosen_logprobs(wa) if req.logprobs else None,
             ))
 
         def error_events(err: ProxyError) -> list[bytes]:
@@ -63,13 +63,15 @@ async def _chat(call: Call, body: dict[str, Any]) -> Response:
         return await wrapped.stream(call, work, render, error_events)
 
     wa = await call.guarded(work)
+    tokens = wrapped.chosen_logprobs(wa) if req.logprobs else None
     completion = ChatCompletion(
         id=f"chatcmpl-{uuid.uuid4().hex}",
         model=req.model,
-        choices=[Choice(message=ResponseMessage(content=wa.answer), finish_reason=wrapped.finish_reason(wa))],
+        choices=[Choice(message=ResponseMessage(content=wa.answer), finish_reason=wrapped.finish_reason(wa),
+                        logprobs=None if tokens is None else {"content": tokens, "refusal": None})],
         usage=CompletionUsage(**_usage(wa)),
         system_fingerprint=fingerprint,
-        selfpara=wrapped.report(wa, call, ignored=plan.ignored, notes=notes),
+        selfpara=wrapped.report(wa, call, ignored=plan.ignored, notes=wrapped.logprob_notes(wa, req.logprobs)),
     )
     call.done(200, **wrapped.log_fields(wa))
     return ScrubbedJSON(completion.model_dump(), secrets=call.secrets, headers=wrapped.headers(wa))

@@ -26,6 +26,7 @@ from selfpara.server.state import Proxy
 _WRAPPED_FIELDS = {
     "model", "messages", "stream", "stream_options", "temperature", "max_tokens", "max_completion_tokens",
     "selfpara", "n", "user", "tools", "tool_choice", "functions", "function_call", "response_format",
+    "logprobs", "top_logprobs",
 }
 
 
@@ -195,6 +196,10 @@ def plan_request(proxy: Proxy, req: ChatCompletionRequest) -> Plan:
         overrides["temperature"] = req.temperature
     if max_tokens is not None:
         overrides["max_tokens"] = max_tokens
+    if req.logprobs:  # the answer calls ask the upstream for theirs; the chosen answer's are returned
+        overrides["logprobs"] = True
+        if req.top_logprobs is not None:
+            overrides["top_logprobs"] = req.top_logprobs
     try:  # validate now, so a bad setting is a 400 before anything starts
         cfg = settings.upstream.with_overrides(**overrides)
     except ConfigError as exc:

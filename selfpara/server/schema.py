@@ -77,6 +77,7 @@ class ChatCompletionRequest(BaseModel):
     max_tokens: int | None = Field(None, ge=1, strict=True)
     max_completion_tokens: int | None = Field(None, ge=1, strict=True)
     logprobs: bool | None = Field(None, strict=True)
+    top_logprobs: int | None = Field(None, ge=0, le=20, strict=True)
     tools: list[dict[str, Any]] | None = None
     tool_choice: Any = None
     functions: list[dict[str, Any]] | None = None
@@ -151,16 +152,18 @@ def chunk(
     finish_reason: str | None = None,
     usage: dict[str, int] | None = None,
     no_choices: bool = False,
+    logprobs: list[dict[str, Any]] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """One `chat.completion.chunk` object."""
+    """One `chat.completion.chunk` object; `logprobs`: the token log-probabilities of its content."""
     out: dict[str, Any] = {
         "id": completion_id,
         "object": "chat.completion.chunk",
         "created": created,
         "model": model,
         "choices": [] if no_choices else [
-            {"index": 0, "delta": delta or {}, "finish_reason": finish_reason, "logprobs": None}
+            {"index": 0, "delta": delta or {}, "finish_reason": finish_reason,
+             "logprobs": None if logprobs is None else {"content": logprobs, "refusal": None}}
         ],
     }
     if usage is not None:

@@ -59,12 +59,14 @@ def answer_events(
     report_first: bool = False,
     secrets: list[str | None] = (),  # type: ignore[assignment]
     system_fingerprint: str | None = None,
+    logprobs: list[dict[str, Any]] | None = None,
 ) -> Iterator[bytes]:
     """The events of one finished answer, `data: [DONE]` included, with `secrets` scrubbed
     from every event (from the text before it is split, so no secret straddles two chunks).
     `report` rides on the final chunk (the wrapped report), or on the first with
     `report_first` (a passthrough marker, where passthrough streams from the upstream
-    carry it)."""
+    carry it). `logprobs` (the answer's tokens, OpenAI form) ride on the content chunks:
+    each chunk carries its own tokens when they join back to `text`, else the first all."""
     secrets = list(secrets)
     extra: dict[str, Any] = {"selfpara": report} if report is not None else {}
     first, last = (extra, {}) if report_first else ({}, extra)
@@ -75,12 +77,37 @@ def answer_events(
         return event(scrub(data, secrets))
 
     yield out(chunk(completion_id, created, model, delta={"role": "assistant", "content": ""}, **first))
-    for piece in split_text(scrub_text(text, secrets), chunk_chars):
-        yield out(chunk(completion_id, created, model, delta={"content": piece}))
+    clean = scrub_text(text, secrets)
+    # Token-aligned chunks only when no secret was scrubbed (one could straddle two chunks).
+    groups = token_groups(logprobs, text, chunk_chars) if logprobs and clean == text else None
+    if groups is None:
+        groups = [(piece, logprobs if i == 0 else None) for i, piece in enumerate(split_text(clean, chunk_chars))]
+    for piece, tokens in groups:
+        yield out(chunk(completion_id, created, model, delta={"content": piece}, logprobs=tokens))
     yield out(chunk(completion_id, created, model, delta={}, finish_reason=finish_reason, **last))
     if include_usage and usage is not None:
         yield out(chunk(completion_id, created, model, usage=usage, no_choices=True))
     yield DONE
+
+
+def token_groups(
+    tokens: list[dict[str, Any]], text: str, size: int
+) -> list[tuple[str, list[dict[str, Any]] | None]] | None:
+    """`text` cut at token boundaries into pieces of about `size` characters, each with its
+    tokens; None when the tokens do not join back to `text` exactly."""
+    if "".join(str(t.get("token", "")) for t in tokens) != text:
+        return None
+    groups: list[tuple[str, list[dict[str, Any]] | None]] = []
+    piece, members = "", []
+    for token in tokens:
+        piece += str(token.get("token", ""))
+        members.append(token)
+        if len(piece) >= size:
+            groups.append((piece, members))
+            piece, members = "", []
+    if members:
+        groups.append((piece, members))
+    return groups
 
 
 def error_event(body: dict[str, Any]) -> bytes:

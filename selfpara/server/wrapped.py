@@ -26,7 +26,7 @@ from selfpara.server.streaming import KEEPALIVE
 log = logging.getLogger("selfpara.server")
 
 LOGPROBS_NOTE = (
-    "logprobs: not returned for a wrapped answer (it is chosen by vote over several calls); "
+    "logprobs: the upstream returned no token log-probabilities for the chosen answer; "
     "send selfpara.enabled=false for the upstream's own"
 )
 
@@ -88,10 +88,21 @@ def finish_reason(wa: WrappedAnswer) -> str:
     return (answer.finish_reason if answer else None) or "stop"
 
 
+def chosen_logprobs(wa: WrappedAnswer) -> list[dict[str, Any]] | None:
+    """The chosen answer's token log-probabilities (OpenAI form), where the upstream returned them."""
+    answer = chosen(wa)
+    return answer.token_logprobs if answer else None
+
+
+def logprob_notes(wa: WrappedAnswer, asked: bool | None) -> list[str]:
+    """A note when logprobs were asked for but the chosen answer has none."""
+    return [LOGPROBS_NOTE] if asked and chosen_logprobs(wa) is None else []
+
+
 def fingerprint(cfg: WrapConfig) -> str:
     """`system_fingerprint`: changes when selfpara's version or the wrapping settings that
     shape answers change (as OpenAI's changes with its backend configuration)."""
-    public = cfg.public_dict()
+    public = {k: v for k, v in cfg.public_dict().items() if k not in ("logprobs", "top_logprobs")}
     digest = hashlib.sha256(json.dumps([selfpara.__version__, public], sort_keys=True, default=str).encode())
     return "fp_selfpara_" + digest.hexdigest()[:12]
 
