@@ -1,0 +1,52 @@
+"""Fixtures of the integration tests: the fake upstream and `selfpara serve` in front of it
+(see harness.py; run them with `pytest -m integration`)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from .harness import MODEL, PROXY_KEY, REPO, FakeUpstream, Proxy, free_port, harness_env, serve_fake
+
+
+@pytest.fixture(scope="session")
+def fake() -> Iterator[FakeUpstream]:
+    yield from serve_fake()
+
+
+@pytest.fixture(scope="session")
+def proxy(fake: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
+    """`selfpara serve` (the real command) with k=3 by default, in front of the fake upstream."""
+    log = tmp_path_factory.mktemp("proxy") / "proxy.log"
+    port = free_port()
+    command = [sys.executable, "-m", "selfpara", "serve", "--model", f"openai/{MODEL}",
+               "--api-base", fake.url, "--port", str(port), "--k", "3",  # type: ignore[attr-defined]
+               "--api-key-env", "SELFPARA_PROXY_KEY", "--verbose"]
+    env = harness_env(SELFPARA_PROXY_KEY=PROXY_KEY, OPENAI_API_KEY="sk-upstream-unused")
+    with log.open("w") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"selfpara serve exited: {log.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"selfpara serve did not start: {log.read_text()[-2000:]}")
+            time.sleep(0.3)
+        yield Proxy(f"http://127.0.0.1:{port}/v1", PROXY_KEY, log, fake)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
