@@ -13,11 +13,15 @@ Storage is one SQLite file (WAL mode), safe for several processes at once.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
 import os
 import sqlite3
 import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +111,31 @@ class CallCache:
             self._db.close()
 
 
+_SAMPLE_TALLY: contextvars.ContextVar[CallTally | None] = contextvars.ContextVar("selfpara_sample_tally", default=None)
+
+
+@dataclass
+class CallTally:
+    """Calls of one sample: made (`calls`) and answered from the cache (`hits`)."""
+
+    calls: int = 0
+    hits: int = 0
+
+
+@contextlib.contextmanager
+def tally_calls() -> Iterator[CallTally]:
+    """Count the calls made inside this block (and the tasks it starts) that go through a CachingBackend.
+
+    The tally lives in a context variable, so concurrent samples each count their own.
+    """
+    tally = CallTally()
+    token = _SAMPLE_TALLY.set(tally)
+    try:
+        yield tally
+    finally:
+        _SAMPLE_TALLY.reset(token)
+
+
 class CachingBackend:
     """A Backend that answers from a CallCache and otherwise asks the backend `client` picks for the model.
 
@@ -125,15 +154,22 @@ class CachingBackend:
 
     async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion:
         backend: Backend = self.client.backend_for(model)
+        tally = _SAMPLE_TALLY.get()
         if self.cache is None:
             self.calls += 1
+            if tally is not None:
+                tally.calls += 1
             return await backend.complete(model, messages, params)
         key = call_key(self.namespace, model, messages, params)
         found = self.cache.get(key)
         if found is not None:
             self.hits += 1
+            if tally is not None:
+                tally.hits += 1
             return found
         self.calls += 1
+        if tally is not None:
+            tally.calls += 1
         result = await backend.complete(model, messages, params)
         self.cache.put(key, result)
         return result

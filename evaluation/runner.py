@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.arms import Arm, make_arm, parse_arm_list
-from evaluation.cache import caching_client
+from evaluation.cache import caching_client, tally_calls
 from evaluation.config import BenchConfig, RunOptions
 from evaluation.graders import check_grader_name, grader_for
 from evaluation.progress import Progress
@@ -166,14 +166,16 @@ async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | 
     with samples_path.open("a", encoding="utf-8") as log, Progress(total, total - len(jobs), options.progress) as bar:
 
         async def one(item: Item, variant: ItemVariant, arm: Arm) -> SampleRecord:
-            output = await arm.answer(variant, item.kind, seed=config.seed)
+            with tally_calls() as tally:
+                output = await arm.answer(variant, item.kind, seed=config.seed)
             label = await graders.grade(item, output.answer)
             details = dict(output.details)
             return SampleRecord(
                 item_id=item.id, variant_id=variant.id, is_original=variant.is_original, arm=arm.label,
                 answer=output.answer, label=label, error=output.error, calls=output.usage.calls,
                 prompt_tokens=output.usage.prompt_tokens, completion_tokens=output.usage.completion_tokens,
-                cost=output.usage.cost, latency_s=round(output.latency_s, 4), details=details,
+                cost=output.usage.cost, latency_s=round(output.latency_s, 4), cached_calls=tally.hits,
+                details=details,
             )
 
         async def worker() -> None:

@@ -56,6 +56,9 @@ class SampleRecord(BaseModel):
     completion_tokens: int = 0
     cost: float = 0.0
     latency_s: float = 0.0
+    cached_calls: int = Field(
+        0, description="Model calls of this answer served from the call cache; its latency is then not a measurement."
+    )
     details: dict[str, Any] = Field(
         default_factory=dict, description="Arm-specific extras (selfpara: k_kept, vote_share, ...)."
     )

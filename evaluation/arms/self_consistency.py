@@ -67,6 +67,7 @@ class SelfConsistencyArm(Arm):
                 "seeds": seeds,
                 "vote_share": wrapped.vote_share,
                 "entropy": round(wrapped.entropy, 4),
+                "entropy_normalized": round(wrapped.entropy_normalized, 4),
                 "answers": [a.text if a.ok else None for a in wrapped.answers],
                 "clusters": [a.cluster for a in wrapped.answers],
                 "failed": failed,

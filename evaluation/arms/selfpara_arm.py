@@ -66,6 +66,7 @@ class SelfParaArm(Arm):
                 "k_kept": wrapped.k_kept,
                 "vote_share": wrapped.vote_share,
                 "entropy": round(wrapped.entropy, 4),
+                "entropy_normalized": round(wrapped.entropy_normalized, 4),
                 "original_won": wrapped.original_won,
                 "abstained": wrapped.abstained,
                 "flags": list(wrapped.flags),

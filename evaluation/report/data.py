@@ -14,13 +14,17 @@ import importlib.util
 import json
 import math
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from evaluation.datasets import load_items
 from evaluation.metrics import MetricsTable, compute_metrics, rows_from_records
+from evaluation.metrics.confidence import abstention_scores, confidence_summary
+from evaluation.report.warnings import abstention_warnings, cache_warnings, judge_warnings, sample_size_warnings
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
 from evaluation.schema import Item, SampleRecord
 from selfpara.errors import ConfigError
@@ -49,7 +53,9 @@ def _totals(records: list[SampleRecord], arms: list[str]) -> dict[str, dict[str,
     out: dict[str, dict[str, Any]] = {}
     for arm in arms:
         rs = [r for r in records if r.arm == arm]
-        lat = [r.latency_s for r in rs]
+        # An answer served (even in part) from the call cache took no model time: its latency
+        # would pull the percentiles toward 0, so latency figures cover measured answers only.
+        lat = [r.latency_s for r in rs if not r.cached_calls and not r.error]
         n = len(rs)
         out[arm] = {
             "samples": n,
@@ -62,10 +68,18 @@ def _totals(records: list[SampleRecord], arms: list[str]) -> dict[str, dict[str,
             "completion_tokens": sum(r.completion_tokens for r in rs),
             "tokens_per_answer": (sum(r.prompt_tokens + r.completion_tokens for r in rs) / n) if n else None,
             "cost": round(sum(r.cost for r in rs), 6),
+            "cached_samples": sum(1 for r in rs if r.cached_calls),
+            "cached_calls": sum(r.cached_calls for r in rs),
+            "latency_samples": len(lat),
             "latency_mean_s": statistics.fmean(lat) if lat else None,
             "latency_p50_s": statistics.median(lat) if lat else None,
+            "latency_p90_s": _quantile(lat, 0.9),
         }
     return out
+
+
+def _quantile(values: list[float], q: float) -> float | None:
+    return float(np.quantile(values, q)) if values else None
 
 
 def _diagnostics(records: list[SampleRecord], arms: list[str]) -> dict[str, dict[str, Any]]:
@@ -83,9 +97,52 @@ def _diagnostics(records: list[SampleRecord], arms: list[str]) -> dict[str, dict
             d["mean_k_kept"] = statistics.fmean(kept)
             d["no_paraphrases"] = sum(1 for r in voted if "no_paraphrases" in r.details.get("flags", [])) / len(voted)
             d["original_won"] = sum(1 for r in voted if r.details.get("original_won")) / len(voted)
+        flags = Counter(f for r in voted for f in r.details.get("flags") or [])
+        if flags:
+            d["flags"] = dict(flags.most_common())
         if "samples" in voted[0].details:
             d["samples_per_answer"] = statistics.fmean(r.details["samples"] for r in voted)
         out[arm] = d
+    return out
+
+
+def _abstention(records: list[SampleRecord], arms: list[str]) -> dict[str, dict[str, Any]]:
+    """Per arm: answered / not attempted and the SimpleQA-style scores (failed samples left out)."""
+    out = {}
+    for arm in arms:
+        rs = [r for r in records if r.arm == arm and not r.error]
+        out[arm] = abstention_scores(
+            sum(r.label == "correct" for r in rs), sum(r.label == "incorrect" for r in rs),
+            sum(r.label == "not_attempted" for r in rs),
+        )
+    return out
+
+
+def confidence_signals(records: list[SampleRecord]) -> dict[str, list[float]]:
+    """The confidence signals every record carries, higher = surer: vote share, negated (normalized) entropy.
+
+    Runs saved before the rename store the vote share as details["agreement"].
+    """
+    signals: dict[str, list[float]] = {}
+    if records and all("vote_share" in r.details or "agreement" in r.details for r in records):
+        signals["vote_share"] = [float(r.details.get("vote_share", r.details.get("agreement", 0.0))) for r in records]
+    for name in ("entropy", "entropy_normalized"):
+        if records and all(r.details.get(name) is not None for r in records):
+            signals[f"-{name}"] = [-float(r.details[name]) for r in records]
+    return signals
+
+
+def _confidence(records: list[SampleRecord], arms: list[str], *, n_boot: int, seed: int) -> dict[str, dict[str, Any]]:
+    """Per arm that reports a confidence (selfpara, sc): how well it predicts correctness."""
+    out = {}
+    for arm in arms:
+        rs = [r for r in records if r.arm == arm and not r.error]
+        signals = confidence_signals(rs)
+        if not signals:
+            continue
+        out[arm] = confidence_summary(
+            [r.item_id for r in rs], [r.label for r in rs], signals, n_boot=n_boot, seed=seed, key=arm
+        )
     return out
 
 
@@ -160,6 +217,16 @@ def build_report(
         compare=pairs or None,
     )
     table.notes.extend(notes)
+    metrics = table.model_dump(mode="json")
+    totals = _totals(records, labels)
+    abstention = _abstention(records, labels)
+    questions = len({r.item_id for r in records})
+    warnings = [
+        *sample_size_warnings(questions, metrics, labels),
+        *judge_warnings(present, records),
+        *abstention_warnings(abstention),
+        *cache_warnings(totals),
+    ]
     return {
         "run": str(out),
         "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -179,9 +246,12 @@ def build_report(
             "include_original": include_original,
             "consistency": consistency,
         },
-        "metrics": table.model_dump(mode="json"),
-        "totals": _totals(records, labels),
+        "warnings": warnings,
+        "metrics": metrics,
+        "totals": totals,
         "diagnostics": _diagnostics(records, labels),
+        "abstention": abstention,
+        "confidence": _confidence(records, labels, n_boot=n_boot, seed=int(config["bench"].get("seed", 0))),
         "categories": _categories(records, items, labels),
     }
 
@@ -192,6 +262,23 @@ def load_report(out: str | Path) -> dict[str, Any]:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no report yet; run `selfpara report {out}`") from None
+
+
+def significance(c: Any, higher_is_better: bool | None, alpha: float = 0.05) -> str:
+    """How to mark a paired difference: "good"/"bad" (better/worse for a) only when its CI excludes 0 AND
+    its test's p-value is below `alpha`; "mixed" when just one of the two says so; "" otherwise.
+
+    A difference with no test (p None) is never marked: the CI alone is not enough.
+    """
+    if c is None or c.diff is None:
+        return ""
+    ci_says = c.lo is not None and c.hi is not None and (c.lo > 0 or c.hi < 0)
+    test_says = c.p_value is not None and c.p_value < alpha
+    if ci_says and test_says:
+        if higher_is_better is None:
+            return "significant"
+        return "good" if (c.diff > 0) == higher_is_better else "bad"
+    return "mixed" if ci_says or test_says else ""
 
 
 def metrics_table(report: dict[str, Any]) -> MetricsTable:

@@ -1,68 +1,81 @@
-"""The report as Markdown: the terminal table (metrics × arms, paired differences, totals) and report.md."""
+"""The report as Markdown: the terminal table and report.md (every table the HTML page has, as text)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from evaluation.report.data import HEADLINE_METRICS, fmt_number, metric_rows, metric_title, metrics_table
+from evaluation.report.data import metric_rows, metric_title, metrics_table
+from evaluation.report.tables import abstention_section, comparison_cells, markdown_section, sections, totals_section
+
+_MARKS = {"good": " **▲**", "bad": " **▼**", "significant": " **◆**"}
 
 
-def markdown_table(report: dict[str, Any], digits: int = 3) -> str:
-    """The terminal table: metrics × arms with CIs, paired differences, and totals."""
-    table = metrics_table(report)
-    arms = report["arms"]
+def _head_lines(report: dict[str, Any], table: Any) -> list[str]:
     s = report["summary"]
-    lines = [
+    return [
         f"{s.get('items_reported', s['items'])} questions, {s.get('samples_reported', s['samples'])} answers"
         + ("" if s["complete"] else f" (incomplete run: {s['samples']} of {s['samples_expected']} answers so far)")
-        + "; values are fractions with 95% bootstrap CIs over questions",
+        + f"; values are fractions with {100 * table.confidence:.0f}% bootstrap CIs over questions",
         "",
-        "| metric | " + " | ".join(arms) + " |",
-        "|---|" + "---|" * len(arms),
     ]
+
+
+def _metric_lines(report: dict[str, Any], table: Any, digits: int) -> list[str]:
+    arms = report["arms"]
+    lines = ["| metric | " + " | ".join(arms) + " |", "|---|" + "---|" * len(arms)]
     for metric in metric_rows(report):
         cells = [table.groups[a][metric].fmt(digits) for a in arms]
         lines.append(f"| {metric_title(table, metric)} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _comparison_lines(report: dict[str, Any], table: Any, digits: int) -> list[str]:
     pairs = [tuple(p) for p in report.get("pairs", [])]
-    if table.comparisons and pairs:
-        lines += ["", "Paired differences a − b over the same questions: diff [95% CI] (p)", "",
-                  "| metric | " + " | ".join(f"{a} − {b}" for a, b in pairs) + " |",
-                  "|---|" + "---|" * len(pairs)]
-        for metric in metric_rows(report):
-            if metric not in HEADLINE_METRICS and not metric.startswith("cons_"):
-                continue
-            cells = []
-            for a, b in pairs:
-                c = table.comparison(metric, a, b)
-                if c is None or c.diff is None:
-                    cells.append("–")
-                else:
-                    p = "" if c.p_value is None else f" (p={c.p_value:.2g})"
-                    ci = f"[{fmt_number(c.lo, digits, True)}, {fmt_number(c.hi, digits, True)}]"
-                    cells.append(f"{c.diff:+.{digits}f} {ci}{p}")
-            lines.append(f"| {metric_title(table, metric)} | " + " | ".join(cells) + " |")
-    lines += ["", "| arm | answers | errors | calls | calls/answer | tokens | tokens/answer | cost $ | latency p50 s |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    for arm in arms:
-        t = report["totals"][arm]
-        lines.append(
-            f"| {arm} | {t['samples']} | {t['errors']} | {t['calls']} | {fmt_number(t['calls_per_answer'], 2)} | "
-            f"{t['prompt_tokens'] + t['completion_tokens']} | {fmt_number(t['tokens_per_answer'], 0)} | "
-            f"{t['cost']:.4f} | "
-            f"{fmt_number(t['latency_p50_s'], 2)} |"
-        )
-    for note in table.notes:
-        lines.append(f"\nnote: {note}")
-    return "\n".join(lines)
+    if not (table.comparisons and pairs):
+        return []
+    lines = ["", f"Paired differences a − b over the same questions: diff [{100 * table.confidence:.0f}% CI] (p). "
+             f"▲/▼ (better/worse for a) only where the CI excludes 0 and p < {1.0 - table.confidence:.2g}.", "",
+             "| metric | " + " | ".join(f"{a} − {b}" for a, b in pairs) + " |", "|---|" + "---|" * len(pairs)]
+    for title, cells in comparison_cells(report, digits):
+        lines.append(f"| {title} | " + " | ".join(text + _MARKS.get(mark, "") for mark, text in cells) + " |")
+    return lines
+
+
+def _warning_lines(report: dict[str, Any]) -> list[str]:
+    return [f"> **Warning:** {w}" for w in report.get("warnings", [])] + ([""] if report.get("warnings") else [])
+
+
+def markdown_table(report: dict[str, Any], digits: int = 3) -> str:
+    """The terminal table: warnings, metrics × arms with CIs, paired differences, abstentions and totals."""
+    table = metrics_table(report)
+    lines = _warning_lines(report) + _head_lines(report, table) + _metric_lines(report, table, digits)
+    lines += _comparison_lines(report, table, digits) + [""]
+    for section in (abstention_section(report), totals_section(report)):
+        lines += markdown_section(section)
+    lines += [f"note: {note}" for note in table.notes]
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def markdown_report(report: dict[str, Any]) -> str:
+    """report.md: everything report.html shows, as Markdown tables (the figures' data as tables)."""
     bench = report["config"]["bench"]
-    head = [
+    table = metrics_table(report)
+    lines = [
         f"# selfpara bench: {bench['dataset']} on {bench['model']}",
         "",
         f"Run `{report['run']}`, arms {', '.join(report['arms'])}, k={bench['k']}, variants {bench['variants']}, "
         f"seed {bench['seed']}. Generated {report['generated']}.",
         "",
+        *_warning_lines(report),
+        *_head_lines(report, table),
+        "## Metrics per arm",
+        "",
+        *_metric_lines(report, table, 3),
+        *_comparison_lines(report, table, 3),
+        "",
     ]
-    return "\n".join(head) + markdown_table(report) + "\n"
+    for section in sections(report):
+        lines += markdown_section(section)
+    lines += ["## Run configuration", ""] + [f"- {k}: {v}" for k, v in bench.items()] + [""]
+    lines += [f"note: {note}" for note in table.notes]
+    return "\n".join(lines).rstrip() + "\n"

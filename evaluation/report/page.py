@@ -8,20 +8,23 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from evaluation.report.data import HEADLINE_METRICS, fmt_number, metric_rows, metric_title, metrics_table
+from evaluation.report.data import (
+    metric_rows,
+    metric_title,
+    metrics_table,
+)
 from evaluation.report.plots import FIGURES, figures
+from evaluation.report.tables import TITLES, comparison_cells, sections
 
 TEMPLATE = "report.html.j2"
 
 TABLES = {
     "tbl-metrics": "Metrics per arm",
     "tbl-comparisons": "Paired comparisons",
-    "tbl-totals": "Calls, tokens, cost and latency per arm",
-    "tbl-diagnostics": "What the voting arms did",
-    "tbl-categories": "Share of correct answers by category",
     "tbl-config": "Run configuration",
+    **TITLES,
 }
-"""Table ids of the HTML report and their captions."""
+"""Table ids of the HTML report's own tables and their captions (the shared ones: `tables.sections`)."""
 
 
 @functools.cache
@@ -60,10 +63,10 @@ def render_html(report: dict[str, Any]) -> str:
         tables=TABLES,
         metric_rows=_metric_rows(report, table, arms),
         pairs=[tuple(p) for p in report.get("pairs", [])],
-        comparison_rows=_comparison_rows(report, table),
-        totals_rows=_totals_rows(report, arms),
-        diagnostics_rows=_diagnostics_rows(report),
-        category_rows=_category_rows(report, arms),
+        comparison_rows=_comparison_rows(report),
+        sections=sections(report),
+        warnings=report.get("warnings", []),
+        alpha=1.0 - table.confidence,
         notes=table.notes,
     )
 
@@ -81,54 +84,9 @@ def _metric_rows(report: dict[str, Any], table: Any, arms: list[str]) -> list[di
     return rows
 
 
-def _comparison_rows(report: dict[str, Any], table: Any) -> list[dict[str, Any]]:
-    """Metrics × pairs: difference [95% CI] and p, classed where the CI excludes 0 (good: better for a)."""
-    pairs = [tuple(p) for p in report.get("pairs", [])]
-    rows = []
-    for metric in metric_rows(report):
-        if metric not in HEADLINE_METRICS and not metric.startswith("cons_"):
-            continue
-        info = table.info.get(metric)
-        cells = []
-        for a, b in pairs:
-            c = table.comparison(metric, a, b)
-            if c is None or c.diff is None:
-                cells.append({"cls": "", "text": "–"})
-                continue
-            cls = ""
-            directed = c.lo is not None and c.hi is not None and info and info.higher_is_better is not None
-            if directed and (c.lo > 0 or c.hi < 0):  # the CI excludes 0
-                cls = "good" if (c.lo > 0) == info.higher_is_better else "bad"
-            p = "" if c.p_value is None else f" (p={c.p_value:.2g})"
-            text = f"{c.diff:+.3f} [{fmt_number(c.lo, 3, True)}, {fmt_number(c.hi, 3, True)}]{p}"
-            cells.append({"cls": cls, "text": text})
-        rows.append({"title": metric_title(table, metric), "cells": cells})
-    return rows
-
-
-def _totals_rows(report: dict[str, Any], arms: list[str]) -> list[list[Any]]:
-    rows = []
-    for a in arms:
-        t = report["totals"][a]
-        rows.append([
-            a, t["samples"], t["errors"], t["calls"], fmt_number(t["calls_per_answer"], 2), t["prompt_tokens"],
-            t["completion_tokens"], fmt_number(t["tokens_per_answer"], 0), f"{t['cost']:.4f}",
-            fmt_number(t["latency_mean_s"], 2), fmt_number(t["latency_p50_s"], 2),
-        ])
-    return rows
-
-
-def _diagnostics_rows(report: dict[str, Any]) -> list[list[Any]]:
+def _comparison_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Metrics × pairs: difference [95% CI] and p, classed good/bad only where CI and test agree."""
     return [
-        [arm, d["answers"], fmt_number(d.get("mean_vote_share")), fmt_number(d.get("mean_k_kept"), 2),
-         fmt_number(d.get("no_paraphrases")), fmt_number(d.get("original_won")),
-         fmt_number(d.get("samples_per_answer"), 1)]
-        for arm, d in report["diagnostics"].items()
-    ]
-
-
-def _category_rows(report: dict[str, Any], arms: list[str]) -> list[list[Any]]:
-    return [
-        [cat, by_arm["samples"], *(fmt_number(by_arm.get(a)) for a in arms)]
-        for cat, by_arm in report["categories"].items()
+        {"title": title, "cells": [{"cls": "" if mark == "mixed" else mark, "text": text} for mark, text in cells]}
+        for title, cells in comparison_cells(report)
     ]

@@ -21,6 +21,7 @@ FIGURES = {
     "fig-flips": "Flip rates, mismatch and conflicting sets (lower is steadier)",
     "fig-cost": "Accuracy against model calls per answered question",
     "fig-diffs": "Paired differences: selfpara minus each baseline (95% CI)",
+    "fig-risk-coverage": "Risk–coverage: accuracy when answering only the surest answers (by vote share)",
 }
 """Figure ids of the HTML report and their captions."""
 
@@ -195,6 +196,44 @@ def diff_chart(fig_id: str, rows: list[tuple[str, float | None, float | None, fl
     return "".join(out)
 
 
+def risk_coverage_chart(fig_id: str, curves: list[tuple[str, list[tuple[float, float]]]], *, width: int = 760,
+                        height: int = 320) -> str:
+    """Accuracy (y) against coverage (x), one step line per arm: (name, [(coverage, accuracy), ...])."""
+    left, right, top, bottom = 52, 20, 24, 58
+    plot_w, plot_h = width - left - right, height - top - bottom
+    X = lambda v: left + plot_w * v  # noqa: E731
+    Y = lambda v: top + plot_h * (1 - v)  # noqa: E731
+    out = [f'<svg id="{fig_id}-svg" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" role="img" font-family="sans-serif">']
+    for i in range(6):
+        v = i / 5
+        out.append(f'<line x1="{left}" x2="{width - right}" y1="{Y(v):.1f}" y2="{Y(v):.1f}" stroke="#e3e3e3"/>')
+        out.append(f'<text x="{left - 6}" y="{Y(v) + 4:.1f}" font-size="11" text-anchor="end">{v:.1f}</text>')
+        out.append(f'<text x="{X(v):.1f}" y="{top + plot_h + 14}" font-size="11" text-anchor="middle">'
+                   f"{100 * v:.0f}%</text>")
+    out.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 26}" font-size="12" text-anchor="middle">'
+               "coverage (share of attempted answers given, surest first)</text>")
+    if not curves:
+        out.append(f'<text x="{left + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" font-size="12" '
+                   'text-anchor="middle">no arm in this run reports a confidence</text>')
+    for i, (name, points) in enumerate(curves):
+        c = _color(i)
+        path, prev = [], None
+        for cov, acc in sorted(points):
+            if prev is None:
+                path.append(f"M{X(0):.1f},{Y(acc):.1f}")  # the surest answers hold their accuracy down to 0
+            path.append(f"L{X(cov):.1f},{Y(acc):.1f}")
+            prev = acc
+        out.append(f'<path d="{" ".join(path)}" fill="none" stroke="{c}" stroke-width="2"/>')
+        for cov, acc in points:
+            out.append(f'<circle cx="{X(cov):.1f}" cy="{Y(acc):.1f}" r="3.5" fill="{c}"><title>{_esc(name)}: '
+                       f"accuracy {acc:.3f} at {100 * cov:.0f}% coverage</title></circle>")
+    out.append(f'<line x1="{left}" x2="{width - right}" y1="{Y(0):.1f}" y2="{Y(0):.1f}" stroke="#444"/>')
+    out += _legend([name for name, _ in curves], left, height - 8)
+    out.append("</svg>")
+    return "".join(out)
+
+
 def figures(report: dict[str, Any]) -> dict[str, str]:
     """Every figure of the HTML report as inline SVG, by figure id."""
     table = metrics_table(report)
@@ -227,4 +266,15 @@ def figures(report: dict[str, Any]) -> dict[str, str]:
         "fig-flips": bar_chart("fig-flips", [metric_title(table, m) for m in FLIP_METRICS], arms, flips),
         "fig-cost": scatter_chart("fig-cost", points),
         "fig-diffs": diff_chart("fig-diffs", diff_rows),
+        "fig-risk-coverage": risk_coverage_chart("fig-risk-coverage", _curves(report)),
     }
+
+
+def _curves(report: dict[str, Any]) -> list[tuple[str, list[tuple[float, float]]]]:
+    """Each confident arm's risk–coverage points of its policy signal (the vote share)."""
+    out = []
+    for arm, c in report.get("confidence", {}).items():
+        name = c.get("policy_signal") or next(iter(c["signals"]), None)
+        if name is not None and c["signals"][name]["curve"]:
+            out.append((arm, [(p["coverage"], p["accuracy"]) for p in c["signals"][name]["curve"]]))
+    return out

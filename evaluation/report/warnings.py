@@ -1,0 +1,124 @@
+"""What a reader must know before trusting a report: small samples, a self-judging small model, abstentions.
+
+Each check returns plain sentences; `report_warnings` collects them into report["warnings"],
+which the Markdown and HTML reports show at the top.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlparse
+
+from evaluation.schema import SampleRecord
+
+SMALL_N = 30
+"""Fewer questions than this: every CI is wide and a paired test has little power."""
+
+WIDE_CI = 0.3
+"""A headline accuracy CI wider than this is flagged as too wide to read a difference from."""
+
+SMALL_MODEL_B = 8.0
+"""A model whose name says it has at most this many billion parameters counts as small."""
+
+JUDGE_FLAG = "judge_is_model_under_test"
+"""The result flag (or details key) the pipeline sets when the answer judge is the model under test."""
+
+_LOCAL_HOSTS = ("localhost", "127.", "0.0.0.0", "::1", "[::1]")
+_SIZE_B = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*b(?![a-z])", re.IGNORECASE)
+_SIZE_M = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*m(?![a-z])", re.IGNORECASE)
+
+
+def is_small_or_local(model: str, api_base: str | None = None) -> bool:
+    """Whether `model` runs locally (in process or on this machine) or its name gives a small size (≤ 8B)."""
+    name = model.lower()
+    if name.startswith(("local/", "local:")):
+        return True
+    if api_base:
+        host = urlparse(api_base if "//" in api_base else f"//{api_base}").hostname or ""
+        if host.startswith(_LOCAL_HOSTS) or host in _LOCAL_HOSTS:
+            return True
+    if _SIZE_M.search(name):
+        return True
+    return any(float(m) <= SMALL_MODEL_B for m in _SIZE_B.findall(name))
+
+
+def _judge_of(arm: dict[str, Any]) -> tuple[bool, str | None, str, str | None]:
+    """(uses an llm judge, judge model or None, model under test, api base) from an arm's saved description."""
+    cfg = arm.get("config") or {}
+    settings = arm.get("settings") or {}
+    model = str(cfg.get("model") or arm.get("model") or "")
+    equivalence = str(cfg.get("equivalence") or settings.get("equivalence") or settings.get("agreement") or "")
+    functions = [f.strip().lower() for f in equivalence.split(",") if f.strip()]
+    if functions == ["auto"]:
+        # auto: exact,numeric,llm, except on the embedded model (exact,numeric,contains)
+        functions = [] if model.startswith("local/") else ["llm"]
+    judge = cfg.get("judge_model") or settings.get("judge_model")
+    return "llm" in functions, judge, model, cfg.get("api_base") or arm.get("api_base")
+
+
+def judge_warnings(arms: Iterable[dict[str, Any]], records: Iterable[SampleRecord]) -> list[str]:
+    """One warning per arm whose answer judge is the model under test and that model is small or local.
+
+    Read from the arm's saved config (an `llm` equivalence function with judge_model unset or
+    equal to the model) and from the results (the `judge_is_model_under_test` flag or detail).
+    """
+    flagged = {
+        r.arm for r in records
+        if r.details.get(JUDGE_FLAG) or JUDGE_FLAG in (r.details.get("flags") or [])
+    }
+    out = []
+    for arm in arms:
+        label = arm.get("label", arm.get("arm", "?"))
+        uses_llm, judge, model, api_base = _judge_of(arm)
+        self_judged = uses_llm and (judge is None or judge == model)
+        if label in flagged or (self_judged and is_small_or_local(model, api_base)):
+            out.append(
+                f"arm {label}: the answer judge is the model under test ({model or 'the model'}), a small or local "
+                "model; a small judge tends to call different answers equivalent, which merges dissent into the "
+                "winning cluster and inflates vote share. Set judge_model to a stronger model, or use "
+                "equivalence=exact,numeric,contains."
+            )
+    return out
+
+
+def sample_size_warnings(questions: int, metrics: dict[str, Any], arms: list[str]) -> list[str]:
+    """A warning when n is small (< SMALL_N questions) or a headline accuracy CI is wider than WIDE_CI."""
+    out = []
+    if questions < SMALL_N:
+        out.append(
+            f"small sample: {questions} question(s) (fewer than {SMALL_N}); CIs are wide and differences "
+            "between arms are unlikely to be detectable"
+        )
+    widths = []
+    for arm in arms:
+        for metric in ("A_orig", "A_exp", "A_strict"):
+            e = metrics.get("groups", {}).get(arm, {}).get(metric) or {}
+            if e.get("lo") is not None and e.get("hi") is not None and e["hi"] - e["lo"] > WIDE_CI:
+                widths.append(f"{arm} {metric} ±{(e['hi'] - e['lo']) / 2:.2f}")
+    if widths:
+        out.append(f"wide confidence intervals (wider than {WIDE_CI:g}): " + ", ".join(widths))
+    return out
+
+
+def abstention_warnings(abstention: dict[str, dict[str, Any]]) -> list[str]:
+    """A warning for every arm that abstained on a large share of answers: accuracy alone misreads it."""
+    out = []
+    for arm, s in abstention.items():
+        if s["answers"] and s["not_attempted"] / s["answers"] >= 0.2:
+            out.append(
+                f"arm {arm} did not attempt {s['not_attempted']} of {s['answers']} answers "
+                f"({100 * s['not_attempted'] / s['answers']:.0f}%); read its accuracy with the abstention scores"
+            )
+    return out
+
+
+def cache_warnings(totals: dict[str, dict[str, Any]]) -> list[str]:
+    """A note for every arm with answers served from the call cache (left out of latency figures)."""
+    return [
+        f"arm {arm}: {t['cached_samples']} of {t['samples']} answers came (at least in part) from the call cache; "
+        f"latency covers the other {t['latency_samples']}"
+        for arm, t in totals.items()
+        if t.get("cached_samples")
+    ]
