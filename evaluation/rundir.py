@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from evaluation.arms import Arm
 from evaluation.config import BenchConfig
+from evaluation.environment import run_environment
 from evaluation.schema import Item, SampleRecord
 from selfpara.errors import ConfigError, InputError
 
@@ -98,6 +99,7 @@ def write_config(out: Path, config: BenchConfig, arms: list[Arm], items: list[It
         "variants": sum(len(i.variants) for i in items),
         "selfpara_version": selfpara.__version__,
         "python": sys.version.split()[0],
+        "environment": run_environment(),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         **extra,
     }

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -163,7 +164,9 @@ async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | 
         queue.put_nowait(job)
     stop = asyncio.Event()
 
-    with samples_path.open("a", encoding="utf-8") as log, Progress(total, total - len(jobs), options.progress) as bar:
+    with samples_path.open("a", encoding="utf-8") as log, Progress(
+        total, total - len(jobs), options.progress, remaining=Counter(arm.label for _, _, arm in jobs)
+    ) as bar:
 
         async def one(item: Item, variant: ItemVariant, arm: Arm) -> SampleRecord:
             with tally_calls() as tally:
@@ -193,7 +196,7 @@ async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | 
                 if options.on_record:
                     options.on_record(record)
                 hits = sum(b.hits for b in backends.values())
-                bar.advance(f"{arm.label}" + (f" · {hits} cached" if hits else ""))
+                bar.advance(f"{arm.label}" + (f" · {hits} cached" if hits else ""), arm.label, record.latency_s)
                 if options.stop_after is not None and len(new_records) >= options.stop_after:
                     stop.set()
 

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from evaluation.arms import prompts
 from evaluation.arms.base import Arm, ArmOutput, as_float, as_int, sample_seed
+from evaluation.arms.evidence import vote_details
 from evaluation.arms.registry import register_arm
 from evaluation.schema import ItemKind, ItemVariant
 from selfpara.config import MAX_K, WrapConfig, build_config
@@ -65,11 +66,7 @@ class SelfConsistencyArm(Arm):
             details={
                 "samples": n,
                 "seeds": seeds,
-                "vote_share": wrapped.vote_share,
-                "entropy": round(wrapped.entropy, 4),
-                "entropy_normalized": round(wrapped.entropy_normalized, 4),
-                "answers": [a.text if a.ok else None for a in wrapped.answers],
-                "clusters": [a.cluster for a in wrapped.answers],
                 "failed": failed,
+                **vote_details(wrapped),
             },
         )

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from evaluation.arms import prompts
 from evaluation.arms.base import Arm, ArmOutput
+from evaluation.arms.evidence import vote_details
 from evaluation.arms.registry import register_arm
 from evaluation.schema import ItemKind, ItemVariant
 from selfpara.config import DEPRECATED_NAMES, WrapConfig, build_config
@@ -64,15 +65,8 @@ class SelfParaArm(Arm):
             latency_s=time.perf_counter() - started,
             details={
                 "k_kept": wrapped.k_kept,
-                "vote_share": wrapped.vote_share,
-                "entropy": round(wrapped.entropy, 4),
-                "entropy_normalized": round(wrapped.entropy_normalized, 4),
-                "original_won": wrapped.original_won,
-                "abstained": wrapped.abstained,
-                "flags": list(wrapped.flags),
                 "paraphrases": [v.text for v in wrapped.variants[1:]],
                 "rejected": len(wrapped.rejected),
-                "answers": [a.text if a.ok else None for a in wrapped.answers],
-                "clusters": [a.cluster for a in wrapped.answers],
+                **vote_details(wrapped),
             },
         )

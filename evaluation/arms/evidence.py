@@ -1,0 +1,47 @@
+"""What a voting arm records about each answer: the vote's summary and the pipeline's whole evidence.
+
+The evidence is the `WrappedAnswer` itself, minus what the record holds elsewhere (the
+answer, usage) or what is not evidence (timings): variants, each rejected paraphrase
+with its reason and detail, each answer with its cluster, the clusters, every compared
+pair with the function that decided it, flags. It is dumped generically, so fields the
+pipeline adds later reach the per-sample log without a change here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from selfpara.result import WrappedAnswer
+
+_NOT_EVIDENCE = {"answer", "question", "model", "usage", "timings"}
+"""Fields the record keeps elsewhere (answer, calls and tokens) or that do not explain the decision."""
+
+_DEPRECATED_KEYS = ("agreement", "agreement_functions")
+"""Old names the WrappedAnswer still writes for one release; the log has the new ones."""
+
+
+def evidence(wrapped: WrappedAnswer) -> dict[str, Any]:
+    """Everything the WrappedAnswer says about how it decided, JSON-ready (new fields included)."""
+    data = wrapped.model_dump(mode="json", exclude=_NOT_EVIDENCE)
+    for key in _DEPRECATED_KEYS:
+        data.pop(key, None)
+    return data
+
+
+def vote_details(wrapped: WrappedAnswer) -> dict[str, Any]:
+    """The details every voting arm (selfpara, sc) records: the vote's summary, then the full evidence.
+
+    The summary keys (vote_share, entropy, ...) are what reports read; `evidence` is for
+    finding out afterwards why an answer won.
+    """
+    return {
+        "vote_share": wrapped.vote_share,
+        "entropy": round(wrapped.entropy, 4),
+        "entropy_normalized": round(wrapped.entropy_normalized, 4),
+        "original_won": wrapped.original_won,
+        "abstained": wrapped.abstained,
+        "flags": list(wrapped.flags),
+        "answers": [a.text if a.ok else None for a in wrapped.answers],
+        "clusters": [a.cluster for a in wrapped.answers],
+        "evidence": evidence(wrapped),
+    }
