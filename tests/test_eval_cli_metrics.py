@@ -156,3 +156,24 @@ def test_console_script(tmp_path):
     done = subprocess.run([str(script), "metrics", str(bad)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert said("bad.csv:2: label 'wrong'", done.stderr)
+
+
+def test_confidence_column_gives_auroc_coverage_and_policy(tmp_path: Path):
+    """The hand table of tests/test_eval_confidence.py as a CSV: AUROC 4/6, accuracy 2/3 at 50% coverage."""
+    rows = [("q1", 0, "correct", 1.0), ("q2", 0, "correct", 0.75), ("q3", 0, "incorrect", 0.75),
+            ("q4", 0, "incorrect", 0.5), ("q5", 0, "correct", 0.5), ("q6", 0, "not_attempted", 1.0)]
+    path = tmp_path / "conf.csv"
+    path.write_text("question_id,variant_id,is_original,label,share\n"
+                    + "".join(f"{q},{v},true,{lab},{s}\n" for q, v, lab, s in rows))
+    result = run(path, "--json", "--n-boot", "100", "--confidence-col", "share")
+    assert result.exit_code == 0, result.output
+    conf = json.loads(result.stdout)["confidence_of_correctness"]["all"]
+    assert conf["attempted"] == 5
+    assert conf["signals"]["confidence"]["auroc"] == pytest.approx(4 / 6)
+    assert conf["signals"]["confidence"]["coverage"]["0.5"] == pytest.approx(2 / 3)
+    assert conf["policy"][2]["threshold"] == 0.75 and conf["policy"][2]["correct"] == 2
+    table = run(path, "--n-boot", "100", "--confidence-col", "share")
+    assert table.exit_code == 0 and "AUROC" in table.stdout and "0.667" in table.stdout
+    path.write_text("question_id,variant_id,is_original,label,share\nq1,0,true,correct,high\n")
+    bad = run(path, "--confidence-col", "share")
+    assert bad.exit_code != 0 and said("must be a number", bad.output)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
@@ -36,6 +36,10 @@ def metrics(
     ),
     consistency_mode: str = typer.Option("binary", help="Consistency mode: binary (thresholded), soft, or both."),
     nli_model: Optional[str] = typer.Option(None, help="Local NLI model directory (for nli/noncontra consistency)."),
+    confidence_col: Optional[str] = typer.Option(
+        None, help="Column with a confidence score per answer (higher = surer, e.g. a vote share): adds AUROC for "
+        "correctness, accuracy at 50/80/100% coverage and what abstaining below thresholds would score."
+    ),
     compare: Optional[str] = typer.Option(
         None, help="Paired comparison A,B of two groups (A − B); default: when there are exactly two groups."
     ),
@@ -55,12 +59,13 @@ def metrics(
     setup_logging(verbose)
     with clean_errors():
         from evaluation.metrics import compute_metrics, load_label_rows, parse_consistency
+        from evaluation.metrics.confidence import confidence_by_group
         from selfpara.errors import ConfigError
 
         group = None if group_col is not None and group_col.lower() == "none" else (group_col or "auto")
         rows, used = load_label_rows(
             file, question_col=question_col, variant_col=variant_col, original_col=original_col,
-            label_col=label_col, answer_col=answer_col or "auto", group_col=group,
+            label_col=label_col, answer_col=answer_col or "auto", group_col=group, confidence_col=confidence_col,
         )
         if consistency is None:
             specs = ["exact"] if used["answer"] and any(r.answer for r in rows) else []
@@ -86,11 +91,48 @@ def metrics(
                 rows, include_original=not exclude_original, consistency=specs, consistency_mode=consistency_mode,
                 nli=nli, n_boot=n_boot, seed=seed, confidence=confidence, compare=pair or "auto",
             )
+            scores = (
+                confidence_by_group(rows, n_boot=n_boot, seed=seed, confidence=confidence) if confidence_col else {}
+            )
         table.notes.insert(0, f"{file}: {len(rows)} rows; group column: {used['group'] or 'none'}")
     if as_json:
-        typer.echo(json.dumps(table.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        data = table.model_dump(mode="json")
+        if confidence_col:
+            data["confidence_of_correctness"] = scores
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
     _print_table(table, percent)
+    if confidence_col:
+        _print_confidence(scores, confidence_col)
+
+
+def _print_confidence(scores: dict[str, Any], column: str) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    def num(x: float | None) -> str:
+        return "–" if x is None else f"{x:.3f}"
+
+    out = Table(title=f"{column} as a predictor of correctness (attempted answers)", box=box.SIMPLE_HEAD)
+    for name in ("group", "attempted", "AUROC [CI]", "acc@50%", "acc@80%", "acc@100%"):
+        out.add_column(name, justify="left" if name == "group" else "right")
+    policy = Table(title=f"abstaining below a {column} threshold", box=box.SIMPLE_HEAD)
+    for name in ("group", "threshold", "coverage", "accuracy answered", "F", "score p=0.75"):
+        policy.add_column(name, justify="left" if name == "group" else "right")
+    for group, c in scores.items():
+        s = c["signals"]["confidence"]
+        ci = f" [{num(s['lo'])}, {num(s['hi'])}]" if s["lo"] is not None else ""
+        out.add_row(group, str(c["attempted"]), num(s["auroc"]) + ci,
+                    *(num(s["coverage"].get(k)) for k in ("0.5", "0.8", "1")))
+        for p in c.get("policy", []):
+            policy.add_row(group, f"{p['threshold']:g}", num(p["attempted_rate"]), num(p["correct_given_attempted"]),
+                           num(p["f_score"]), num(p.get("score@0.75")))
+    if not scores:
+        err_console.print("no group has a confidence score on every row")
+        return
+    Console().print(out)
+    Console().print(policy)
 
 
 class _nullcontext:

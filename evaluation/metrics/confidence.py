@@ -15,12 +15,13 @@ and is counted apart, in the abstention scores.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from evaluation import stats
+from evaluation.metrics.rows import LabelRow
 from evaluation.schema import Label
 from selfpara.errors import ConfigError
 
@@ -32,6 +33,7 @@ __all__ = [
     "accuracy_at_coverage",
     "auroc",
     "auroc_interval",
+    "confidence_by_group",
     "confidence_summary",
     "risk_coverage",
     "threshold_policy",
@@ -265,4 +267,23 @@ def confidence_summary(
     if policy_signal in signals:
         out["policy_signal"] = policy_signal
         out["policy"] = threshold_policy(signals[policy_signal], labels, thresholds, penalties)
+    return out
+
+
+def confidence_by_group(
+    rows: Iterable[LabelRow], *, n_boot: int = 1000, seed: int = 0, confidence: float = 0.95
+) -> dict[str, dict[str, Any]]:
+    """`confidence_summary` of every group whose rows all carry a confidence score (signal "confidence")."""
+    by_group: dict[str, list[LabelRow]] = {}
+    for row in rows:
+        by_group.setdefault(row.group, []).append(row)
+    out = {}
+    for group, members in by_group.items():
+        if not members or any(r.confidence is None for r in members):
+            continue
+        out[group] = confidence_summary(
+            [r.question_id for r in members], [r.label for r in members],
+            {"confidence": [float(r.confidence) for r in members if r.confidence is not None]},
+            n_boot=n_boot, seed=seed, key=group, confidence=confidence, policy_signal="confidence",
+        )
     return out

@@ -52,6 +52,7 @@ class LabelRow:
     label: Label
     answer: str | None = None
     group: str = DEFAULT_GROUP
+    confidence: float | None = None
     source: str | None = None
     line: int | None = None
 
@@ -151,9 +152,16 @@ def rows_from_records(records: Iterable[Any], *, group_by: str | None = "arm") -
                 label=data["label"],
                 answer=data.get("answer"),
                 group=group,
+                confidence=_vote_share(data.get("details") or {}),
             )
         )
     return out
+
+
+def _vote_share(details: Mapping[str, Any]) -> float | None:
+    """The answer's confidence as a voting arm recorded it (the old name `agreement` too); None otherwise."""
+    value = details.get("vote_share", details.get("agreement"))
+    return float(value) if isinstance(value, int | float) else None
 
 
 GROUP_COLUMNS = ("group", "arm", "model", "system")
@@ -169,6 +177,7 @@ def load_label_rows(
     label_col: str = "label",
     answer_col: str | None = "auto",
     group_col: str | None = "auto",
+    confidence_col: str | None = None,
 ) -> tuple[list[LabelRow], dict[str, str | None]]:
     """Read per-variant label rows from a CSV/TSV/JSONL/JSON file.
 
@@ -176,6 +185,8 @@ def load_label_rows(
         answer_col: column of answer texts (for consistency); "auto": `answer` if present; None: none.
         group_col: grouping column (model, arm, ...); "auto": the first of group, arm, model,
             system that is present; None: one group.
+        confidence_col: column of a confidence score per answer (higher = surer, e.g. a vote
+            share), for the confidence metrics; None: none.
 
     Returns the rows and the columns used ({"answer": ..., "group": ...}).
     Raises DataError naming the file and line for missing columns, empty cells, labels
@@ -188,6 +199,8 @@ def load_label_rows(
         needed.append(answer_col)
     if group_col not in (None, "auto"):
         needed.append(group_col)
+    if confidence_col is not None:
+        needed.append(confidence_col)
     missing = [c for c in needed if c not in columns]
     if missing:
         raise DataError(
@@ -213,6 +226,15 @@ def load_label_rows(
             raise record.error(f"{original_col!r} must be true or false (or 1/0), got {raw_original!r}")
         answer = cell(answer_col, required=False) if answer_col else None
         group = cell(group_col, required=False) if group_col else None
+        score = None
+        if confidence_col is not None:
+            raw_score = cell(confidence_col)
+            try:
+                score = float(raw_score)
+            except (TypeError, ValueError):
+                raise record.error(f"{confidence_col!r} must be a number, got {raw_score!r}") from None
+            if score != score:  # NaN
+                raise record.error(f"{confidence_col!r} is NaN")
         rows.append(
             LabelRow(
                 question_id=str(cell(question_col)),
@@ -221,11 +243,12 @@ def load_label_rows(
                 label=label,
                 answer=None if answer is None or answer == "" else str(answer),
                 group=str(group) if group not in (None, "") else DEFAULT_GROUP,
+                confidence=score,
                 source=record.path,
                 line=record.line,
             )
         )
-    return rows, {"answer": answer_col, "group": group_col}
+    return rows, {"answer": answer_col, "group": group_col, "confidence": confidence_col}
 
 
 def _cell(record: Any, column: str, *, required: bool = True) -> Any:
