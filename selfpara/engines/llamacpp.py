@@ -78,7 +78,7 @@ class LlamaCppModel(QueuedEngine):
                 from llama_cpp import Llama
                 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
             except ImportError:
-                raise ConfigError("local models need llama-cpp-python: pip install llama-cpp-python") from None
+                raise ConfigError("local models need llama-cpp-python: pip install 'selfpara[local]'") from None
             _route_llama_log()
             say(f"loading {self.spec.title}")
             started = time.perf_counter()

