@@ -23,12 +23,18 @@ def package_version(name: str) -> str | None:
 
 
 def git_commit(path: Path | None = None) -> str | None:
-    """The commit of the git checkout holding `path` (default: the selfpara sources), '+dirty' when it has
-    uncommitted changes; None outside a checkout or without git."""
+    """The commit of the git checkout whose tracked sources are `path` (default: the selfpara package),
+    '+dirty' when it has uncommitted changes; None outside such a checkout or without git."""
     import selfpara
 
     where = path or Path(selfpara.__file__).resolve().parent
     try:
+        # Sources tracked by the checkout only: a wheel installed in a venv inside some other
+        # project's repository must not report that project's commit.
+        tracked = subprocess.run(["git", "ls-files", "--error-unmatch", "__init__.py"], cwd=where,
+                                 capture_output=True, text=True, timeout=5)
+        if tracked.returncode != 0:
+            return None
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5)
         if head.returncode != 0:
             return None

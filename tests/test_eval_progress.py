@@ -43,3 +43,15 @@ def test_run_environment_names_commit_packages_and_machine() -> None:
     assert set(env["packages"]) == set(PACKAGES) and env["packages"]["selfpara"]
     assert env["git_commit"] is None or len(env["git_commit"].split("+")[0]) == 40
     assert package_version("surely-not-an-installed-distribution") is None
+
+
+def test_git_commit_only_for_tracked_sources(tmp_path) -> None:
+    """A package directory git does not track (a wheel in a venv inside some repo) has no commit."""
+    import subprocess
+
+    from evaluation.environment import git_commit
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    assert git_commit(tmp_path / "pkg") is None
