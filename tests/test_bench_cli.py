@@ -121,7 +121,8 @@ def test_help_lists_the_options() -> None:
 def test_bench_on_the_embedded_model_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "run"
     result = invoke("bench", "--limit", "2", "--max-variants", "1", "--arms", "raw,selfpara", "--k", "1",
-                    "--max-tokens", "12", "--out", str(out), "--cache", str(tmp_path / "c.sqlite"), "--quiet")
+                    "--max-tokens", "12", "--out", str(out), "--cache", str(tmp_path / "c.sqlite"), "--quiet",
+                    "--model", "local/smollm2")
     assert result.exit_code == 0, result.output
     assert "| A_orig |" in result.output
     rows = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
@@ -132,5 +133,6 @@ def test_bench_on_the_embedded_model_end_to_end(tmp_path: Path) -> None:
     assert report["summary"]["complete"] is True and report["config"]["bench"]["model"] == "local/smollm2"
     # a rerun resumes: nothing left to do, no model call
     again = invoke("bench", "--limit", "2", "--max-variants", "1", "--arms", "raw,selfpara", "--k", "1",
-                   "--max-tokens", "12", "--out", str(out), "--cache", str(tmp_path / "c.sqlite"))
+                   "--max-tokens", "12", "--out", str(out), "--cache", str(tmp_path / "c.sqlite"),
+                   "--model", "local/smollm2")
     assert again.exit_code == 0 and "0 new samples (4 resumed), 0 model calls" in " ".join(again.output.split())

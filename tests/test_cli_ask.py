@@ -42,7 +42,8 @@ def test_unreachable_upstream_is_a_clean_error():
 @pytest.mark.model
 def test_ask_on_embedded_model_end_to_end():
     exe = shutil.which("selfpara") or f"{sys.executable} -m selfpara"
-    cmd = exe.split() + ["ask", "What is the capital of France?", "-k", "2", "--max-tokens", "24", "--json"]
+    cmd = exe.split() + ["ask", "What is the capital of France?", "-k", "2", "--max-tokens", "24", "--json",
+                         "--model", "local/smollm2"]  # the small packaged model: fast
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)

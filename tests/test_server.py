@@ -557,7 +557,9 @@ def test_stream_disconnect_releases_the_slot_and_stops_the_pipeline(fake: FakeUp
 
 @pytest.mark.model
 def test_embedded_model_end_to_end() -> None:
-    settings = ServerSettings(upstream=build_config(k=1, max_tokens=12, timeout_s=300), keepalive_s=1.0)
+    settings = ServerSettings(
+        upstream=build_config(model="local/smollm2", k=1, max_tokens=12, timeout_s=300), keepalive_s=1.0
+    )
     with start_proxy(settings) as server:
         deadline = time.monotonic() + 300
         while (r := httpx.get(f"{server.base}/ready")).status_code != 200:

@@ -80,8 +80,9 @@ def test_model_routing_and_helper_models() -> None:
     assert not settings.helper_model_allowed("local/smollm2")
     listed = ServerSettings(upstream=build_config(model="openai/llama"), allowed_helper_models=["anthropic/c"])
     assert listed.helper_model_allowed("anthropic/c") and not listed.helper_model_allowed("openai/judge")
-    embedded = ServerSettings()
+    embedded = ServerSettings(upstream=build_config(model="local/smollm2"))
     assert embedded.model_names()[:2] == ["local/smollm2", "smollm2"]
+    assert ServerSettings().model_names()[:2] == ["local/qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b"]  # the default
     assert embedded.helper_model_allowed("local/smollm2") and not embedded.helper_model_allowed("openai/x")
 
 

@@ -34,7 +34,7 @@ class LogFormat(str, Enum):
 def serve(
     model: Optional[str] = typer.Option(
         None, "--model", "-m", envvar=MODEL_ENV, help="Upstream litellm model, e.g. openai/NAME for any "
-        "OpenAI-compatible server (default: the embedded local/smollm2)."
+        "OpenAI-compatible server (default: the local model local/qwen2.5-coder-1.5b)."
     ),
     host: str = typer.Option(
         "127.0.0.1", envvar="SELFPARA_HOST", help="Interface to listen on (0.0.0.0 for every interface)."

@@ -22,15 +22,17 @@ import os
 import queue
 import time
 from collections.abc import Callable
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from selfpara.engines.packaged import LocalModel
 from selfpara.engines.queued import EngineCache, QueuedEngine
 from selfpara.engines.request import GenRequest
 from selfpara.errors import ConfigError, UpstreamError
+from selfpara.extras import requires_extra
 from selfpara.result import Completion
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -74,11 +76,9 @@ class LlamaCppModel(QueuedEngine):
                 return
             say = progress or (lambda _msg: None)
             path = self.spec.locate(say)
-            try:
+            with requires_extra("local", "local models"):
                 from llama_cpp import Llama
                 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-            except ImportError:
-                raise ConfigError("local models need llama-cpp-python: pip install 'selfpara[local]'") from None
             _route_llama_log()
             say(f"loading {self.spec.title}")
             started = time.perf_counter()
@@ -149,6 +149,7 @@ class LlamaCppModel(QueuedEngine):
     def _generate(self, req: GenRequest) -> Completion:
         """Decode one answer; records each chosen token's log-probability under the model's raw distribution."""
         import llama_cpp
+        import numpy as np
 
         llm, fmt = self._llm, self._format
         assert llm is not None and fmt is not None
@@ -217,6 +218,8 @@ def idle_cores() -> int:
 
 def _logprob(logits: np.ndarray, token: int) -> float:
     """log softmax(logits)[token], computed stably in float64."""
+    import numpy as np
+
     values = logits.astype(np.float64)
     top = values.max()
     return float(values[token] - top - np.log(np.exp(values - top).sum()))

