@@ -131,14 +131,16 @@ def ask_wall(model: str | None) -> dict[str, object]:
     result = json.loads(proc.stdout)
     return {
         "seconds": round(seconds, 1),
-        "model": result["model"],
-        "answer": result["answer"],
-        "k_requested": result["k_requested"],
-        "k_kept": result["k_kept"],
-        "n_voted": result["n_voted"],
-        "vote_share": result.get("vote_share", result.get("agreement")),
-        "calls": result["usage"]["calls"],
-        "paraphrases": [v.get("text") for v in result.get("variants", [])[1:]],
+        "model": result.get("model"),
+        "answer": result.get("answer"),
+        "k_requested": result.get("k_requested"),
+        "k_kept": result.get("k_kept"),
+        "answers_voted": sum(1 for a in result.get("answers", []) if not a.get("error")),
+        "clusters": len(result.get("clusters", [])),
+        "vote_share": result.get("vote_share"),
+        "calls": result.get("usage", {}).get("calls"),
+        "kept_paraphrases": [v.get("text") for v in result.get("variants", [])[1:]],
+        "rejected": [f"{r.get('text')} ({r.get('reason')})" for r in result.get("rejected", [])],
     }
 
 
@@ -204,6 +206,7 @@ def main() -> None:
             f"{tput['concurrent_tokens_per_s']} tok/s with {len(PROMPTS)} concurrent calls"
         )
         figures[name] = {"load_seconds": round(load_s, 2), **tput}
+        write("engine", figures)
     if "transformers" in engines:
         fast, slow = figures["llama.cpp"], figures["transformers"]  # type: ignore[index]
         figures["speedup"] = {
@@ -223,12 +226,14 @@ def main() -> None:
             answers[name] = q.pop("answers")
             print(f"{name}: raw accuracy {q['accuracy']:.3f} {q['ci95']} on {q['items']} originals ({q['seconds']}s)")
             figures[name]["quality"] = q  # type: ignore[index]
+            write("engine", figures)
         if len(answers) == 2:
             a, b = answers.values()
             figures["same_answer_share"] = round(sum(a[i] == b.get(i) for i in a) / max(1, len(a)), 3)
     qwen = qwen_figures()
     print(f"qwen2.5-coder-1.5b: {qwen}")
     figures["qwen"] = qwen
+    write("engine", figures)
     ask = ask_wall(args.ask_model)
     print(f"selfpara ask (default model, fresh process): {ask}")
     figures["ask"] = ask
