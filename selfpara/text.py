@@ -6,6 +6,8 @@ import re
 import string
 from collections import Counter
 
+from selfpara.quantities import NUMBER_WORDS
+
 _WORD = re.compile(r"[A-Za-z0-9']+")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
@@ -32,7 +34,7 @@ def overlap(a: str, b: str) -> float:
     return shared / min(len(wa), len(wb))
 
 
-_STOPWORDS = frozenset(
+STOPWORDS = frozenset(
     "the a an of in on at to for by with from and or is are was were be been do does did what which who whom "
     "whose when where why how that this these those it its me my you your i we our they their he she his her "
     "can could would should will shall may might tell give name please about there".split()
@@ -44,8 +46,29 @@ def content_stems(text: str) -> set[str]:
     out = set()
     for w in words(text):
         w = w.removesuffix("'s").strip("'")
-        if len(w) >= 3 and w not in _STOPWORDS or w.isdigit():
+        if len(w) >= 3 and w not in STOPWORDS or w.isdigit():
             out.add(w[:5])
+    return out
+
+
+# Words that open a sentence capitalised without being names.
+_STARTERS = frozenset(
+    "if suppose assume given name tell give list identify calculate compute find determine count "
+    "please kindly could can would will should may explain describe provide state consider let "
+    "after before during since while as so then now yes no here there between among within across "
+    "from into over under".split()
+)
+_CAP = re.compile(r"[A-Z][A-Za-z'’]*")
+
+
+def entity_words(text: str) -> set[str]:
+    """Lowercased capitalised words of `text` that look like names (not stopwords, not sentence openers)."""
+    out = set()
+    for m in _CAP.finditer(text):
+        word = m.group().lower().removesuffix("'s").removesuffix("’s").strip("'’")
+        if len(word) < 2 or word in STOPWORDS or word in _STARTERS or word in NUMBER_WORDS:
+            continue
+        out.add(word)
     return out
 
 

@@ -1,0 +1,81 @@
+"""Cheap checks that a paraphrase kept the question's answer-critical content (METHOD §2.6).
+
+Measured on a 1.5B model, fluent paraphrases that quietly changed the question (a
+number dropped, "capital" turned into "largest city", "adult" left out) passed the
+overlap filter and the model's own equivalence judge, then outvoted a correct
+original. Each check here compares one kind of content between the question and a
+candidate and returns a short detail when it changed (None when it survived).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from selfpara.quantities import number_set
+from selfpara.text import entity_words, words
+
+DriftCheck = Callable[[str, str], "str | None"]
+"""(question, paraphrase) -> what changed, or None when the paraphrase kept it."""
+
+
+def _fmt(values: object) -> str:
+    return ", ".join(sorted(str(v) for v in values))  # type: ignore[attr-defined]
+
+
+def numbers_changed(question: str, paraphrase: str) -> str | None:
+    """The question's numbers (digits and number words, normalised) differ from the paraphrase's."""
+    q, p = number_set(question), number_set(paraphrase)
+    if q == p:
+        return None
+    parts = []
+    if q - p:
+        parts.append(f"dropped {_fmt(q - p)}")
+    if p - q:
+        parts.append(f"added {_fmt(p - q)}")
+    return "; ".join(parts)
+
+
+_NEGATORS = frozenset("not no never none nobody nothing neither nor without except excluding cannot non".split())
+
+
+def negated(text: str) -> bool:
+    """Whether `text` holds a negation ("not", "n't", "never", "without", "except", "non-")."""
+    return any(w in _NEGATORS or w.endswith("n't") for w in words(text))
+
+
+def negation_changed(question: str, paraphrase: str) -> str | None:
+    """One of the two is negated and the other is not."""
+    q, p = negated(question), negated(paraphrase)
+    if q == p:
+        return None
+    return "negation dropped" if q else "negation added"
+
+
+# Country names whose adjective does not share their first four letters.
+_DEMONYMS = {
+    "france": "french", "spain": "spanish", "switzerland": "swiss", "netherlands": "dutch", "holland": "dutch",
+    "ireland": "irish", "denmark": "danish", "wales": "welsh", "britain": "british", "england": "english",
+}
+
+
+def _survives(word: str, text_words: set[str]) -> bool:
+    # Same 4-letter stem: Canada ~ Canadian, Australia ~ Australia's; France ~ French by table.
+    forms = {word[:4]} | {w[:4] for k, w in _DEMONYMS.items() if word == k} | {
+        k[:4] for k, w in _DEMONYMS.items() if word == w
+    }
+    return any(w[:4] in forms for w in text_words)
+
+
+def entities_changed(question: str, paraphrase: str) -> str | None:
+    """A name of the question (a capitalised content word) is missing from the paraphrase."""
+    p_words = set(words(paraphrase))
+    missing = sorted(w for w in entity_words(question) if not _survives(w, p_words))
+    return f"dropped {', '.join(missing)}" if missing else None
+
+
+DRIFT_CHECKS: dict[str, tuple[str, DriftCheck]] = {
+    "numbers": ("numbers_changed", numbers_changed),
+    "entities": ("entities_changed", entities_changed),
+    "negation": ("negation_changed", negation_changed),
+}
+"""Check name -> (rejection reason, check)."""

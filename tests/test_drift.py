@@ -1,0 +1,94 @@
+from fractions import Fraction
+
+import pytest
+
+from selfpara.drift import entities_changed, negation_changed, numbers_changed
+from selfpara.paraphrase import drift_filter
+from selfpara.quantities import number_set, numbers
+
+
+@pytest.mark.parametrize(
+    "text, values",
+    [
+        ("What is 20% of the number 50?", [20, 50]),
+        ("What is twenty percent of fifty?", [20, 50]),
+        ("How many bones? two hundred and six", [206]),
+        ("1,000 apples, 2.0 pears and 1.5 million cells", [1000, 2, 1_500_000]),
+        ("twenty-one and a hundred", [21, 100]),
+        ("the 3rd time, the first time, twice, half", [3, 1, 2, Fraction(1, 2)]),
+        ("Which one is larger, 3 or 4?", [3, 4]),  # a lone "one" is a pronoun
+        ("H2O, vitamin B12 and version v1 are names; 5km is five", [5, 5]),
+        ("In 1995, 2000 and 2005", [1995, 2000, 2005]),
+        ("Paris", []),
+    ],
+)
+def test_numbers_are_normalised(text, values):
+    assert numbers(text) == [Fraction(v) for v in values]
+
+
+def test_number_words_equal_digits():
+    assert number_set("two trains, 60 miles") == number_set("2 trains, sixty miles")
+    assert number_set("1,000 and 2.0") == number_set("one thousand and 2")
+
+
+@pytest.mark.parametrize(
+    "question, paraphrase, detail",
+    [
+        # issue 7: "Tom had 3 apples and got 4 more" -> a rewording that forgot the 3
+        ("If Tom had 3 apples and got 4 more, what is his total now?", "How many apples does Tom have after 4 more?",
+         "dropped 3"),
+        ("At 60 miles per hour, how far will a train get in two hours?",
+         "How long will a train take to cover 60 miles at 60 miles per hour?", "dropped 2"),
+        ("What is 48 minus 44?", "48 minus 44 equals 4.", "added 4"),
+        ("How many meters are in 6 kilometers?", "How many meters are in 7 kilometers?", "dropped 6; added 7"),
+    ],
+)
+def test_numbers_changed(question, paraphrase, detail):
+    assert numbers_changed(question, paraphrase) == detail
+
+
+@pytest.mark.parametrize(
+    "question, paraphrase",
+    [
+        ("At 60 miles per hour, how far will a train get in two hours?",
+         "How far does a train travel in 2 hours at sixty miles per hour?"),
+        ("What is 20% of the number 50?", "Find twenty percent of 50."),
+        ("Which one is the capital of France?", "Name France's capital."),
+    ],
+)
+def test_numbers_kept(question, paraphrase):
+    assert numbers_changed(question, paraphrase) is None
+
+
+def test_entities():
+    changed = entities_changed
+    assert changed("What is the capital of Turkey?", "What is the capital of this country?") == "dropped turkey"
+    assert entities_changed("What is the capital of Canada?", "Name the Canadian capital.") is None
+    assert entities_changed("What is the capital of France?", "Name the French capital city.") is None
+    assert entities_changed("Who is the Dutch king?", "Who is the king of the Netherlands?") is None
+    assert changed("Who won the Chilean National Prize in 2019?", "Who won Chile's national prize in 2019?") is None
+    # sentence openers and stopwords are not names
+    assert changed("Between which cities? Name them. Sam has 10 apples.", "Sam: 10 apples, which cities?") is None
+
+
+def test_negation():
+    q = "How many days are in a year that is not a leap year?"
+    assert negation_changed(q, "Days in a leap year?") == "negation dropped"
+    assert negation_changed("Cards in a deck without jokers?", "Cards in a deck, excluding jokers?") is None
+    assert negation_changed("Which planet is largest?", "Which planet isn't largest?") == "negation added"
+
+
+def test_drift_filter_keeps_order_and_names_the_first_failing_check():
+    q = "Sam has 10 apples in Paris. He buys 20 more. How many now?"
+    kept, rejected = drift_filter(
+        q,
+        ["After buying 20 more, how many apples does Sam have now?",
+         "Sam, in Paris, has 10 apples and buys 20 more: how many in all?",
+         "Someone has 10 apples and buys 20 more: how many now?"],
+        ["numbers", "entities"],
+    )
+    assert kept == ["Sam, in Paris, has 10 apples and buys 20 more: how many in all?"]
+    assert [(r.reason, r.detail) for r in rejected] == [
+        ("numbers_changed", "dropped 10"), ("entities_changed", "dropped paris, sam")
+    ]
+    assert drift_filter(q, ["After buying 20 more, how many?"], [])[0] == ["After buying 20 more, how many?"]
