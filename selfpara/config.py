@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
+from selfpara.drift import DRIFT_CHECKS
 from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.errors import ConfigError, config_error
 
@@ -28,6 +30,29 @@ OPENAI_COMPATIBLE = ("openai/", "hosted_vllm/")
 def is_embedded(model: str) -> bool:
     """Whether `model` names a local model run in process (`local/...`, see selfpara.engines)."""
     return model.startswith("local/")
+
+
+def takes_openai_params(model: str) -> bool:
+    """Whether `model` accepts OpenAI's optional sampling parameters (`seed`, `logprobs`).
+
+    True for the embedded models and OpenAI-compatible upstreams; other litellm providers
+    may reject them, so selfpara does not send them there.
+    """
+    return is_embedded(model) or model.startswith(OPENAI_COMPATIBLE)
+
+
+_SIZE_TAG = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z])")
+_LOOPBACK = re.compile(r"^[a-z]+://(localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|\[::1\])(:|/|$)", re.I)
+SMALL_MODEL_B = 14.0
+"""Models whose name says they have at most this many billion parameters count as small judges."""
+
+
+def is_small_or_local(model: str, api_base: str | None = None) -> bool:
+    """Whether `model` is an embedded model, served on this machine, or named as small (≤ 14B)."""
+    if is_embedded(model) or (api_base and _LOOPBACK.match(api_base)):
+        return True
+    sizes = [float(m) for m in _SIZE_TAG.findall(model.rsplit("/", 1)[-1])]
+    return bool(sizes) and max(sizes) <= SMALL_MODEL_B
 
 
 class WrapConfig(BaseModel):
@@ -54,6 +79,17 @@ class WrapConfig(BaseModel):
     k: int = Field(5, ge=1, le=MAX_K, description="Paraphrases requested per question.")
     paraphrase_model: str | None = Field(None, description="Model that paraphrases; default: `model` itself.")
     paraphrase_temperature: float = Field(0.7, ge=0.0, le=2.0)
+    paraphrase_seed: int | None = Field(
+        0,
+        description="Seed of the paraphrase call, so reruns reproduce the same candidates without a cache "
+        "(sent to embedded and OpenAI-compatible models; None: unseeded).",
+    )
+    drift_checks: str = Field(
+        "numbers,entities",
+        description="Comma-separated cheap checks a paraphrase must pass (selfpara.drift): numbers (same "
+        "numbers, digits and number words normalised), entities (every capitalised name kept), negation "
+        "(negated iff the question is); off: none.",
+    )
     paraphrase_check: Literal["auto", "off", "llm", "nli"] = Field(
         "auto", description="Equivalence check on paraphrases. auto: llm, or off for the embedded model."
     )
@@ -69,6 +105,21 @@ class WrapConfig(BaseModel):
         "auto",
         description="Comma-separated answer-equivalence functions, cheapest first; auto: "
         "exact,numeric,llm (exact,numeric,contains for the embedded model). Deprecated alias: `agreement`.",
+    )
+    overrule_margin: float = Field(
+        2.0,
+        ge=0.0,
+        description="Votes by which another cluster must lead the original's cluster to overrule the "
+        "original's answer (1: plain majority; 2: at k=3 one pair of drifted paraphrases cannot flip it).",
+    )
+    confident_logprob: float | None = Field(
+        None,
+        le=0.0,
+        description="Keep the original's answer whenever its mean token log-probability reaches this "
+        "(where the backend reports one); None: off.",
+    )
+    vote_weighting: Literal["count", "logprob"] = Field(
+        "count", description="count: one vote per answer; logprob: each answer weighs exp(mean token logprob)."
     )
     judge_model: str | None = Field(None, description="Model for the LLM judges; default: `model`.")
     nli_model: str | None = Field(None, description="Local directory of an NLI sequence-classification model.")
@@ -109,6 +160,17 @@ class WrapConfig(BaseModel):
             raise ValueError(f"unknown equivalence function(s) {unknown}; choose from {list(EQUIVALENCE_FUNCTIONS)}")
         return ",".join(names)
 
+    @field_validator("drift_checks")
+    @classmethod
+    def _known_drift_checks(cls, value: str) -> str:
+        names = [n.strip() for n in value.split(",") if n.strip()]
+        if names in ([], ["off"]):
+            return "off"
+        unknown = [n for n in names if n not in DRIFT_CHECKS]
+        if unknown:
+            raise ValueError(f"unknown drift check(s) {unknown}; choose from {list(DRIFT_CHECKS)} or off")
+        return ",".join(names)
+
     @model_validator(mode="after")
     def _nli_needs_model(self) -> WrapConfig:
         uses_nli = self.paraphrase_check == "nli" or any(
@@ -128,6 +190,19 @@ class WrapConfig(BaseModel):
         return self.equivalence.split(",")
 
     @property
+    def drift_check_names(self) -> list[str]:
+        """The drift checks in use (empty when off)."""
+        return [] if self.drift_checks == "off" else self.drift_checks.split(",")
+
+    @property
+    def judge_is_model_under_test(self) -> bool:
+        """Whether an LLM judge in use (answer equivalence or the paraphrase check) is the answering
+        model itself and that model is small or local: its verdicts are then weak evidence."""
+        judge = self.judge_model or self.model
+        judges = "llm" in self.equivalence_functions or self.resolved_paraphrase_check == "llm"
+        return judges and judge == self.model and is_small_or_local(self.model, self.api_base)
+
+    @property
     def call_timeout_s(self) -> float:
         """The per-call timeout in use, default resolved."""
         if self.timeout_s is not None:
@@ -140,6 +215,13 @@ class WrapConfig(BaseModel):
         if self.paraphrase_check == "auto":
             return "off" if is_embedded(self.model) else "llm"
         return self.paraphrase_check
+
+    @property
+    def wants_logprobs(self) -> bool:
+        """Whether answer calls ask for token log-probabilities (the vote uses them, and the model takes the
+        parameter; embedded models report them anyway)."""
+        uses = self.confident_logprob is not None or self.vote_weighting == "logprob"
+        return uses and takes_openai_params(self.model) and not is_embedded(self.model)
 
     def with_overrides(self, **changes: object) -> WrapConfig:
         """A validated copy with `changes` applied; raises ConfigError on bad values."""

@@ -1,7 +1,10 @@
 """Answer-equivalence functions, tried cheapest first, with a cache of pair verdicts (METHOD §2.4).
 
 Each function returns True (equivalent), False (not equivalent) or None (cannot
-decide: ask the next one). A pair no function decides is not equivalent.
+decide: ask the next one). A pair no function decides is not equivalent. Cheap
+functions decide both ways: `exact`, `numeric` and `contains` say "same", `distinct`
+says "different" (two short answers naming different things), so that only what they
+leave open reaches an NLI model or an LLM judge, which a small model answers poorly.
 
 A new function is one small class registered by name:
 
@@ -27,8 +30,9 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 from selfpara import mathanswer, prompts
 from selfpara.errors import ConfigError
 from selfpara.paraphrase import parse_yes_no
+from selfpara.quantities import number_set
 from selfpara.result import Usage
-from selfpara.text import contains_phrase, normalize_answer, words
+from selfpara.text import STOPWORDS, contains_phrase, entity_words, normalize_answer, words
 
 if TYPE_CHECKING:  # types only: the config validates names against this module's registry
     from selfpara.llm import ModelClient
@@ -134,6 +138,52 @@ class ContainsMatch:
         return None
 
 
+@register_equivalence("distinct")
+class DistinctAnswers:
+    """Two short answers (≤ 30 words) that name different things are different, without a judge.
+
+    Decides only "different", when both answers have, beyond what the question already
+    says, opposite yes/no, numbers of which none is shared, or names (capitalised words;
+    every content word for answers of ≤ 4 words) of which none is shared: "Canberra" vs
+    "Sydney is the capital.", "1 hour" vs "120 miles", "The heart." vs "The liver.". Run it
+    after the positive functions (an answer containing the other was matched already).
+    """
+
+    name = "distinct"
+
+    async def __call__(self, question: str, a: str, b: str, usage: Usage | None) -> bool | None:
+        return False if distinct_answers(question, a, b) else None
+
+
+MAX_DISTINCT_WORDS = 30
+_SHORT = 4
+
+
+def distinct_answers(question: str, a: str, b: str) -> bool:
+    """Whether two short answers to `question` plainly name different things (see DistinctAnswers)."""
+    wa, wb = words(a), words(b)
+    if not wa or not wb or max(len(wa), len(wb)) > MAX_DISTINCT_WORDS:
+        return False
+    if wa[0] in ("yes", "no") and wb[0] in ("yes", "no") and wa[0] != wb[0]:
+        return True
+    asked = number_set(question)
+    na, nb = number_set(a) - asked, number_set(b) - asked
+    if na and nb and na.isdisjoint(nb):
+        return True
+    q_stems = {w[:4] for w in words(question)}
+    ka, kb = _names(a, wa, q_stems), _names(b, wb, q_stems)
+    return bool(ka and kb and ka.isdisjoint(kb))
+
+
+def _names(text: str, text_words: list[str], q_stems: set[str]) -> set[str]:
+    """4-letter stems of the names an answer gives that the question does not already hold."""
+    if len(text_words) <= _SHORT:
+        found = {w for w in text_words if w not in STOPWORDS and not number_set(w) and len(w) > 1}
+    else:
+        found = entity_words(text)
+    return {w[:4] for w in found} - q_stems
+
+
 @register_equivalence("nli", needs_nli=True)
 class NLIEquivalence:
     """Bidirectional entailment conditioned on the question ("q a" vs "q b").
@@ -190,7 +240,7 @@ class LLMJudge:
         return cls(deps.client, deps.judge_model)
 
     async def __call__(self, question: str, a: str, b: str, usage: Usage | None) -> bool | None:
-        prompt = prompts.SAME_ANSWER.format(question=question, a=a, b=b)
+        prompt = prompts.same_answer(question, a, b)
         reply = await self.client.complete(
             self.model, [{"role": "user", "content": prompt}], usage=usage, temperature=0.0, max_tokens=8
         )
@@ -205,39 +255,55 @@ class Equivalence:
         cache_size: pair verdicts kept (least recently used dropped first).
     """
 
+    UNDECIDED = "none"
+    """`decided_by` of a pair no function decided (it counts as not equivalent)."""
+
     def __init__(self, functions: list[EquivalenceFn], *, cache_size: int = 50_000) -> None:
         self.functions = functions
         self.cache_size = cache_size
-        self._cache: OrderedDict[tuple[str, str, str], bool] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, str, str], tuple[bool, str]] = OrderedDict()
         self.cache_hits = 0
 
     @property
     def names(self) -> list[str]:
         return [f.name for f in self.functions]
 
-    async def equivalent(self, question: str, a: str, b: str, usage: Usage | None = None) -> bool:
-        """Whether answers `a` and `b` to `question` are equivalent."""
+    async def decide(self, question: str, a: str, b: str, usage: Usage | None = None) -> tuple[bool, str]:
+        """(whether answers `a` and `b` to `question` are equivalent, name of the function that decided).
+
+        A cached pair reports the function that decided it first.
+        """
         first, second = sorted((a.strip(), b.strip()))
         key = (question, first, second)
         if key in self._cache:
             self.cache_hits += 1
             self._cache.move_to_end(key)
             return self._cache[key]
-        verdict = False
+        found = (False, self.UNDECIDED)
         for fn in self.functions:
             decided = await fn(question, a, b, usage)
             if decided is not None:
-                verdict = decided
+                found = (decided, fn.name)
                 break
-        self._cache[key] = verdict
+        self._cache[key] = found
         if len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
-        return verdict
+        return found
+
+    async def equivalent(self, question: str, a: str, b: str, usage: Usage | None = None) -> bool:
+        """Whether answers `a` and `b` to `question` are equivalent."""
+        return (await self.decide(question, a, b, usage))[0]
+
+    async def decide_all(
+        self, question: str, a: str, others: list[str], usage: Usage | None = None
+    ) -> list[tuple[bool, str]]:
+        """`decide` for `a` against each of `others`, concurrently."""
+        return list(await asyncio.gather(*(self.decide(question, a, o, usage) for o in others)))
 
     async def equivalent_any(self, question: str, a: str, others: list[str], usage: Usage | None = None) -> int | None:
         """Index of the first of `others` equivalent to `a` (checked concurrently), or None."""
-        verdicts = await asyncio.gather(*(self.equivalent(question, a, o, usage) for o in others))
-        return next((i for i, v in enumerate(verdicts) if v), None)
+        verdicts = await self.decide_all(question, a, others, usage)
+        return next((i for i, (v, _) in enumerate(verdicts) if v), None)
 
 
 def build_equivalence(

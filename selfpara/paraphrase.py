@@ -7,12 +7,14 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 
+from selfpara.drift import DRIFT_CHECKS
 from selfpara.result import RejectedParaphrase
 from selfpara.text import overlap, shares_content
 
 _LEAD = re.compile(
     r"^\s*(?:[-*•]+|\(?\d{1,2}[.):\]]|\(?[a-z][.)]|(?:paraphrase|rewording|version|option)\s*\d*\s*[:.)-])\s*", re.I
 )
+_TAG_LINE = re.compile(r"^</?\s*[A-Za-z_]+\d*\s*>$")  # an echoed <question> tag
 _PREAMBLE = re.compile(r"^(here\s+(are|is)|sure|certainly|okay|ok\b|the\s+(rewordings|paraphrases))", re.I)
 
 
@@ -38,7 +40,7 @@ def parse_paraphrases(text: str) -> list[str]:
         line = line.strip()
         if not line or _PREAMBLE.match(line) or (line.endswith(":") and not _LEAD.match(line)):
             continue
-        if line.lower().startswith(("question:", "example:")):
+        if line.lower().startswith(("question:", "example:")) or _TAG_LINE.match(line):
             continue
         cleaned = _clean(_LEAD.sub("", line, count=1))
         if cleaned:
@@ -47,6 +49,7 @@ def parse_paraphrases(text: str) -> list[str]:
 
 
 def _clean(item: str) -> str:
+    item = re.sub(r"^<question>\s*|\s*</question>$", "", item.strip())
     item = item.strip().strip('"“”\'`').strip()
     return re.sub(r"\s+", " ", item)
 
@@ -70,6 +73,28 @@ def lexical_filter(
             rejected.append(RejectedParaphrase(text=cand, reason="unrelated", detail="no content word in common"))
         elif worst >= max_overlap:
             rejected.append(RejectedParaphrase(text=cand, reason="overlap", detail=f"overlap {worst:.2f}"))
+        else:
+            kept.append(cand)
+    return kept, rejected
+
+
+def drift_filter(
+    question: str, candidates: list[str], checks: list[str]
+) -> tuple[list[str], list[RejectedParaphrase]]:
+    """Keep candidates that pass every named drift check (`selfpara.drift.DRIFT_CHECKS`).
+
+    A rejected candidate carries the first failing check's reason (`numbers_changed`, ...)
+    and what changed ("dropped 3").
+    """
+    kept: list[str] = []
+    rejected: list[RejectedParaphrase] = []
+    for cand in candidates:
+        for name in checks:
+            reason, check = DRIFT_CHECKS[name]
+            detail = check(question, cand)
+            if detail is not None:
+                rejected.append(RejectedParaphrase(text=cand, reason=reason, detail=detail))  # type: ignore[arg-type]
+                break
         else:
             kept.append(cand)
     return kept, rejected

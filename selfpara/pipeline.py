@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 from selfpara import prompts
-from selfpara.config import WrapConfig, build_config
+from selfpara.config import WrapConfig, build_config, takes_openai_params
 from selfpara.equivalence import Equivalence, build_equivalence
 from selfpara.errors import InputError, UpstreamError
 from selfpara.llm import ModelClient
@@ -21,6 +21,7 @@ from selfpara.messages import content_text
 from selfpara.nli import NLIModel, load_nli
 from selfpara.paraphrase import (
     EquivalenceCheck,
+    drift_filter,
     equivalence_filter,
     lexical_filter,
     parse_paraphrases,
@@ -28,7 +29,7 @@ from selfpara.paraphrase import (
 )
 from selfpara.result import Answer, Flag, Message, RejectedParaphrase, Timings, Usage, Variant, WrappedAnswer
 from selfpara.text import words
-from selfpara.vote import vote
+from selfpara.vote import VoteRule, vote
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +66,8 @@ def with_question(messages: list[Message], text: str) -> list[Message]:
 
 
 def _logprob_params(cfg: WrapConfig) -> dict[str, object]:
-    """The answer calls' logprob parameters: none unless `cfg.logprobs` asks for them."""
-    if not cfg.logprobs:
+    """The answer calls' logprob parameters: none unless `cfg.logprobs` asks for them or the vote uses them."""
+    if not (cfg.logprobs or cfg.wants_logprobs):
         return {}
     return {"logprobs": True} if cfg.top_logprobs is None else {"logprobs": True, "top_logprobs": cfg.top_logprobs}
 
@@ -149,22 +150,29 @@ class SelfParaphraser:
 
     async def generate_candidates(self, question: str, cfg: WrapConfig, usage: Usage) -> list[str]:
         """One call asking for cfg.k rewordings; the parsed candidates (at most k), unfiltered."""
+        model = cfg.paraphrase_model or cfg.model
+        seeded = {"seed": cfg.paraphrase_seed} if cfg.paraphrase_seed is not None and takes_openai_params(model) else {}
         reply = await self.client.complete(
-            cfg.paraphrase_model or cfg.model,
+            model,
             prompts.paraphrase_messages(question, cfg.k),
             usage=usage,
             temperature=cfg.paraphrase_temperature,
             max_tokens=paraphrase_budget(question, cfg.k),
+            **seeded,
         )
         return parse_paraphrases(reply.text)[: cfg.k]
 
     async def filter_candidates(
         self, question: str, candidates: list[str], cfg: WrapConfig, usage: Usage
     ) -> tuple[list[str], list[RejectedParaphrase]]:
-        """The lexical filter, then the configured equivalence check: (kept, rejected)."""
+        """The lexical filter, the drift checks, then the configured equivalence check: (kept, rejected).
+
+        The cheap drift checks run before the judge so that it is asked only about survivors.
+        """
         kept, rejected = lexical_filter(question, candidates, cfg.max_overlap, cfg.reject_unrelated)
+        kept, rejected_drift = drift_filter(question, kept, cfg.drift_check_names)
         kept, rejected_eq = await equivalence_filter(question, kept, self.paraphrase_check(cfg, usage))
-        return kept, rejected + rejected_eq
+        return kept, rejected + rejected_drift + rejected_eq
 
     def equivalence_for(self, cfg: WrapConfig) -> Equivalence:
         """The Equivalence (with its pair cache) for these settings, built once per combination."""
@@ -201,7 +209,7 @@ class SelfParaphraser:
         judge = cfg.judge_model or cfg.model
 
         async def llm_check(q: str, p: str) -> tuple[bool, str]:
-            prompt = prompts.SAME_QUESTION.format(a=q, b=p)
+            prompt = prompts.same_question(q, p)
             reply = await self.client.complete(judge, [{"role": "user", "content": prompt}], usage=usage, max_tokens=8)
             verdict = parse_yes_no(reply.text)
             return verdict is True, f"judge said {reply.text.strip()[:40]!r}"
@@ -226,7 +234,7 @@ class _Run:
         self.given, self.seeds = given, list(seeds or [])
         self.usage = Usage()
         self.timings = Timings()
-        self.flags: list[Flag] = []
+        self.flags: list[Flag] = ["judge_is_model_under_test"] if cfg.judge_is_model_under_test else []
         self.failures: list[UpstreamError] = []
 
     async def execute(self) -> WrappedAnswer:
@@ -309,8 +317,14 @@ class _Run:
             self.flags.append("original_failed")
         t = time.perf_counter()
         equivalence = self.owner.equivalence_for(self.cfg)
-        outcome = await vote(self.question, answers, equivalence, self.usage)
+        rule = VoteRule(
+            margin=self.cfg.overrule_margin, confident_logprob=self.cfg.confident_logprob,
+            weighting=self.cfg.vote_weighting,
+        )
+        outcome = await vote(self.question, answers, equivalence, self.usage, rule)
         self.timings.cluster_s = time.perf_counter() - t
+        if outcome.original_kept:
+            self.flags.append("original_kept")
         winner = outcome.clusters[outcome.winner]
         chosen_text = next(a.text for a in answers if a.variant == outcome.chosen)
         return WrappedAnswer(
@@ -323,11 +337,13 @@ class _Run:
             rejected=rejected,
             answers=answers,
             clusters=outcome.clusters,
+            comparisons=outcome.comparisons,
             winner=outcome.winner,
             vote_share=outcome.vote_share,
             entropy=outcome.entropy,
             entropy_normalized=outcome.entropy_normalized,
             original_won=0 in winner.members,
+            original_kept=outcome.original_kept,
             abstained=winner.abstention,
             flags=self.flags,
             paraphrase_check=self.cfg.resolved_paraphrase_check,

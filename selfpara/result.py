@@ -62,7 +62,10 @@ class RejectedParaphrase(BaseModel):
     """A paraphrase candidate the filter dropped, and why."""
 
     text: str
-    reason: Literal["overlap", "unrelated", "not_equivalent", "empty", "check_failed"]
+    reason: Literal[
+        "overlap", "unrelated", "numbers_changed", "entities_changed", "negation_changed",
+        "not_equivalent", "empty", "check_failed",
+    ]
     detail: str = ""
 
 
@@ -94,10 +97,20 @@ class Cluster(BaseModel):
     members: list[int] = Field(description="Variant indices whose answers fall in this cluster.")
     abstention: bool = False
     mean_logprob: float | None = None
+    votes: float | None = Field(None, description="Votes it got: its size, or weighted by answer probability.")
 
     @property
     def size(self) -> int:
         return len(self.members)
+
+
+class Comparison(BaseModel):
+    """One pair of answers the vote compared, and which equivalence function decided it."""
+
+    a: int = Field(description="Variant index of one answer.")
+    b: int = Field(description="Variant index of the other (a cluster's first member when clustering).")
+    equivalent: bool
+    decided_by: str = Field(description="Name of the deciding function; 'none' when none decided (not equivalent).")
 
 
 class Timings(BaseModel):
@@ -115,6 +128,8 @@ Flag = Literal[
     "paraphrase_failed",  # the paraphrase call failed: the raw answer is returned
     "partial_failure",  # some answer calls failed: the vote ran over the rest
     "original_failed",  # the original's answer call failed
+    "original_kept",  # a larger cluster lost to the original's: no decisive majority (see original_kept)
+    "judge_is_model_under_test",  # the LLM judge is the small or local answering model: weak verdicts
 ]
 
 
@@ -130,6 +145,9 @@ class WrappedAnswer(BaseModel):
     rejected: list[RejectedParaphrase] = []
     answers: list[Answer]
     clusters: list[Cluster]
+    comparisons: list[Comparison] = Field(
+        default_factory=list, description="Every pair of answers compared, with the function that decided it."
+    )
     winner: int = Field(description="Id of the winning cluster.")
     vote_share: float = Field(
         description="Vote share of the winner: |winner| / answers voted.",
@@ -138,6 +156,11 @@ class WrappedAnswer(BaseModel):
     entropy: float = Field(description="Discrete semantic entropy over clusters (nats).")
     entropy_normalized: float = Field(description="Entropy divided by ln(n); 0 when n = 1.")
     original_won: bool = Field(description="Whether the original's answer is in the winning cluster.")
+    original_kept: str | None = Field(
+        None,
+        description="Why the original's answer was returned although another cluster had more votes "
+        "(not a decisive majority, or a confident original); None when the plain vote decided.",
+    )
     abstained: bool = Field(False, description="Whether the winning cluster is an abstention.")
     flags: list[Flag] = []
     paraphrase_check: str = "off"

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from selfpara.prompts import JUDGE_MARKER, PARAPHRASE_MARKER
+from selfpara.prompts import JUDGE_MARKER, PARAPHRASE_MARKER, untagged
 from selfpara.result import Completion, Message
 
 Responder = Callable[[str, list[Message], dict[str, Any]], "str | Completion | Exception"]
@@ -48,8 +48,8 @@ def default_responder(answer: str = "Paris") -> Responder:
         text = last_user_text(messages)
         if PARAPHRASE_MARKER in text:
             k = int(m.group(1)) if (m := re.search(r"in (\d+) different ways", text)) else 3
-            tail = " ".join(text.rsplit("Question:", 1)[-1].split()[-3:])
-            return "\n".join(f"{i + 1}. {templates[i % len(templates)].format(tail=tail)} ({i})" for i in range(k))
+            tail = " ".join((untagged("question", text) or "").split()[-3:])
+            return "\n".join(f"{i + 1}. {templates[i % len(templates)].format(tail=tail)} (v{i})" for i in range(k))
         if JUDGE_MARKER in text:
             return "YES"
         return answer

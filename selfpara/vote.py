@@ -1,14 +1,35 @@
-"""Greedy equivalence clustering, the majority vote with its tie rules, and semantic entropy (METHOD §2.4)."""
+"""Greedy equivalence clustering, the majority vote with its tie rules and the guard that keeps the
+original's answer unless a decisive majority overrules it, and semantic entropy (METHOD §2.4, §2.6)."""
 
 from __future__ import annotations
 
 import math
+from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from selfpara.equivalence import Equivalence
-from selfpara.result import Answer, Cluster, Usage
+from selfpara.result import Answer, Cluster, Comparison, Usage
 from selfpara.text import is_abstention
+
+
+class VoteRule(BaseModel):
+    """How votes count and when the original's answer may be overruled.
+
+    The default is the plain vote: the largest cluster wins, ties go to the original's.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    margin: float = Field(
+        1.0, ge=0.0, description="Votes by which a cluster must lead the original's cluster to overrule it."
+    )
+    confident_logprob: float | None = Field(
+        None, description="The original's answer is kept when its mean token log-probability reaches this."
+    )
+    weighting: Literal["count", "logprob"] = Field(
+        "count", description="count: one vote per answer. logprob: exp(mean token log-probability) per answer."
+    )
 
 
 class VoteOutcome(BaseModel):
@@ -20,15 +41,22 @@ class VoteOutcome(BaseModel):
     vote_share: float  # |winner| / answers voted
     entropy: float
     entropy_normalized: float
+    original_kept: str | None = None  # why the guard kept the original over a larger cluster
+    comparisons: list[Comparison] = []  # every pair compared, with what decided it
 
 
 async def cluster_answers(
-    question: str, answers: list[Answer], equivalence: Equivalence, usage: Usage | None = None
+    question: str,
+    answers: list[Answer],
+    equivalence: Equivalence,
+    usage: Usage | None = None,
+    comparisons: list[Comparison] | None = None,
 ) -> list[Cluster]:
     """Cluster the successful answers greedily, in order; sets each Answer's `cluster` and `abstained`.
 
     An answer joins the first cluster whose representative (first member) it is
     equivalent to, else opens a new one. All abstentions share one cluster of their own.
+    Each pair compared is appended to `comparisons` when given.
     """
     clusters: list[Cluster] = []
     texts: list[str] = []  # representative text per cluster (None-safe: only ok answers)
@@ -47,7 +75,13 @@ async def cluster_answers(
             ans.cluster = abstain_cluster.id
             continue
         candidates = [c for c in clusters if not c.abstention]
-        hit = await equivalence.equivalent_any(question, text, [texts[c.id] for c in candidates], usage)
+        verdicts = await equivalence.decide_all(question, text, [texts[c.id] for c in candidates], usage)
+        if comparisons is not None:
+            comparisons.extend(
+                Comparison(a=ans.variant, b=c.members[0], equivalent=same, decided_by=by)
+                for c, (same, by) in zip(candidates, verdicts, strict=True)
+            )
+        hit = next((i for i, (same, _) in enumerate(verdicts) if same), None)
         if hit is None:
             target = Cluster(id=len(clusters), members=[])
             clusters.append(target)
@@ -60,24 +94,58 @@ async def cluster_answers(
     for c in clusters:
         lps = [lp for m in c.members if (lp := by_variant[m].logprob) is not None]
         c.mean_logprob = sum(lps) / len(lps) if lps else None
+        c.votes = float(c.size)
     return clusters
 
 
+def weigh(clusters: list[Cluster], answers: list[Answer], weighting: str) -> None:
+    """Set each cluster's `votes`: its size, or with `logprob` weighting the sum of exp(mean token
+    log-probability) of its answers (an answer without one counts 1)."""
+    by_variant = {a.variant: a for a in answers}
+    for c in clusters:
+        if weighting == "logprob":
+            c.votes = sum(1.0 if (lp := by_variant[m].logprob) is None else math.exp(lp) for m in c.members)
+        else:
+            c.votes = float(c.size)
+
+
 def choose_winner(clusters: list[Cluster], original: int = 0) -> Cluster:
-    """The largest cluster. Ties: a non-abstaining cluster beats an abstaining one, then the
-    cluster holding the original's answer, then the higher mean log-probability, then the earlier."""
+    """The cluster with the most votes. Ties: a non-abstaining cluster beats an abstaining one, then
+    the cluster holding the original's answer, then the higher mean log-probability, then the earlier."""
     if not clusters:
         raise ValueError("no clusters to vote over")
     return max(
         clusters,
         key=lambda c: (
-            c.size,
+            c.votes if c.votes is not None else c.size,
             not c.abstention,
             original in c.members,
             c.mean_logprob if c.mean_logprob is not None else -math.inf,
             -c.id,
         ),
     )
+
+
+def guard_original(
+    clusters: list[Cluster], plurality: Cluster, answers: list[Answer], rule: VoteRule, original: int = 0
+) -> tuple[Cluster, str | None]:
+    """The winner once the original is protected: (cluster, why the original was kept or None).
+
+    The original's cluster loses to `plurality` only when the original's answer is not
+    confident (mean token log-probability below `rule.confident_logprob`, where known) and
+    `plurality` leads it by at least `rule.margin` votes. An abstaining original is not
+    protected: there is no answer to keep.
+    """
+    mine = next((c for c in clusters if original in c.members), None)
+    if mine is None or mine is plurality or mine.abstention:
+        return plurality, None
+    logprob = next((a.logprob for a in answers if a.variant == original), None)
+    if rule.confident_logprob is not None and logprob is not None and logprob >= rule.confident_logprob:
+        return mine, f"original confident: mean token logprob {logprob:.3f} >= {rule.confident_logprob:g}"
+    lead = (plurality.votes or 0.0) - (mine.votes or 0.0)
+    if lead < rule.margin:
+        return mine, f"challenger leads by {lead:.3g} vote(s), short of the margin {rule.margin:g}"
+    return plurality, None
 
 
 def semantic_entropy(sizes: list[int]) -> tuple[float, float]:
@@ -91,34 +159,55 @@ def semantic_entropy(sizes: list[int]) -> tuple[float, float]:
 
 
 async def central_member(
-    question: str, cluster: Cluster, answers: list[Answer], equivalence: Equivalence, usage: Usage | None = None
+    question: str,
+    cluster: Cluster,
+    answers: list[Answer],
+    equivalence: Equivalence,
+    usage: Usage | None = None,
+    comparisons: list[Comparison] | None = None,
 ) -> int:
     """The variant whose answer is returned: the original if in the cluster, else the member
-    equivalent to the most other members (earliest on ties)."""
+    equivalent to the most other members (earliest on ties). Pairs not compared yet are
+    appended to `comparisons` when given."""
     if 0 in cluster.members or cluster.size <= 2 or cluster.abstention:
         return 0 if 0 in cluster.members else cluster.members[0]
     text = {a.variant: a.text or "" for a in answers}
     best, best_score = cluster.members[0], -1
     for m in cluster.members:
-        others = [text[o] for o in cluster.members if o != m]
         score = 0
-        for other in others:
-            score += await equivalence.equivalent(question, text[m], other, usage)
+        for o in cluster.members:
+            if o == m:
+                continue
+            same, by = await equivalence.decide(question, text[m], text[o], usage)
+            score += same
+            if comparisons is not None and not any({c.a, c.b} == {m, o} for c in comparisons):
+                comparisons.append(Comparison(a=m, b=o, equivalent=same, decided_by=by))
         if score > best_score:
             best, best_score = m, score
     return best
 
 
 async def vote(
-    question: str, answers: list[Answer], equivalence: Equivalence, usage: Usage | None = None
+    question: str,
+    answers: list[Answer],
+    equivalence: Equivalence,
+    usage: Usage | None = None,
+    rule: VoteRule | None = None,
 ) -> VoteOutcome:
-    """Cluster `answers` (variant 0 = original), pick the winner and the text to return."""
-    clusters = await cluster_answers(question, answers, equivalence, usage)
-    winner = choose_winner(clusters)
-    chosen = await central_member(question, winner, answers, equivalence, usage)
+    """Cluster `answers` (variant 0 = original), pick the winner and the text to return.
+
+    `rule` (default: the plain vote) sets vote weighting and the original's protection.
+    The vote share and the entropy count answers, whatever the weighting.
+    """
+    rule = rule or VoteRule()
+    comparisons: list[Comparison] = []
+    clusters = await cluster_answers(question, answers, equivalence, usage, comparisons)
+    weigh(clusters, answers, rule.weighting)
+    winner, kept = guard_original(clusters, choose_winner(clusters), answers, rule)
+    chosen = await central_member(question, winner, answers, equivalence, usage, comparisons)
     h, h_norm = semantic_entropy([c.size for c in clusters])
     n = sum(c.size for c in clusters)
     return VoteOutcome(
         clusters=clusters, winner=winner.id, chosen=chosen, vote_share=winner.size / n,
-        entropy=h, entropy_normalized=h_norm,
+        entropy=h, entropy_normalized=h_norm, original_kept=kept, comparisons=comparisons,
     )

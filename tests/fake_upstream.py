@@ -4,12 +4,12 @@ It is a real HTTP server (uvicorn, raw ASGI: no framework), so the proxy reaches
 through litellm exactly as it reaches vLLM or Ollama. It understands selfpara's own
 prompts:
 
-- the paraphrase prompt ("Rewrite the question ... in N different ways ... Question: <q>")
+- the paraphrase prompt ("Rewrite the question ... in N different ways ... <question>q</question>")
   gets N numbered rewordings `[vI] ...` that share about half their words with the
   question (so they pass the lexical filter); the answer to a rewording knows its
   variant index I;
 - the question-equivalence judge ("Answer YES or NO", two questions) says YES;
-- the answer-equivalence judge ("Answer 1: ... Answer 2: ...") says YES only when the
+- the answer-equivalence judge (<answer_1>...</answer_1> <answer_2>...</answer_2>) says YES only when the
   normalised answers are equal;
 - anything else is an answer: `answers[I]` for variant I (0 = the original), else `answer`.
 
@@ -188,10 +188,11 @@ class FakeUpstream:
         if PARAPHRASE_MARKER in text:
             m = re.search(r"in (\d+) different ways", text)
             n = int(m.group(1)) if m else 3
-            q = text.rsplit("Question:", 1)[-1].strip()
+            tagged = re.findall(r"<question>\n(.*?)\n</question>", text, re.DOTALL)
+            q = tagged[-1].strip() if tagged else text.rsplit("Question:", 1)[-1].strip()
             return "paraphrase", None, "\n".join(f"{i + 1}. {p}" for i, p in enumerate(paraphrases(q, n)))
         if JUDGE_MARKER in text:
-            m = re.search(r"Answer 1:(.*?)\n\s*Answer 2:(.*?)\n", text, re.DOTALL)
+            m = re.search(r"<answer_1>\n(.*?)\n</answer_1>\n<answer_2>\n(.*?)\n</answer_2>", text, re.DOTALL)
             if m:  # answer equivalence: equal after normalisation
                 return "judge", None, "YES" if _norm(m.group(1)) == _norm(m.group(2)) else "NO"
             return "judge", None, "YES"

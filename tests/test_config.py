@@ -66,3 +66,37 @@ def test_config_error_can_name_fields_as_the_user_knows_them():
     except ValidationError as exc:
         err = config_error(exc, "bench settings", name=lambda loc: "--" + loc.replace("_", "-"))
     assert str(err).startswith("invalid bench settings: --max-items: Input should be a valid integer")
+
+
+@pytest.mark.parametrize(
+    "model, api_base, small",
+    [
+        ("local/smollm2", None, True),
+        ("openai/qwen", "http://127.0.0.1:8080/v1", True),
+        ("openai/qwen", "http://localhost:8080/v1", True),
+        ("openai/Qwen2.5-Coder-1.5B-Instruct", "https://api.example.com/v1", True),
+        ("ollama/llama3.1:8b", None, True),
+        ("openai/gpt-4o-mini", None, False),
+        ("openai/llama-3.1-70b", "https://api.example.com/v1", False),
+        ("anthropic/claude-3-5-sonnet", None, False),
+    ],
+)
+def test_small_or_local(model, api_base, small):
+    from selfpara.config import is_small_or_local
+
+    assert is_small_or_local(model, api_base) is small
+
+
+def test_judge_is_model_under_test():
+    small = {"model": "openai/qwen2.5-1.5b", "api_base": "http://127.0.0.1:9/v1"}
+    assert build_config(**small).judge_is_model_under_test
+    assert not build_config(**small, judge_model="openai/gpt-4o").judge_is_model_under_test
+    assert not build_config(**small, equivalence="exact,distinct", paraphrase_check="off").judge_is_model_under_test
+    assert not build_config(model="openai/gpt-4o").judge_is_model_under_test
+
+
+def test_drift_checks_setting():
+    assert build_config(drift_checks="numbers, negation").drift_check_names == ["numbers", "negation"]
+    assert build_config(drift_checks="off").drift_check_names == []
+    with pytest.raises(ConfigError, match="unknown drift check"):
+        build_config(drift_checks="numbers,vibes")

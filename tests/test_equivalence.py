@@ -1,9 +1,17 @@
 import pytest
 
-from selfpara.equivalence import ContainsMatch, Equivalence, ExactMatch, LLMJudge, NumericMatch, build_equivalence
-from selfpara.result import Completion, Usage
-from selfpara.testing import FakeBackend
+from selfpara.equivalence import (
+    ContainsMatch,
+    DistinctAnswers,
+    Equivalence,
+    ExactMatch,
+    LLMJudge,
+    NumericMatch,
+    build_equivalence,
+)
 from selfpara.llm import ModelClient
+from selfpara.result import Usage
+from selfpara.testing import FakeBackend
 
 
 async def test_exact_decides_only_equal():
@@ -87,7 +95,7 @@ async def test_a_new_function_is_one_registered_class(monkeypatch):
 def test_registry_holds_the_builtin_functions_cheapest_first():
     from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
 
-    assert list(EQUIVALENCE_FUNCTIONS)[:6] == ["exact", "numeric", "contains", "nli", "nli-lenient", "llm"]
+    assert list(EQUIVALENCE_FUNCTIONS)[:7] == ["exact", "numeric", "contains", "distinct", "nli", "nli-lenient", "llm"]
     assert [n for n, e in EQUIVALENCE_FUNCTIONS.items() if e.needs_nli] == ["nli", "nli-lenient"]
 
 
@@ -96,3 +104,66 @@ def test_nli_functions_need_an_nli_model():
 
     with pytest.raises(ConfigError, match="needs an NLI model"):
         build_equivalence(["nli-lenient"], client=ModelClient(backend=FakeBackend()), judge_model="j")
+
+
+@pytest.mark.parametrize(
+    "question, a, b",
+    [
+        ("What is the capital of Australia?", "Canberra", "Sydney"),
+        ("What is the capital of Australia?", "The capital of Australia is Canberra.", "Sydney is the capital."),
+        ("Which country is the largest by area?", "Russia", "China"),
+        ("Which organ pumps blood?", "The heart.", "The liver."),
+        ("At 60 miles per hour, how far will a train get in 2 hours?", "It takes 1 hour.", "120 miles"),
+        ("Is Paris in France?", "Yes, it is.", "No."),
+    ],
+)
+async def test_distinct_decides_different_without_a_judge(question, a, b):
+    assert await DistinctAnswers()(question, a, b, None) is False
+
+
+@pytest.mark.parametrize(
+    "question, a, b",
+    [
+        # names shared, or only words the question already holds: undecided, the judge may look
+        ("Who was the first President of the United States?", "George Washington", "It was Washington, in 1789."),
+        ("What is the capital of Australia?", "Australia's capital", "The capital of Australia"),
+        ("How far does it go in 2 hours at 60 mph?", "2 hours at 60 mph gives 120 miles.", "120 miles"),
+        ("What is the capital of France?", "Paris", "Paris, France"),
+        ("Q?", "word " * 31, "other " * 31),  # too long to decide cheaply
+    ],
+)
+async def test_distinct_leaves_the_rest_undecided(question, a, b):
+    assert await DistinctAnswers()(question, a, b, None) is None
+
+
+async def test_distinct_runs_before_the_judge_and_evidence_names_the_decider():
+    judged = []
+
+    def judge(model, messages, params):
+        judged.append(messages[-1]["content"])
+        return "YES"  # a small judge that merges everything
+
+    client = ModelClient(backend=FakeBackend(judge))
+    eq = build_equivalence(["exact", "numeric", "contains", "distinct", "llm"], client=client, judge_model="openai/j")
+    q = "What is the capital of Australia?"
+    assert await eq.decide(q, "Canberra", "Sydney") == (False, "distinct")
+    assert await eq.decide(q, "Canberra", "It is Canberra.") == (True, "contains")
+    assert await eq.decide(q, "Canberra, the capital", "Canberra city") == (True, "llm")
+    assert await eq.decide(q, "Sydney", "Canberra") == (False, "distinct")  # cached, order-free
+    assert len(judged) == 1 and eq.cache_hits == 1
+    assert (await Equivalence([ExactMatch()]).decide(q, "a", "b")) == (False, "none")
+
+
+async def test_vote_records_each_compared_pair():
+    from selfpara.result import Answer
+    from selfpara.vote import vote
+
+    eq = Equivalence([ExactMatch(), ContainsMatch(), DistinctAnswers()])
+    ans = [Answer(variant=i, text=t) for i, t in enumerate(["Lyon", "Paris", "It is Paris.", "Paris, France"])]
+    out = await vote("What is the capital of France?", ans, eq)
+    pairs = {(c.a, c.b): (c.equivalent, c.decided_by) for c in out.comparisons}
+    assert pairs[(1, 0)] == (False, "distinct")
+    assert pairs[(2, 1)] == (True, "contains")
+    assert pairs[(3, 0)] == (False, "distinct") and pairs[(3, 1)] == (True, "contains")
+    # the original lost; choosing the central member compared 2 with 3 too
+    assert pairs[(2, 3)] == (False, "none") or pairs[(3, 2)] == (False, "none")

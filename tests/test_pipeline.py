@@ -94,7 +94,7 @@ async def test_judge_rejections_reported():
     def respond(model, messages, params):
         text = last_user_text(messages)
         if JUDGE_MARKER in text:
-            return "NO" if "(1)" in text else "YES"
+            return "NO" if "(v1)" in text else "YES"
         return default_responder()(model, messages, params)
 
     sp, _ = make(respond, k=3, equivalence="exact", paraphrase_check="llm")
@@ -105,7 +105,7 @@ async def test_judge_rejections_reported():
 async def test_partial_failure_votes_over_the_rest():
     def respond(model, messages, params):
         text = last_user_text(messages)
-        if "(1)" in text and PARAPHRASE_MARKER not in text:
+        if "(v1)" in text and PARAPHRASE_MARKER not in text:
             return UpstreamError("boom", status=500)
         return default_responder()(model, messages, params)
 
@@ -165,3 +165,71 @@ async def test_paraphrase_only_entry_point():
     sp, fake = make(k=3, equivalence="exact", paraphrase_check="off")
     kept, rejected = await sp.paraphrase("What is the capital of France?")
     assert len(kept) == 3 and rejected == [] and len(fake.calls) == 1
+
+
+async def test_drifted_paraphrases_are_rejected_before_the_judge():
+    q = "If Tom had 3 apples and got 4 more, what is his total now?"
+
+    def respond(model, messages, params):
+        text = last_user_text(messages)
+        if PARAPHRASE_MARKER in text:
+            return ("1. How many apples does Tom have now after receiving 4 more?\n"
+                    "2. Tom had three apples, then received four extra; what's his total?\n"
+                    "3. Having 3 apples and getting 4 more, what does someone hold now?")
+        if JUDGE_MARKER in text:
+            return "YES"
+        return "8" if "receiving" in text else "7"
+
+    sp, fake = make(respond, k=3, equivalence="exact,numeric", paraphrase_check="llm")
+    r = await sp.aanswer(q)
+    assert [v.text for v in r.variants[1:]] == ["Tom had three apples, then received four extra; what's his total?"]
+    assert [(x.reason, x.detail) for x in r.rejected] == [
+        ("numbers_changed", "dropped 3"), ("entities_changed", "dropped tom")
+    ]
+    assert r.rejected[0].text == "How many apples does Tom have now after receiving 4 more?"
+    judged = [c for c in fake.calls if JUDGE_MARKER in last_user_text(c[1])]
+    assert len(judged) == 1  # only the survivor went to the judge
+    assert r.answer == "7"
+
+
+async def test_paraphrase_call_is_seeded_for_reproducible_reruns():
+    sp, fake = make(k=2, equivalence="exact", paraphrase_check="off")
+    await sp.aanswer("What is the capital of France?")
+    await sp.aanswer("What is the capital of France?", paraphrase_seed=7)
+    seeds = [c[2].get("seed") for c in fake.calls if PARAPHRASE_MARKER in last_user_text(c[1])]
+    assert seeds == [0, 7]
+    sp, fake = make(k=2, equivalence="exact", paraphrase_check="off", model="anthropic/claude-x")
+    await sp.aanswer("What is the capital of France?")
+    assert all("seed" not in c[2] for c in fake.calls)  # providers that may reject it do not get it
+
+
+async def test_original_kept_without_a_decisive_majority():
+    # at k=3 two paraphrases that agree with each other against the original flip it only with margin 1
+    def respond(model, messages, params):
+        text = last_user_text(messages)
+        if PARAPHRASE_MARKER in text:
+            return default_responder()(model, messages, params)
+        return {"What is the capital of France?": "Paris"}.get(text, "Lyon" if "(v2)" not in text else "Nice")
+
+    sp, _ = make(respond, k=3, equivalence="exact", paraphrase_check="off")
+    r = await sp.aanswer("What is the capital of France?")
+    assert r.answer == "Paris" and r.original_won and "original_kept" in r.flags
+    assert "short of the margin 2" in r.original_kept and r.vote_share == 0.25
+    r = await sp.aanswer("What is the capital of France?", overrule_margin=1)
+    assert r.answer == "Lyon" and not r.original_won and r.original_kept is None and r.flags == []
+
+
+async def test_logprobs_requested_only_when_the_vote_uses_them():
+    sp, fake = make(k=1, equivalence="exact", paraphrase_check="off")
+    await sp.aanswer("What is the capital of France?")
+    await sp.aanswer("What is the capital of France?", confident_logprob=-0.1)
+    answer_calls = [c for c in fake.calls if PARAPHRASE_MARKER not in last_user_text(c[1])]
+    assert ["logprobs" in c[2] for c in answer_calls] == [False, False, True, True]
+
+
+async def test_small_local_self_judge_is_flagged():
+    sp, _ = make(k=2, model="openai/qwen2.5-1.5b-instruct")
+    r = await sp.aanswer("What is the capital of France?")
+    assert "judge_is_model_under_test" in r.flags
+    r = await sp.aanswer("What is the capital of France?", judge_model="openai/gpt-4o")
+    assert "judge_is_model_under_test" not in r.flags

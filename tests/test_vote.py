@@ -4,7 +4,7 @@ import pytest
 
 from selfpara.equivalence import ContainsMatch, Equivalence, ExactMatch
 from selfpara.result import Answer, Cluster
-from selfpara.vote import choose_winner, cluster_answers, semantic_entropy, vote
+from selfpara.vote import VoteRule, choose_winner, cluster_answers, semantic_entropy, vote
 
 AGR = Equivalence([ExactMatch(), ContainsMatch()])
 
@@ -66,3 +66,52 @@ def test_semantic_entropy():
     h, hn = semantic_entropy([2, 1, 1])
     assert h == pytest.approx(-(0.5 * math.log(0.5) + 2 * 0.25 * math.log(0.25)))
     assert hn == pytest.approx(h / math.log(4))
+
+
+GUARD = VoteRule(margin=2)
+
+
+async def test_a_one_vote_lead_does_not_flip_the_original():
+    # k=3: two drifted paraphrases agree on "8", one more says "9": 2 vs 1 is no decisive majority
+    out = await vote("q", answers("7", "8", "8", "9"), AGR, rule=GUARD)
+    assert out.chosen == 0 and out.winner == 0 and out.vote_share == 0.25
+    assert "short of the margin 2" in out.original_kept
+    plain = await vote("q", answers("7", "8", "8", "9"), AGR)
+    assert plain.chosen == 1 and plain.original_kept is None
+
+
+async def test_a_decisive_majority_still_wins():
+    out = await vote("q", answers("Lyon", "Paris", "Paris", "Paris"), AGR, rule=GUARD)
+    assert out.chosen == 1 and out.vote_share == 0.75 and out.original_kept is None
+    # a tie with the original is no lead at all, whatever the margin
+    out = await vote("q", answers("Lyon", "Lyon", "Paris", "Paris"), AGR, rule=VoteRule(margin=0))
+    assert out.chosen == 0
+
+
+async def test_a_confident_original_survives_a_unanimous_challenge():
+    rule = VoteRule(margin=2, confident_logprob=-0.05)
+    confident = answers("Canberra", "Sydney", "Sydney", "Sydney", logprobs=[-0.01, -0.02, -0.02, -0.02])
+    out = await vote("q", confident, AGR, rule=rule)
+    assert out.chosen == 0 and "original confident" in out.original_kept
+    unsure = answers("Canberra", "Sydney", "Sydney", "Sydney", logprobs=[-0.5, -0.02, -0.02, -0.02])
+    out = await vote("q", unsure, AGR, rule=rule)
+    assert out.chosen == 1 and out.original_kept is None
+    # without a log-probability the margin alone decides
+    out = await vote("q", answers("Canberra", "Sydney", "Sydney", "Sydney"), AGR, rule=rule)
+    assert out.chosen == 1
+
+
+async def test_an_abstaining_original_is_not_protected():
+    out = await vote("q", answers("I don't know", "Paris", "Paris", "Lyon"), AGR, rule=GUARD)
+    assert out.chosen == 1 and out.original_kept is None
+
+
+async def test_logprob_weighting():
+    # two unsure answers (p ~ 0.05 each) weigh less than one sure one (p = 1)
+    ans = answers("Lyon", "Paris", "Paris", logprobs=[0.0, -3.0, -3.0])
+    out = await vote("q", ans, AGR, rule=VoteRule(weighting="logprob"))
+    assert out.chosen == 0 and out.clusters[0].votes == pytest.approx(1.0)
+    assert out.clusters[1].votes == pytest.approx(2 * math.exp(-3.0))
+    assert out.vote_share == pytest.approx(1 / 3)  # the share still counts answers
+    out = await vote("q", ans, AGR)
+    assert out.chosen == 1 and out.clusters[1].votes == 2.0
