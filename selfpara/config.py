@@ -93,7 +93,15 @@ class WrapConfig(BaseModel):
     paraphrase_check: Literal["auto", "off", "llm", "nli"] = Field(
         "auto", description="Equivalence check on paraphrases. auto: llm, or off for the embedded model."
     )
-    max_overlap: float = Field(0.8, gt=0.0, le=1.0, description="Reject a paraphrase whose word overlap reaches this.")
+    max_overlap: float = Field(
+        0.8, gt=0.0, le=1.0, description="A paraphrase whose word overlap reaches this may be a near-copy."
+    )
+    min_word_changes: int | None = Field(
+        2,
+        ge=1,
+        description="A paraphrase at or above max_overlap is a near-copy (rejected) only if it adds and removes "
+        "fewer words than this; a short question's real rewording cannot change many. None: overlap alone.",
+    )
     reject_unrelated: bool = Field(
         True, description="Reject a paraphrase sharing no content word with the question (off-topic output)."
     )
@@ -120,6 +128,19 @@ class WrapConfig(BaseModel):
     )
     vote_weighting: Literal["count", "logprob"] = Field(
         "count", description="count: one vote per answer; logprob: each answer weighs exp(mean token logprob)."
+    )
+    low_agreement: Literal["off", "flag", "abstain"] = Field(
+        "flag",
+        description="What to do when the winner's vote share is below low_agreement_threshold: flag (return "
+        "the answer flagged low_agreement), abstain (return abstention_text instead, flagged) or off.",
+    )
+    low_agreement_threshold: float = Field(
+        0.5, ge=0.0, le=1.0, description="Vote share below which the low-agreement policy acts."
+    )
+    abstention_text: str = Field(
+        "I am not confident enough to answer this reliably.",
+        min_length=1,
+        description="The answer returned when the low-agreement policy abstains.",
     )
     judge_model: str | None = Field(None, description="Model for the LLM judges; default: `model`.")
     nli_model: str | None = Field(None, description="Local directory of an NLI sequence-classification model.")

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 
 from selfpara.drift import DRIFT_CHECKS
 from selfpara.result import RejectedParaphrase
-from selfpara.text import overlap, shares_content
+from selfpara.text import overlap, shares_content, word_changes
 
 _LEAD = re.compile(
     r"^\s*(?:[-*•]+|\(?\d{1,2}[.):\]]|\(?[a-z][.)]|(?:paraphrase|rewording|version|option)\s*\d*\s*[:.)-])\s*", re.I
@@ -55,12 +55,20 @@ def _clean(item: str) -> str:
 
 
 def lexical_filter(
-    question: str, candidates: list[str], max_overlap: float = 0.8, reject_unrelated: bool = False
+    question: str,
+    candidates: list[str],
+    max_overlap: float = 0.8,
+    reject_unrelated: bool = False,
+    min_word_changes: int | None = None,
 ) -> tuple[list[str], list[RejectedParaphrase]]:
-    """Keep candidates whose overlap is below `max_overlap` against `question` and every kept one.
+    """Drop near-copies of `question` and of candidates already kept; keep the rest, in order.
 
-    With `reject_unrelated`, candidates sharing no content word with `question` are
-    dropped too: a weak model's off-topic output, not a rewording.
+    A candidate is a near-copy of a text when its word overlap with it reaches
+    `max_overlap` and, if `min_word_changes` is set, it also adds and removes fewer than
+    that many words (so that a short question's real rewording, which cannot change many
+    words, survives: "What is 20 percent of 50?" vs "What is 20% of the number 50?" is 3
+    changes at overlap 0.83). With `reject_unrelated`, candidates sharing no content word
+    with `question` are dropped too: a weak model's off-topic output, not a rewording.
     """
     kept: list[str] = []
     rejected: list[RejectedParaphrase] = []
@@ -68,14 +76,27 @@ def lexical_filter(
         if not cand.strip():
             rejected.append(RejectedParaphrase(text=cand, reason="empty"))
             continue
-        worst = max((overlap(cand, other) for other in [question, *kept]), default=0.0)
         if reject_unrelated and not shares_content(cand, question):
             rejected.append(RejectedParaphrase(text=cand, reason="unrelated", detail="no content word in common"))
-        elif worst >= max_overlap:
-            rejected.append(RejectedParaphrase(text=cand, reason="overlap", detail=f"overlap {worst:.2f}"))
-        else:
+            continue
+        copy = next((d for other in [question, *kept] if (d := _near_copy(cand, other, max_overlap, min_word_changes))),
+                    None)
+        if copy is None:
             kept.append(cand)
+        else:
+            rejected.append(RejectedParaphrase(text=cand, reason="overlap", detail=copy))
     return kept, rejected
+
+
+def _near_copy(cand: str, other: str, max_overlap: float, min_word_changes: int | None) -> str | None:
+    """Why `cand` is a near-copy of `other` ("overlap 0.91, 1 word(s) changed"), or None."""
+    score = overlap(cand, other)
+    if score < max_overlap:
+        return None
+    if min_word_changes is None:
+        return f"overlap {score:.2f}"
+    changes = word_changes(cand, other)
+    return f"overlap {score:.2f}, {changes} word(s) changed" if changes < min_word_changes else None
 
 
 def drift_filter(

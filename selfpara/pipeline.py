@@ -169,7 +169,9 @@ class SelfParaphraser:
 
         The cheap drift checks run before the judge so that it is asked only about survivors.
         """
-        kept, rejected = lexical_filter(question, candidates, cfg.max_overlap, cfg.reject_unrelated)
+        kept, rejected = lexical_filter(
+            question, candidates, cfg.max_overlap, cfg.reject_unrelated, cfg.min_word_changes
+        )
         kept, rejected_drift = drift_filter(question, kept, cfg.drift_check_names)
         kept, rejected_eq = await equivalence_filter(question, kept, self.paraphrase_check(cfg, usage))
         return kept, rejected + rejected_drift + rejected_eq
@@ -326,9 +328,16 @@ class _Run:
         if outcome.original_kept:
             self.flags.append("original_kept")
         winner = outcome.clusters[outcome.winner]
-        chosen_text = next(a.text for a in answers if a.variant == outcome.chosen)
+        chosen_text = next(a.text for a in answers if a.variant == outcome.chosen) or ""
+        answer, withheld = chosen_text, None
+        low = self.cfg.low_agreement != "off" and outcome.vote_share < self.cfg.low_agreement_threshold
+        if low:
+            self.flags.append("low_agreement")
+            if self.cfg.low_agreement == "abstain":
+                answer, withheld = self.cfg.abstention_text, chosen_text
         return WrappedAnswer(
-            answer=chosen_text or "",
+            answer=answer,
+            withheld_answer=withheld,
             question=self.question,
             model=self.cfg.model,
             k_requested=self.cfg.k,
@@ -344,7 +353,7 @@ class _Run:
             entropy_normalized=outcome.entropy_normalized,
             original_won=0 in winner.members,
             original_kept=outcome.original_kept,
-            abstained=winner.abstention,
+            abstained=winner.abstention or withheld is not None,
             flags=self.flags,
             paraphrase_check=self.cfg.resolved_paraphrase_check,
             equivalence_functions=equivalence.names,

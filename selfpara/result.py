@@ -130,6 +130,7 @@ Flag = Literal[
     "original_failed",  # the original's answer call failed
     "original_kept",  # a larger cluster lost to the original's: no decisive majority (see original_kept)
     "judge_is_model_under_test",  # the LLM judge is the small or local answering model: weak verdicts
+    "low_agreement",  # the vote share is below the low-agreement threshold (see low_agreement policy)
 ]
 
 
@@ -161,7 +162,12 @@ class WrappedAnswer(BaseModel):
         description="Why the original's answer was returned although another cluster had more votes "
         "(not a decisive majority, or a confident original); None when the plain vote decided.",
     )
-    abstained: bool = Field(False, description="Whether the winning cluster is an abstention.")
+    abstained: bool = Field(
+        False, description="Whether the returned answer abstains: the winning cluster's, or the low-agreement policy's."
+    )
+    withheld_answer: str | None = Field(
+        None, description="The vote's answer when the low-agreement policy abstained instead of returning it."
+    )
     flags: list[Flag] = []
     paraphrase_check: str = "off"
     equivalence_functions: list[str] = Field(

@@ -41,6 +41,12 @@ STOPWORDS = frozenset(
 )
 
 
+def word_changes(a: str, b: str) -> int:
+    """Words added plus words removed between `a` and `b` (as multisets of word tokens)."""
+    wa, wb = Counter(words(a)), Counter(words(b))
+    return sum((wa - wb).values()) + sum((wb - wa).values())
+
+
 def content_stems(text: str) -> set[str]:
     """Crude stems (first 5 letters, possessive dropped) of the non-stopwords in `text`."""
     out = set()

@@ -75,3 +75,46 @@ def test_a_settings_file_may_still_say_agreement(tmp_path):
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["upstream"]["equivalence"] == "exact"
     assert "--agreement" not in runner.invoke(app, ["serve", "--help"]).output
+
+
+@pytest.fixture(scope="module")
+def upstream():
+    try:
+        from tests.fake_upstream import serve_fake
+    except ImportError:
+        from fake_upstream import serve_fake  # type: ignore[no-redef]
+    yield from serve_fake()
+
+
+def _ask(upstream, *args):
+    return runner.invoke(app, ["ask", "What is the capital of France?", "--model", "openai/fake",
+                               "--api-base", upstream.url, "-k", "3", *args], env={"OPENAI_API_KEY": "sk-test-0000"})
+
+
+def test_low_agreement_is_flagged_shown_and_can_abstain(upstream):
+    upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
+    flagged = _ask(upstream)
+    assert flagged.exit_code == 0, flagged.output
+    assert flagged.stdout.splitlines()[0] == "Paris" and "warning: low agreement" in flagged.output
+    # a loopback server's model judges itself: the CLI says so
+    assert "answer judge is the small/local model under test" in flagged.output
+
+    upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
+    abstained = _ask(upstream, "--low-agreement", "abstain", "--abstention-text", "Not sure.", "--json")
+    report = json.loads(abstained.stdout)
+    assert report["answer"] == "Not sure." and report["withheld_answer"] == "Paris" and report["abstained"]
+    assert "low_agreement" in report["flags"] and report["vote_share"] == 0.25
+    assert all({"a", "b", "equivalent", "decided_by"} <= set(c) for c in report["comparisons"])
+
+    upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
+    shown = _ask(upstream, "--low-agreement", "off", "--show")
+    assert shown.exit_code == 0 and "low agreement" not in shown.output and "pairs decided by" in shown.output
+
+    upstream.reset()
+    agreed = _ask(upstream, "--low-agreement", "abstain")
+    assert agreed.stdout.splitlines()[0] == "Paris" and "low agreement" not in agreed.output
+
+
+def test_bad_low_agreement_policy_is_a_clean_error():
+    result = runner.invoke(app, ["ask", "Capital of France?", "--low-agreement", "panic"])
+    assert result.exit_code == 1 and "low_agreement" in result.output and "Traceback" not in result.output

@@ -88,3 +88,15 @@ def test_paraphrase_messages_put_the_example_in_an_earlier_turn():
     assert [m["role"] for m in msgs] == ["user", "assistant", "user"]
     assert msgs[-1]["content"].endswith("<question>\nWhat is the capital of France?\n</question>")
     assert "Ann" not in msgs[-1]["content"] and "Ann" in msgs[0]["content"]
+
+
+def test_short_rewordings_survive_when_word_changes_count():
+    q = "What is 20% of the number 50?"
+    cands = ["What is 20 percent of 50?", "What's 20% of the number 50?", "What is 20 percent of 50?",
+             "What is 20% of the number 50 ?"]
+    # the overlap rule alone loses the real rewording (0.83) with the copies
+    kept, rejected = lexical_filter(q, cands, 0.8)
+    assert kept == [] and len(rejected) == 4
+    kept, rejected = lexical_filter(q, cands, 0.8, min_word_changes=2)
+    assert kept == ["What is 20 percent of 50?", "What's 20% of the number 50?"]
+    assert [r.detail for r in rejected] == ["overlap 1.00, 0 word(s) changed", "overlap 1.00, 0 word(s) changed"]

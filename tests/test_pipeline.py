@@ -233,3 +233,27 @@ async def test_small_local_self_judge_is_flagged():
     assert "judge_is_model_under_test" in r.flags
     r = await sp.aanswer("What is the capital of France?", judge_model="openai/gpt-4o")
     assert "judge_is_model_under_test" not in r.flags
+
+
+def _scattered(model, messages, params):
+    """Every wording gets its own answer: the vote share is 1/4 at k=3."""
+    text = last_user_text(messages)
+    if PARAPHRASE_MARKER in text:
+        return default_responder()(model, messages, params)
+    return {"(v0)": "Lyon", "(v1)": "Nice", "(v2)": "Lille"}.get(text[-4:], "Paris")
+
+
+async def test_low_agreement_policy_flag_abstain_off():
+    sp, _ = make(_scattered, k=3, equivalence="exact", paraphrase_check="off")
+    q = "What is the capital of France?"
+    flagged = await sp.aanswer(q)  # default: flag below 0.5
+    assert flagged.vote_share == 0.25 and flagged.answer == "Paris" and "low_agreement" in flagged.flags
+    assert not flagged.abstained and flagged.withheld_answer is None
+    abstained = await sp.aanswer(q, low_agreement="abstain", abstention_text="Not sure.")
+    assert abstained.answer == "Not sure." and abstained.withheld_answer == "Paris" and abstained.abstained
+    assert "low_agreement" in abstained.flags
+    off = await sp.aanswer(q, low_agreement="off")
+    assert off.answer == "Paris" and "low_agreement" not in off.flags
+    # at or above the threshold nothing happens
+    high = await sp.aanswer(q, low_agreement="abstain", low_agreement_threshold=0.25)
+    assert high.answer == "Paris" and "low_agreement" not in high.flags

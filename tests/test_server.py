@@ -133,7 +133,8 @@ def test_plain_completion(xclient: openai.OpenAI, fake: FakeUpstream) -> None:
     assert report["vote_share"] == 1.0 and report["original_won"] is True
     assert report["agreement"] == report["vote_share"]  # deprecated alias, kept one release
     assert [v["index"] for v in report["variants"]] == [0, 1, 2, 3]
-    assert len(report["answers"]) == 4 and report["flags"] == []
+    # the fake upstream is on loopback and judges its own answers: the result says so
+    assert len(report["answers"]) == 4 and report["flags"] == ["judge_is_model_under_test"]
     assert set(report["timings"]) >= {"paraphrase_s", "answer_s", "total_s"}
     # usage is summed over every upstream call: 1 paraphrase + 3 judge + 4 answer calls
     calls = fake.calls
@@ -238,6 +239,33 @@ def test_settings_reach_the_pipeline(client: openai.OpenAI, fake: FakeUpstream) 
     assert not fake.calls_of("judge")
     for call in fake.calls_of("answer"):
         assert call.body["temperature"] == 0.3 and call.body["max_tokens"] == 40
+
+
+def test_low_agreement_policy_in_the_body_and_the_header(
+    client: openai.OpenAI, proxy: ThreadedServer, fake: FakeUpstream
+) -> None:
+    fake.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
+    raw = client.chat.completions.with_raw_response.create(
+        model="openai/fake", messages=[{"role": "user", "content": Q}],
+        extra_body={"selfpara": {"low_agreement": "abstain", "low_agreement_threshold": 0.5}},
+    )
+    resp = raw.parse()
+    report = resp.model_extra["selfpara"]
+    assert raw.headers["x-selfpara-low-agreement"] == "true" and "low_agreement" in raw.headers["x-selfpara-flags"]
+    assert resp.choices[0].message.content == build_config().abstention_text
+    assert report["withheld_answer"] == "Paris" and report["vote_share"] == 0.25 and report["abstained"] is True
+
+    fake.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
+    raw = client.chat.completions.with_raw_response.create(
+        model="openai/fake", messages=[{"role": "user", "content": Q}], extra_body={"selfpara": {"low_agreement": "off"}},
+    )
+    assert raw.headers["x-selfpara-low-agreement"] == "false" and raw.parse().choices[0].message.content == "Paris"
+
+    fake.reset()
+    raw = client.chat.completions.with_raw_response.create(model="openai/fake", messages=[{"role": "user", "content": Q}])
+    assert raw.headers["x-selfpara-low-agreement"] == "false"
+    r = post(proxy, chat(selfpara={"low_agreement": "panic"}))
+    assert_openai_error(r, 400)
 
 
 # ---- passthrough ---------------------------------------------------------------------------------
@@ -452,7 +480,7 @@ def test_retries_transient_failures(xclient: openai.OpenAI, fake: FakeUpstream) 
     resp = xclient.chat.completions.create(model="openai/fake", messages=[{"role": "user", "content": Q}])
     report = resp.model_extra["selfpara"]
     assert resp.choices[0].message.content == "Paris"
-    assert report["flags"] == [] and report["k_kept"] == 3
+    assert report["flags"] == ["judge_is_model_under_test"] and report["k_kept"] == 3
     assert [c.outcome for c in fake.calls_of("paraphrase")] == ["503", "ok"]
     assert [c.outcome for c in fake.calls if c.variant == 0] == ["429", "ok"]
     assert [c.outcome for c in fake.calls if c.variant == 2] == ["malformed", "ok"]

@@ -50,6 +50,11 @@ def ask(
         "auto", envvar=TRANSPORT_ENV, help="How openai/ and hosted_vllm/ models are reached: auto (http when the "
         "base URL is known), litellm or http (lean OpenAI-API client)."
     ),
+    low_agreement: str = typer.Option(
+        "flag", help="Below --low-agreement-threshold: flag the answer, abstain (print --abstention-text) or off."
+    ),
+    low_agreement_threshold: float = typer.Option(0.5, help="Vote share below which --low-agreement acts."),
+    abstention_text: Optional[str] = typer.Option(None, help="What to print when abstaining on low agreement."),
     system: Optional[str] = typer.Option(None, help="System prompt sent with every wording."),
     show: bool = typer.Option(False, "--show", "-s", help="Print a table of variants, answers and clusters."),
     as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
@@ -68,7 +73,9 @@ def ask(
         cfg = build_config(
             model=model or EMBEDDED_MODEL, k=k, equivalence=agreement or equivalence, judge_model=judge_model,
             paraphrase_check=paraphrase_check, nli_model=nli_model, temperature=temperature,
-            max_tokens=max_tokens, api_base=api_base, transport=transport,
+            max_tokens=max_tokens, api_base=api_base, transport=transport, low_agreement=low_agreement,
+            low_agreement_threshold=low_agreement_threshold,
+            **({"abstention_text": abstention_text} if abstention_text else {}),
         )
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": text}]
         paraphraser = SelfParaphraser(cfg)
@@ -87,5 +94,15 @@ def ask(
         f"vote share {result.vote_share:.0%} of {result.n_voted}",
         f"kept {result.k_kept}/{result.k_requested} paraphrases",
     ]
-    notes += [f.replace("_", " ") for f in result.flags]
+    notes += [f.replace("_", " ") for f in result.flags if f not in _WARNINGS]
     err_console.print(f"[dim]{' · '.join(notes)}[/dim]", highlight=False)
+    for flag in result.flags:
+        if flag in _WARNINGS:
+            err_console.print(f"[yellow]warning: {_WARNINGS[flag]}[/yellow]", highlight=False)
+
+
+_WARNINGS = {
+    "low_agreement": "low agreement: the wordings disagree, treat this answer as unreliable",
+    "judge_is_model_under_test": "the answer judge is the small/local model under test itself; its "
+    "same/different verdicts are weak (set --judge-model to a stronger model)",
+}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from rich.markup import escape
 from rich.table import Table
 
@@ -40,4 +42,13 @@ def result_table(result: WrappedAnswer) -> Table:
     for r in result.rejected:
         reason = f"[dim]rejected: {escape(rejection_text(r))}[/dim]"
         table.add_row("[dim]x[/dim]", f"[dim]{escape(r.text)}[/dim]", reason, "")
+    deciders = Counter(c.decided_by for c in result.comparisons)
+    caption = []
+    if deciders:
+        caption.append("pairs decided by " + ", ".join(f"{name} {n}" for name, n in deciders.most_common()))
+    if result.original_kept:
+        caption.append(f"original kept: {escape(result.original_kept)}")
+    if result.flags:
+        caption.append("flags: " + ", ".join(result.flags))
+    table.caption = " · ".join(caption) or None
     return table

@@ -55,13 +55,18 @@ class SelfparaOptions(BaseModel):
     paraphrase_temperature: float | None = None
     max_overlap: float | None = None
     nli_threshold: float | None = None
+    low_agreement: Literal["off", "flag", "abstain"] | None = Field(
+        None, description="Below low_agreement_threshold: flag the answer, abstain, or off."
+    )
+    low_agreement_threshold: float | None = Field(None, description="Vote share below which low_agreement acts.")
     api_base: str | None = Field(None, description="Only when the operator allows client upstreams.")
     api_key: str | None = Field(None, description="Key for a client-named api_base (never the server's).")
 
     def overrides(self) -> dict[str, Any]:
         """The WrapConfig overrides this block asks for (None values dropped)."""
         fields = ("k", "equivalence", "judge_model", "paraphrase_model", "paraphrase_check",
-                  "paraphrase_temperature", "max_overlap", "nli_threshold")
+                  "paraphrase_temperature", "max_overlap", "nli_threshold", "low_agreement",
+                  "low_agreement_threshold")
         return {f: getattr(self, f) for f in fields if getattr(self, f) is not None}
 
 

@@ -66,6 +66,7 @@ def headers(wa: WrappedAnswer) -> dict[str, str]:
         "X-Selfpara-K-Kept": str(wa.k_kept),
         "X-Selfpara-Entropy": f"{wa.entropy:.4f}",
         "X-Selfpara-Original-Won": "true" if wa.original_won else "false",
+        "X-Selfpara-Low-Agreement": "true" if "low_agreement" in wa.flags else "false",
     }
     if wa.flags:
         out["X-Selfpara-Flags"] = ",".join(wa.flags)
