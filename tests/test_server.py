@@ -494,12 +494,12 @@ def test_partial_failure_degrades(xclient: openai.OpenAI, fake: FakeUpstream) ->
     resp = raw.parse()
     report = resp.model_extra["selfpara"]
     assert resp.choices[0].message.content == "Paris"
-    assert set(report["flags"]) == {"partial_failure", "original_failed"}
+    assert set(report["flags"]) == {"partial_failure", "original_failed", "judge_is_model_under_test"}
     assert report["failed_variants"] == [0, 2]
     failed = {a["variant"]: a["error"] for a in report["answers"] if a["error"]}
     assert set(failed) == {0, 2}
     assert report["vote_share"] == 1.0  # over the two answers that returned
-    assert raw.headers["x-selfpara-flags"] == "partial_failure,original_failed"
+    assert raw.headers["x-selfpara-flags"] == "judge_is_model_under_test,partial_failure,original_failed"
     assert len([c for c in fake.calls if c.variant == 2]) == 1
 
 
@@ -508,7 +508,7 @@ def test_paraphrase_failure_falls_back_to_the_raw_answer(xclient: openai.OpenAI,
     resp = xclient.chat.completions.create(model="openai/fake", messages=[{"role": "user", "content": Q}])
     report = resp.model_extra["selfpara"]
     assert resp.choices[0].message.content == "Paris"
-    assert report["flags"] == ["paraphrase_failed"] and report["k_kept"] == 0
+    assert report["flags"] == ["judge_is_model_under_test", "paraphrase_failed"] and report["k_kept"] == 0
 
 
 async def test_keeps_serving_while_one_request_hangs(proxy: ThreadedServer, fake: FakeUpstream) -> None:
