@@ -112,7 +112,7 @@ class WrapConfig(BaseModel):
     equivalence: str = Field(
         "auto",
         description="Comma-separated answer-equivalence functions, cheapest first; auto: "
-        "exact,numeric,llm (exact,numeric,contains for the embedded model). Deprecated alias: `agreement`.",
+        "exact,numeric,contains,distinct,llm (without llm for embedded models). Deprecated alias: `agreement`.",
     )
     overrule_margin: float = Field(
         2.0,
@@ -207,7 +207,8 @@ class WrapConfig(BaseModel):
     def equivalence_functions(self) -> list[str]:
         """The answer-equivalence functions in use, `auto` resolved."""
         if self.equivalence == "auto":
-            return ["exact", "numeric", "contains"] if is_embedded(self.model) else ["exact", "numeric", "llm"]
+            cheap = ["exact", "numeric", "contains", "distinct"]
+            return cheap if is_embedded(self.model) else [*cheap, "llm"]
         return self.equivalence.split(",")
 
     @property

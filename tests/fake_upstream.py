@@ -192,7 +192,7 @@ class FakeUpstream:
             q = tagged[-1].strip() if tagged else text.rsplit("Question:", 1)[-1].strip()
             return "paraphrase", None, "\n".join(f"{i + 1}. {p}" for i, p in enumerate(paraphrases(q, n)))
         if JUDGE_MARKER in text:
-            m = re.search(r"<answer_1>\n(.*?)\n</answer_1>\n<answer_2>\n(.*?)\n</answer_2>", text, re.DOTALL)
+            m = re.search(r"<answer_1>\n(.*?)\n</answer_1>.*?<answer_2>\n(.*?)\n</answer_2>", text, re.DOTALL)
             if m:  # answer equivalence: equal after normalisation
                 return "judge", None, "YES" if _norm(m.group(1)) == _norm(m.group(2)) else "NO"
             return "judge", None, "YES"
