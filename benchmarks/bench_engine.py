@@ -168,8 +168,11 @@ def qwen_figures() -> dict[str, object]:
         engine.load()
         load_s = time.perf_counter() - started
         engine.close()
-    return {"assemble_seconds": round(assemble_s, 1), "verified_reuse_seconds": round(reuse_s, 3),
-            "load_seconds": round(load_s, 2)}
+    return {
+        "assemble_seconds": round(assemble_s, 1),
+        "verified_reuse_seconds": round(reuse_s, 3),
+        "load_seconds": round(load_s, 2),
+    }
 
 
 def main() -> None:

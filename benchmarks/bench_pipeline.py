@@ -29,8 +29,9 @@ QUESTION = "Which river flows through the city of Vienna in Austria?"
 
 def paraphraser(k: int, delay_s: float = 0.0) -> SelfParaphraser:
     client = ModelClient(backend=FakeBackend(delay_s=delay_s), concurrency=64)
-    return SelfParaphraser(model="openai/fake", k=k, equivalence="exact,numeric,contains", paraphrase_check="off",
-                           client=client)
+    return SelfParaphraser(
+        model="openai/fake", k=k, equivalence="exact,numeric,contains", paraphrase_check="off", client=client
+    )
 
 
 async def overhead(k: int, n: int = 300) -> dict:
@@ -58,8 +59,13 @@ async def concurrency(k: int = 5, delay_s: float = 0.2, n: int = 5) -> dict:
         await sp.aanswer(QUESTION)
         wrapped.append(time.perf_counter() - t)
     raw_p50, wrapped_p50 = percentile(raw, 50), percentile(wrapped, 50)
-    return {"k": k, "upstream_delay_s": delay_s, "raw_p50_s": raw_p50, "wrapped_p50_s": wrapped_p50,
-            "ratio": wrapped_p50 / raw_p50}
+    return {
+        "k": k,
+        "upstream_delay_s": delay_s,
+        "raw_p50_s": raw_p50,
+        "wrapped_p50_s": wrapped_p50,
+        "ratio": wrapped_p50 / raw_p50,
+    }
 
 
 async def main() -> None:
@@ -67,7 +73,9 @@ async def main() -> None:
     for row in figures["overhead"]:
         print(f"overhead k={row['k']:>2}: p50 {row['p50_ms']:.2f} ms  p99 {row['p99_ms']:.2f} ms")
     c = figures["concurrency"]
-    print(f"concurrency k=5, 200 ms/call: raw {c['raw_p50_s']:.3f}s wrapped {c['wrapped_p50_s']:.3f}s ratio {c['ratio']:.2f}x")
+    print(
+        f"concurrency k=5, 200 ms/call: raw {c['raw_p50_s']:.3f}s wrapped {c['wrapped_p50_s']:.3f}s ratio {c['ratio']:.2f}x"
+    )
     print("written to", write("pipeline", figures))
 
 

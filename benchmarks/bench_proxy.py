@@ -277,19 +277,48 @@ async def bench_selfpara(fake_port: int, args: argparse.Namespace, transport: st
     port = free_port()
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench-dummy", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     cmd = [
-        sys.executable, "-c", "from selfpara.cli import main; main()", "serve",
-        "--model", "openai/fake", "--api-base", f"http://127.0.0.1:{fake_port}/v1", "--port", str(port),
-        "--k", "3", "--paraphrase-check", "off", "--equivalence", "exact", "--timeout", "60", "--retries", str(args.retries),
-        "--max-concurrent-requests", str(4 * args.concurrency), "--upstream-concurrency", str(16 * args.concurrency),
-        "--upstream-transport", transport, "--workers", str(args.workers),
+        sys.executable,
+        "-c",
+        "from selfpara.cli import main; main()",
+        "serve",
+        "--model",
+        "openai/fake",
+        "--api-base",
+        f"http://127.0.0.1:{fake_port}/v1",
+        "--port",
+        str(port),
+        "--k",
+        "3",
+        "--paraphrase-check",
+        "off",
+        "--equivalence",
+        "exact",
+        "--timeout",
+        "60",
+        "--retries",
+        str(args.retries),
+        "--max-concurrent-requests",
+        str(4 * args.concurrency),
+        "--upstream-concurrency",
+        str(16 * args.concurrency),
+        "--upstream-transport",
+        transport,
+        "--workers",
+        str(args.workers),
     ]
     proc = start(cmd, env, f"selfpara-{transport}")
     try:
         await wait_ready(port, "/ready", proc)
         body = json.dumps({"model": "openai/fake", "messages": [{"role": "user", "content": QUESTION}]}).encode()
         result = await measure(f"selfpara/{transport}", port, fake_port, body, args, proc.pid, args.fake_pid)
-        result["settings"] = {"k": 3, "paraphrase_check": "off", "equivalence": "exact", "transport": transport,
-                              "workers": args.workers, "retries": args.retries}
+        result["settings"] = {
+            "k": 3,
+            "paraphrase_check": "off",
+            "equivalence": "exact",
+            "transport": transport,
+            "workers": args.workers,
+            "retries": args.retries,
+        }
         return result
     finally:
         stop(proc)
@@ -298,25 +327,44 @@ async def bench_selfpara(fake_port: int, args: argparse.Namespace, transport: st
 async def bench_optillm(fake_port: int, args: argparse.Namespace) -> dict[str, Any]:
     python = Path(args.optillm_python)
     if not python.exists():
-        return {"skipped": f"no optillm interpreter at {python} (python -m venv /tmp/optillm-venv && "
-                           "/tmp/optillm-venv/bin/pip install optillm)"}
+        return {
+            "skipped": f"no optillm interpreter at {python} (python -m venv /tmp/optillm-venv && "
+            "/tmp/optillm-venv/bin/pip install optillm)"
+        }
     check = subprocess.run([str(python), "-c", "import optillm.server"], capture_output=True, text=True, timeout=300)
     if check.returncode != 0:
         return {"skipped": "optillm does not import: " + check.stderr.strip().splitlines()[-1]}
     port = free_port()
     env = {**os.environ, "OPENAI_API_KEY": "bench-dummy"}  # not "sk-...": optillm would build a client per request
-    cmd = [str(python), "-c", "import sys; from optillm.server import main; sys.argv[0] = 'optillm'; main()",
-           "--approach", "self_consistency", "--base-url", f"http://127.0.0.1:{fake_port}/v1",
-           "--port", str(port), "--host", "127.0.0.1"]
+    cmd = [
+        str(python),
+        "-c",
+        "import sys; from optillm.server import main; sys.argv[0] = 'optillm'; main()",
+        "--approach",
+        "self_consistency",
+        "--base-url",
+        f"http://127.0.0.1:{fake_port}/v1",
+        "--port",
+        str(port),
+        "--host",
+        "127.0.0.1",
+    ]
     proc = start(cmd, env, "optillm")
     try:
         await wait_ready(port, "/health", proc)
         body = json.dumps({"model": "fake", "messages": [{"role": "user", "content": QUESTION}]}).encode()
         result = await measure("optillm", port, fake_port, body, args, proc.pid, args.fake_pid)
-        version = subprocess.run([str(python), "-c", "import importlib.metadata as m; print(m.version('optillm'))"],
-                                 capture_output=True, text=True).stdout.strip()
-        result["settings"] = {"approach": "self_consistency", "num_samples": 5, "version": version,
-                              "server": "Flask (its own app.run, threaded)"}
+        version = subprocess.run(
+            [str(python), "-c", "import importlib.metadata as m; print(m.version('optillm'))"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        result["settings"] = {
+            "approach": "self_consistency",
+            "num_samples": 5,
+            "version": version,
+            "server": "Flask (its own app.run, threaded)",
+        }
         return result
     finally:
         stop(proc)
@@ -342,12 +390,18 @@ def ratios(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     fake_port = free_port()
-    fake = start([sys.executable, str(FAKE), "--port", str(fake_port), "--delay-ms", str(1000 * UPSTREAM_DELAY_S)],
-                 dict(os.environ), "fake-upstream")
+    fake = start(
+        [sys.executable, str(FAKE), "--port", str(fake_port), "--delay-ms", str(1000 * UPSTREAM_DELAY_S)],
+        dict(os.environ),
+        "fake-upstream",
+    )
     out: dict[str, Any] = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
-        "upstream": {"delay_ms": 1000 * UPSTREAM_DELAY_S, "critical_path_ms": 1000 * CRITICAL_PATH_S,
-                     "server": "tests/fake_upstream.py (uvicorn, separate process)"},
+        "upstream": {
+            "delay_ms": 1000 * UPSTREAM_DELAY_S,
+            "critical_path_ms": 1000 * CRITICAL_PATH_S,
+            "server": "tests/fake_upstream.py (uvicorn, separate process)",
+        },
         "load": {"concurrency": args.concurrency, "requests": args.total, "sequential_requests": args.sequential},
         # what `selfpara serve --model openai/fake --api-base ...` picks with the default upstream_transport=auto
         "default_transport_here": "http",
@@ -372,8 +426,12 @@ def main() -> None:
     parser.add_argument("--total", type=int, default=1000, help="requests in each load phase")
     parser.add_argument("--sequential", type=int, default=30, help="requests in each one-client phase")
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes of the proxy")
-    parser.add_argument("--retries", type=int, default=0,
-                        help="selfpara's retries of a failed upstream call (0: every request costs exactly 5 calls)")
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=0,
+        help="selfpara's retries of a failed upstream call (0: every request costs exactly 5 calls)",
+    )
     parser.add_argument("--transports", nargs="+", default=["litellm", "http"], choices=["litellm", "http"])
     parser.add_argument("--skip-optillm", action="store_true")
     parser.add_argument("--optillm-python", default="/tmp/optillm-venv/bin/python")

@@ -31,15 +31,21 @@ def git_commit(path: Path | None = None) -> str | None:
     try:
         # Sources tracked by the checkout only: a wheel installed in a venv inside some other
         # project's repository must not report that project's commit.
-        tracked = subprocess.run(["git", "ls-files", "--error-unmatch", "__init__.py"], cwd=where,
-                                 capture_output=True, text=True, timeout=5)
+        tracked = subprocess.run(
+            ["git", "ls-files", "--error-unmatch", "__init__.py"], cwd=where, capture_output=True, text=True, timeout=5
+        )
         if tracked.returncode != 0:
             return None
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5)
         if head.returncode != 0:
             return None
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=where,
-                               capture_output=True, text=True, timeout=5)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return head.stdout.strip() + ("+dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")

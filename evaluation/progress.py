@@ -71,9 +71,15 @@ class Progress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self.bar = Progress(
-                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("•"), TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"),
-                TextColumn("{task.fields[note]}"), console=self.console, transient=False,
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("•"),
+                TimeElapsedColumn(),
+                TextColumn("ETA {task.fields[eta]}"),
+                TextColumn("{task.fields[note]}"),
+                console=self.console,
+                transient=False,
             )
             self.bar.start()
             self.task = self.bar.add_task("bench", total=self.total, completed=self.done, note="", eta="–")
@@ -103,7 +109,8 @@ class Progress:
             self.last_line = now
             self.console.print(
                 f"bench: {self.done}/{self.total} ({100 * self.done / max(1, self.total):.0f}%) "
-                f"elapsed {_fmt(now - self.started)} ETA {self.eta()} {note}", highlight=False,
+                f"elapsed {_fmt(now - self.started)} ETA {self.eta()} {note}",
+                highlight=False,
             )
 
     def __exit__(self, *exc: object) -> None:

@@ -1,9 +1,9 @@
 """A run directory on disk: its config, its items and its per-sample log.
 
-    config.json     the full run config (BenchConfig, the arms as built, versions)
-    items.jsonl     the items with the exact variants every arm answers (generated ones included)
-    samples.jsonl   one SampleRecord per (item, variant, arm), appended as each completes
-    report.json / report.md / report.html   written by `evaluation.report`
+config.json     the full run config (BenchConfig, the arms as built, versions)
+items.jsonl     the items with the exact variants every arm answers (generated ones included)
+samples.jsonl   one SampleRecord per (item, variant, arm), appended as each completes
+report.json / report.md / report.html   written by `evaluation.report`
 """
 
 from __future__ import annotations

@@ -77,8 +77,12 @@ class _Graders:
                     self._nli = load_nli(self.config.nli_model)
                 nli = self._nli
             self._by_kind[item.kind] = grader_for(
-                item.kind, name, client=self.client, model=self.config.grader_model or self.config.model,
-                nli=nli, usage=self.usage,
+                item.kind,
+                name,
+                client=self.client,
+                model=self.config.grader_model or self.config.model,
+                nli=nli,
+                usage=self.usage,
             )
         return self._by_kind[item.kind]
 
@@ -130,7 +134,9 @@ async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | 
     resuming = prepare_run_dir(out, config, options.overwrite)
     # The embedded model queues calls behind long batches on a busy CPU: give it time rather than retries.
     base = options.client or ModelClient(
-        api_base=config.api_base, api_key=options.api_key, concurrency=256,
+        api_base=config.api_base,
+        api_key=options.api_key,
+        concurrency=256,
         timeout_s=1800.0 if is_embedded(config.model) else 180.0,
     )
     grader_client, _ = caching_client(base, options.cache, {"arm": "_grader"}, api_key=options.api_key)
@@ -143,10 +149,12 @@ async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | 
     arms: list[Arm] = []
     backends = {}
     for spec in specs:
-        client, backend = caching_client(base, options.cache, {"arm": spec.label, "sample": 0},
-                                         api_key=options.api_key, concurrency=call_limit)
-        arms.append(make_arm(spec, client, config.model, k=config.k, max_tokens=config.max_tokens,
-                             api_base=config.api_base))
+        client, backend = caching_client(
+            base, options.cache, {"arm": spec.label, "sample": 0}, api_key=options.api_key, concurrency=call_limit
+        )
+        arms.append(
+            make_arm(spec, client, config.model, k=config.k, max_tokens=config.max_tokens, api_base=config.api_base)
+        )
         backends[spec.label] = backend
     if not resuming:
         write_config(out, config, arms, items, extra)
@@ -164,9 +172,10 @@ async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | 
         queue.put_nowait(job)
     stop = asyncio.Event()
 
-    with samples_path.open("a", encoding="utf-8") as log, Progress(
-        total, total - len(jobs), options.progress, remaining=Counter(arm.label for _, _, arm in jobs)
-    ) as bar:
+    with (
+        samples_path.open("a", encoding="utf-8") as log,
+        Progress(total, total - len(jobs), options.progress, remaining=Counter(arm.label for _, _, arm in jobs)) as bar,
+    ):
 
         async def one(item: Item, variant: ItemVariant, arm: Arm) -> SampleRecord:
             with tally_calls() as tally:
@@ -174,10 +183,19 @@ async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | 
             label = await graders.grade(item, output.answer)
             details = dict(output.details)
             return SampleRecord(
-                item_id=item.id, variant_id=variant.id, is_original=variant.is_original, arm=arm.label,
-                answer=output.answer, label=label, error=output.error, calls=output.usage.calls,
-                prompt_tokens=output.usage.prompt_tokens, completion_tokens=output.usage.completion_tokens,
-                cost=output.usage.cost, latency_s=round(output.latency_s, 4), cached_calls=tally.hits,
+                item_id=item.id,
+                variant_id=variant.id,
+                is_original=variant.is_original,
+                arm=arm.label,
+                answer=output.answer,
+                label=label,
+                error=output.error,
+                calls=output.usage.calls,
+                prompt_tokens=output.usage.prompt_tokens,
+                completion_tokens=output.usage.completion_tokens,
+                cost=output.usage.cost,
+                latency_s=round(output.latency_s, 4),
+                cached_calls=tally.hits,
                 details=details,
             )
 

@@ -80,8 +80,10 @@ async def generate_variants(
             kept, rejected = await sp.filter_candidates(original.question, candidates, cfg, usage)
         paraphrases = [ItemVariant(id=i + 1, question=t, context=original.context) for i, t in enumerate(kept)]
         variants = [original, *paraphrases]
-        meta = {**item.meta, "generated_variants": {"requested": n, "kept": len(kept),
-                                                    "rejected": [r.model_dump() for r in rejected]}}
+        meta = {
+            **item.meta,
+            "generated_variants": {"requested": n, "kept": len(kept), "rejected": [r.model_dump() for r in rejected]},
+        }
         return item.model_copy(update={"variants": variants, "meta": meta})
 
     return list(await asyncio.gather(*(one(item) for item in items)))
@@ -105,8 +107,9 @@ async def build_items(
     elif kind == "generate":
         usage = Usage()
         gen_client, _ = caching_client(client, options.cache, {"arm": "_variants"}, api_key=options.api_key)
-        items = await generate_variants(items, int(arg or 3), gen_client, config.model, config.paraphrase_check,
-                                        usage, max(1, options.concurrency))
+        items = await generate_variants(
+            items, int(arg or 3), gen_client, config.model, config.paraphrase_check, usage, max(1, options.concurrency)
+        )
         extra["variant_generation_usage"] = usage.model_dump()
     if config.max_variants is not None:
         items = [i.model_copy(update={"variants": i.variants[: config.max_variants]}) for i in items]

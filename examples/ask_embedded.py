@@ -1,6 +1,6 @@
 """Answer one question on the embedded model (offline) and print the vote.
 
-    python examples/ask_embedded.py "What is the capital of Italy?"
+python examples/ask_embedded.py "What is the capital of Italy?"
 """
 
 import sys

@@ -1,6 +1,6 @@
 """Run the whole pipeline on a scripted fake model: handy for trying settings without a model.
 
-    python examples/fake_model.py
+python examples/fake_model.py
 """
 
 import asyncio
@@ -19,8 +19,13 @@ def respond(model, messages, params):
 
 
 async def main() -> None:
-    sp = SelfParaphraser(model="openai/fake", k=4, equivalence="exact", paraphrase_check="off",
-                         client=ModelClient(backend=FakeBackend(respond)))
+    sp = SelfParaphraser(
+        model="openai/fake",
+        k=4,
+        equivalence="exact",
+        paraphrase_check="off",
+        client=ModelClient(backend=FakeBackend(respond)),
+    )
     result = await sp.aanswer("Which planet is known as the Red Planet?")
     print(result.answer, f"vote_share={result.vote_share:.2f}", f"original_won={result.original_won}")
 

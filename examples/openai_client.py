@@ -1,7 +1,7 @@
 """Talk to a running `selfpara serve` proxy with the official openai client.
 
-    selfpara serve --port 8000 &          # embedded model; or --model openai/gpt-4o-mini
-    python examples/openai_client.py
+selfpara serve --port 8000 &          # embedded model; or --model openai/gpt-4o-mini
+python examples/openai_client.py
 """
 
 from openai import OpenAI

@@ -1,8 +1,8 @@
 """selfpara: ask a model several equivalent wordings of a question and return the answer they agree on.
 
-    from selfpara import SelfParaphraser
-    result = SelfParaphraser(k=3).answer("What is the capital of Australia?")
-    print(result.answer, result.vote_share)
+from selfpara import SelfParaphraser
+result = SelfParaphraser(k=3).answer("What is the capital of Australia?")
+print(result.answer, result.vote_share)
 """
 
 from selfpara.config import EMBEDDED_MODEL, WrapConfig, build_config

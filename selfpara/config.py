@@ -148,7 +148,8 @@ class WrapConfig(BaseModel):
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="Decoding temperature of the answer calls.")
     max_tokens: int = Field(256, ge=1, le=8192, description="Max tokens of each answer.")
     logprobs: bool = Field(
-        False, description="Ask the model for the token log-probabilities of each answer (OpenAI `logprobs`); "
+        False,
+        description="Ask the model for the token log-probabilities of each answer (OpenAI `logprobs`); "
         "they break vote ties and the chosen answer's are kept (`Answer.token_logprobs`).",
     )
     top_logprobs: int | None = Field(

@@ -53,16 +53,26 @@ def negation_changed(question: str, paraphrase: str) -> str | None:
 
 # Country names whose adjective does not share their first four letters.
 _DEMONYMS = {
-    "france": "french", "spain": "spanish", "switzerland": "swiss", "netherlands": "dutch", "holland": "dutch",
-    "ireland": "irish", "denmark": "danish", "wales": "welsh", "britain": "british", "england": "english",
+    "france": "french",
+    "spain": "spanish",
+    "switzerland": "swiss",
+    "netherlands": "dutch",
+    "holland": "dutch",
+    "ireland": "irish",
+    "denmark": "danish",
+    "wales": "welsh",
+    "britain": "british",
+    "england": "english",
 }
 
 
 def _survives(word: str, text_words: set[str]) -> bool:
     # Same 4-letter stem: Canada ~ Canadian, Australia ~ Australia's; France ~ French by table.
-    forms = {word[:4]} | {w[:4] for k, w in _DEMONYMS.items() if word == k} | {
-        k[:4] for k, w in _DEMONYMS.items() if word == w
-    }
+    forms = (
+        {word[:4]}
+        | {w[:4] for k, w in _DEMONYMS.items() if word == k}
+        | {k[:4] for k, w in _DEMONYMS.items() if word == w}
+    )
     return any(w[:4] in forms for w in text_words)
 
 

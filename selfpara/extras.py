@@ -35,8 +35,10 @@ def missing_message(module: str, purpose: str, extra: str | None = None) -> str 
         extra = next((name for name, modules in EXTRA_MODULES.items() if top in modules), None)
     if extra is None or top not in EXTRA_MODULES[extra]:
         return None
-    return (f"{purpose} needs the Python package {top!r}, which the base install leaves out: "
-            f"pip install 'selfpara[{extra}]'")
+    return (
+        f"{purpose} needs the Python package {top!r}, which the base install leaves out: "
+        f"pip install 'selfpara[{extra}]'"
+    )
 
 
 @contextlib.contextmanager

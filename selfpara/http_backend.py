@@ -46,7 +46,7 @@ def upstream_name(model: str) -> str:
     """The name the upstream knows `model` by: 'llama' for 'openai/llama'."""
     for prefix in PREFIXES:
         if model.startswith(prefix):
-            return model[len(prefix):]
+            return model[len(prefix) :]
     return model
 
 
@@ -79,9 +79,7 @@ def resolve_transport(transport: Transport, model: str, api_base: str | None) ->
     if api_base:
         return "http"
     if transport == "http":
-        raise ConfigError(
-            f"transport http needs the base URL of {model}: api_base, or OPENAI_API_BASE/OPENAI_BASE_URL"
-        )
+        raise ConfigError(f"transport http needs the base URL of {model}: api_base, or OPENAI_API_BASE/OPENAI_BASE_URL")
     return "litellm"
 
 
@@ -193,15 +191,25 @@ class HttpTransport:
         if entry is not None:
             await entry[1].aclose()
 
-    async def post(self, model: str, body: dict[str, Any], *, api_base: str, api_key: str | None,
-                   timeout_s: float, path: str = "chat/completions") -> dict[str, Any]:
+    async def post(
+        self,
+        model: str,
+        body: dict[str, Any],
+        *,
+        api_base: str,
+        api_key: str | None,
+        timeout_s: float,
+        path: str = "chat/completions",
+    ) -> dict[str, Any]:
         """POST `body` to `{api_base}/{path}`; return the parsed JSON or raise UpstreamError."""
         import aiohttp
 
         try:
             session = await self.session()
             async with session.post(
-                _url(api_base, path), data=json.dumps(body), timeout=aiohttp.ClientTimeout(total=timeout_s),
+                _url(api_base, path),
+                data=json.dumps(body),
+                timeout=aiohttp.ClientTimeout(total=timeout_s),
                 headers=_headers(api_key),
             ) as response:
                 status = response.status
@@ -218,8 +226,16 @@ class HttpTransport:
             raise UpstreamError(f"{model}: upstream returned a malformed body", status=502, retryable=True)
         return data
 
-    async def stream(self, model: str, body: dict[str, Any], *, api_base: str, api_key: str | None,
-                     timeout_s: float, path: str = "chat/completions") -> AsyncIterator[dict[str, Any]]:
+    async def stream(
+        self,
+        model: str,
+        body: dict[str, Any],
+        *,
+        api_base: str,
+        api_key: str | None,
+        timeout_s: float,
+        path: str = "chat/completions",
+    ) -> AsyncIterator[dict[str, Any]]:
         """A streaming request to `{api_base}/{path}`. Awaiting this opens the stream (errors,
         and a 200 that is not an event stream, raise here); the returned iterator yields the
         upstream's event objects and raises UpstreamError when the upstream sends an error
@@ -230,7 +246,8 @@ class HttpTransport:
         try:
             session = await self.session()
             response = await session.post(
-                _url(api_base, path), data=json.dumps({**body, "stream": True}),
+                _url(api_base, path),
+                data=json.dumps({**body, "stream": True}),
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=timeout_s, sock_read=timeout_s),
                 headers=_headers(api_key),
             )
@@ -244,7 +261,8 @@ class HttpTransport:
             response.release()
             raise UpstreamError(
                 f"{model}: upstream answered a stream request with {response.content_type or 'no content type'}, "
-                "not an event stream", status=502,
+                "not an event stream",
+                status=502,
             )
 
         async def chunks() -> AsyncIterator[dict[str, Any]]:
@@ -319,17 +337,38 @@ class HttpBackend:
     async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion:
         body: dict[str, Any] = {"model": upstream_name(model), "messages": messages}
         body.update({k: v for k, v in params.items() if k not in _CLIENT_PARAMS and v is not None})
-        data = await self.post(model, body, timeout_s=float(params.get("timeout") or 60.0),
-                               api_base=params.get("api_base"), api_key=params.get("api_key"))
+        data = await self.post(
+            model,
+            body,
+            timeout_s=float(params.get("timeout") or 60.0),
+            api_base=params.get("api_base"),
+            api_key=params.get("api_key"),
+        )
         return completion_from_json(data)
 
-    async def post(self, model: str, body: dict[str, Any], *, timeout_s: float, api_base: str | None = None,
-                   api_key: str | None = None, path: str = "chat/completions") -> dict[str, Any]:
+    async def post(
+        self,
+        model: str,
+        body: dict[str, Any],
+        *,
+        timeout_s: float,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        path: str = "chat/completions",
+    ) -> dict[str, Any]:
         base, key = self._where(model, api_base, api_key)
         return await self.transport.post(model, body, api_base=base, api_key=key, timeout_s=timeout_s, path=path)
 
-    async def stream(self, model: str, body: dict[str, Any], *, timeout_s: float, api_base: str | None = None,
-                     api_key: str | None = None, path: str = "chat/completions") -> AsyncIterator[dict[str, Any]]:
+    async def stream(
+        self,
+        model: str,
+        body: dict[str, Any],
+        *,
+        timeout_s: float,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        path: str = "chat/completions",
+    ) -> AsyncIterator[dict[str, Any]]:
         base, key = self._where(model, api_base, api_key)
         return await self.transport.stream(model, body, api_base=base, api_key=key, timeout_s=timeout_s, path=path)
 
@@ -348,5 +387,8 @@ def _raw_body(model: str, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _where_params(params: dict[str, Any]) -> dict[str, Any]:
-    return {"timeout_s": float(params.get("timeout") or 60.0), "api_base": params.get("api_base"),
-            "api_key": params.get("api_key")}
+    return {
+        "timeout_s": float(params.get("timeout") or 60.0),
+        "api_base": params.get("api_base"),
+        "api_key": params.get("api_key"),
+    }

@@ -59,8 +59,12 @@ class NLIModel:
         for start in range(0, len(pairs), self.batch_size):
             chunk = pairs[start : start + self.batch_size]
             enc = self.tokenizer(
-                [p for p, _ in chunk], [h for _, h in chunk], padding=True, truncation=True,
-                max_length=512, return_tensors="pt",
+                [p for p, _ in chunk],
+                [h for _, h in chunk],
+                padding=True,
+                truncation=True,
+                max_length=512,
+                return_tensors="pt",
             )
             with self._lock, torch.inference_mode():
                 logits = self.model(**enc).logits

@@ -50,7 +50,7 @@ def parse_paraphrases(text: str) -> list[str]:
 
 def _clean(item: str) -> str:
     item = re.sub(r"^<question>\s*|\s*</question>$", "", item.strip())
-    item = item.strip().strip('"“”\'`').strip()
+    item = item.strip().strip("\"“”'`").strip()
     return re.sub(r"\s+", " ", item)
 
 
@@ -79,8 +79,9 @@ def lexical_filter(
         if reject_unrelated and not shares_content(cand, question):
             rejected.append(RejectedParaphrase(text=cand, reason="unrelated", detail="no content word in common"))
             continue
-        copy = next((d for other in [question, *kept] if (d := _near_copy(cand, other, max_overlap, min_word_changes))),
-                    None)
+        copy = next(
+            (d for other in [question, *kept] if (d := _near_copy(cand, other, max_overlap, min_word_changes))), None
+        )
         if copy is None:
             kept.append(cand)
         else:
@@ -99,9 +100,7 @@ def _near_copy(cand: str, other: str, max_overlap: float, min_word_changes: int 
     return f"overlap {score:.2f}, {changes} word(s) changed" if changes < min_word_changes else None
 
 
-def drift_filter(
-    question: str, candidates: list[str], checks: list[str]
-) -> tuple[list[str], list[RejectedParaphrase]]:
+def drift_filter(question: str, candidates: list[str], checks: list[str]) -> tuple[list[str], list[RejectedParaphrase]]:
     """Keep candidates that pass every named drift check (`selfpara.drift.DRIFT_CHECKS`).
 
     A rejected candidate carries the first failing check's reason (`numbers_changed`, ...)

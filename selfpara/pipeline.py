@@ -1,7 +1,7 @@
 """The one path from a question to a WrappedAnswer, shared by the library, server, CLI and benchmark.
 
-    question ──► paraphrase ──► filter ──► answer (fan-out) ──► cluster ──► vote
-        └──────────── original answered at once, in parallel ─┘
+question ──► paraphrase ──► filter ──► answer (fan-out) ──► cluster ──► vote
+    └──────────── original answered at once, in parallel ─┘
 """
 
 from __future__ import annotations
@@ -258,7 +258,11 @@ class _Run:
         result.timings.total_s = time.perf_counter() - started
         log.info(
             "answered k=%d kept=%d vote_share=%.2f calls=%d in %.2fs",
-            self.cfg.k, len(kept), result.vote_share, self.usage.calls, result.timings.total_s,
+            self.cfg.k,
+            len(kept),
+            result.vote_share,
+            self.usage.calls,
+            result.timings.total_s,
         )
         return result
 
@@ -301,8 +305,12 @@ class _Run:
             self.failures.append(exc)
             return Answer(variant=variant.index, error=str(exc), latency_s=time.perf_counter() - t)
         return Answer(
-            variant=variant.index, text=out.text.strip(), logprob=out.logprob, finish_reason=out.finish_reason,
-            token_logprobs=out.token_logprobs, latency_s=time.perf_counter() - t,
+            variant=variant.index,
+            text=out.text.strip(),
+            logprob=out.logprob,
+            finish_reason=out.finish_reason,
+            token_logprobs=out.token_logprobs,
+            latency_s=time.perf_counter() - t,
         )
 
     async def _vote(
@@ -320,7 +328,8 @@ class _Run:
         t = time.perf_counter()
         equivalence = self.owner.equivalence_for(self.cfg)
         rule = VoteRule(
-            margin=self.cfg.overrule_margin, confident_logprob=self.cfg.confident_logprob,
+            margin=self.cfg.overrule_margin,
+            confident_logprob=self.cfg.confident_logprob,
             weighting=self.cfg.vote_weighting,
         )
         outcome = await vote(self.question, answers, equivalence, self.usage, rule)

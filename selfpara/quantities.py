@@ -10,15 +10,43 @@ import re
 from fractions import Fraction
 
 _UNITS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
 }
 _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 _SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _ORDINALS = {
-    "first": 1, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
-    "tenth": 10, "eleventh": 11, "twelfth": 12, "twentieth": 20, "hundredth": 100,
+    "first": 1,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "eleventh": 11,
+    "twelfth": 12,
+    "twentieth": 20,
+    "hundredth": 100,
 }
 _MULTIPLES: dict[str, Fraction] = {"twice": Fraction(2), "thrice": Fraction(3), "half": Fraction(1, 2)}
 NUMBER_WORDS = frozenset({*_UNITS, *_TENS, *_SCALES, *_ORDINALS, *_MULTIPLES, "hundred", "second", "dozen"})
@@ -100,9 +128,13 @@ def _spelled(tokens: list[re.Match[str]], i: int) -> tuple[Fraction, int, list[s
         elif word in _SCALES:
             total += (current or 1) * _SCALES[word]
             current = 0
-        elif word == "and" and used and j + 1 < len(tokens) and (
-            (tokens[j + 1].group("word") or "").lower() in {**_UNITS, **_TENS}
-        ) and used[-1] in ("hundred", *_SCALES):
+        elif (
+            word == "and"
+            and used
+            and j + 1 < len(tokens)
+            and ((tokens[j + 1].group("word") or "").lower() in {**_UNITS, **_TENS})
+            and used[-1] in ("hundred", *_SCALES)
+        ):
             pass  # "two hundred and six"
         else:
             break

@@ -63,8 +63,14 @@ class RejectedParaphrase(BaseModel):
 
     text: str
     reason: Literal[
-        "overlap", "unrelated", "numbers_changed", "entities_changed", "negation_changed",
-        "not_equivalent", "empty", "check_failed",
+        "overlap",
+        "unrelated",
+        "numbers_changed",
+        "entities_changed",
+        "negation_changed",
+        "not_equivalent",
+        "empty",
+        "check_failed",
     ]
     detail: str = ""
 
@@ -80,7 +86,9 @@ class Answer(BaseModel):
     logprob: float | None = None
     finish_reason: str | None = Field(None, description="Why the model stopped: stop, length (cut at max_tokens), ...")
     token_logprobs: list[dict[str, Any]] | None = Field(
-        None, exclude=True, description="The call's per-token log-probabilities (OpenAI form), when asked for and "
+        None,
+        exclude=True,
+        description="The call's per-token log-probabilities (OpenAI form), when asked for and "
         "returned; left out of dumps (reports stay small).",
     )
     latency_s: float = 0.0

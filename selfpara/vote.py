@@ -208,6 +208,12 @@ async def vote(
     h, h_norm = semantic_entropy([c.size for c in clusters])
     n = sum(c.size for c in clusters)
     return VoteOutcome(
-        clusters=clusters, winner=winner.id, chosen=chosen, vote_share=winner.size / n,
-        entropy=h, entropy_normalized=h_norm, original_kept=kept, comparisons=comparisons,
+        clusters=clusters,
+        winner=winner.id,
+        chosen=chosen,
+        vote_share=winner.size / n,
+        entropy=h,
+        entropy_normalized=h_norm,
+        original_kept=kept,
+        comparisons=comparisons,
     )

@@ -42,8 +42,28 @@ PARAPHRASE_MARKER = "Rewrite the question"
 JUDGE_MARKER = "Answer YES or NO"
 _VARIANT = re.compile(r"^\[v(\d+)\]")
 _WORD = re.compile(r"[A-Za-z0-9']+")
-_SUFFIXES = ["ish", "oid", "ful", "esque", "ling", "ward", "ster", "ette", "kin", "let", "ade", "ite",
-             "ism", "ist", "ment", "ness", "ship", "hood", "dom", "ery"]
+_SUFFIXES = [
+    "ish",
+    "oid",
+    "ful",
+    "esque",
+    "ling",
+    "ward",
+    "ster",
+    "ette",
+    "kin",
+    "let",
+    "ade",
+    "ite",
+    "ism",
+    "ist",
+    "ment",
+    "ness",
+    "ship",
+    "hood",
+    "dom",
+    "ery",
+]
 
 
 @dataclass
@@ -127,27 +147,49 @@ class FakeUpstream:
 
     # ---- scripting -------------------------------------------------------------------
 
-    def reset(self, *, answer: str | Callable[[int], str] = "Paris", answers: dict[int, str] | None = None,
-              delay_s: float = 0.0) -> None:
+    def reset(
+        self,
+        *,
+        answer: str | Callable[[int], str] = "Paris",
+        answers: dict[int, str] | None = None,
+        delay_s: float = 0.0,
+    ) -> None:
         with self._lock:
             self.answer, self.answers, self.delay_s = answer, dict(answers or {}), delay_s
             self.finish_reason = "stop"
             self.faults.clear()
             self.calls.clear()
 
-    def fail(self, status: int = 500, *, when: str = "any", times: int | None = 1, variant: int | None = None,
-             message: str = "injected failure", contains: str | None = None) -> None:
+    def fail(
+        self,
+        status: int = 500,
+        *,
+        when: str = "any",
+        times: int | None = 1,
+        variant: int | None = None,
+        message: str = "injected failure",
+        contains: str | None = None,
+    ) -> None:
         with self._lock:
-            self.faults.append(Fault("status", when, status=status, times=times, variant=variant, message=message,
-                                     contains=contains))
+            self.faults.append(
+                Fault("status", when, status=status, times=times, variant=variant, message=message, contains=contains)
+            )
 
-    def hang(self, delay_s: float, *, when: str = "any", times: int | None = 1, variant: int | None = None,
-             contains: str | None = None) -> None:
+    def hang(
+        self,
+        delay_s: float,
+        *,
+        when: str = "any",
+        times: int | None = 1,
+        variant: int | None = None,
+        contains: str | None = None,
+    ) -> None:
         with self._lock:
             self.faults.append(Fault("hang", when, delay_s=delay_s, times=times, variant=variant, contains=contains))
 
-    def malformed(self, *, when: str = "any", times: int | None = 1, variant: int | None = None,
-                  contains: str | None = None) -> None:
+    def malformed(
+        self, *, when: str = "any", times: int | None = 1, variant: int | None = None, contains: str | None = None
+    ) -> None:
         with self._lock:
             self.faults.append(Fault("malformed", when, times=times, variant=variant, contains=contains))
 
@@ -226,8 +268,11 @@ class FakeUpstream:
         if scope["method"] == "GET" and path.rstrip("/").endswith("/models"):
             with self._lock:
                 self.calls.append(Call("models", None, "", "ok", None))
-            await _json(send, 200, {"object": "list", "data": [{"id": "fake", "object": "model", "created": 0,
-                                                                "owned_by": "fake"}]})
+            await _json(
+                send,
+                200,
+                {"object": "list", "data": [{"id": "fake", "object": "model", "created": 0, "owned_by": "fake"}]},
+            )
             return
         route = path.rstrip("/").rsplit("/", 1)[-1]
         if scope["method"] != "POST" or route not in ("completions", "responses"):
@@ -252,14 +297,25 @@ class FakeUpstream:
         fault = self._take_fault(kind, variant, _last_user(body.get("messages") or []))
         outcome = "ok" if fault is None else fault.kind if fault.kind != "status" else str(fault.status)
         with self._lock:
-            self.calls.append(Call(kind, variant, "" if self.light else _last_user(body.get("messages") or [])[:200],
-                                   outcome, headers.get("authorization"), {} if self.light else body))
+            self.calls.append(
+                Call(
+                    kind,
+                    variant,
+                    "" if self.light else _last_user(body.get("messages") or [])[:200],
+                    outcome,
+                    headers.get("authorization"),
+                    {} if self.light else body,
+                )
+            )
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         if fault is not None:
             if fault.kind == "status":
-                await _json(send, fault.status, {"error": {"message": fault.message, "type": "server_error",
-                                                           "code": str(fault.status)}})
+                await _json(
+                    send,
+                    fault.status,
+                    {"error": {"message": fault.message, "type": "server_error", "code": str(fault.status)}},
+                )
                 return
             if fault.kind == "malformed":
                 await _raw(send, 200, b'{"id": "x", "choices": [ {"message": ', "application/json")
@@ -282,73 +338,157 @@ class FakeUpstream:
         tools = body.get("tools")
         if tools:
             name = tools[0].get("function", {}).get("name", "tool")
-            message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "call_fake_1", "type": "function", "function": {"name": name, "arguments": '{"q": "x"}'}}]}
+            message: dict[str, Any] = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "call_fake_1", "type": "function", "function": {"name": name, "arguments": '{"q": "x"}'}}
+                ],
+            }
             finish = "tool_calls"
         else:
             message, finish = {"role": "assistant", "content": text}, (self.finish_reason if kind_of(body) else "stop")
         logprobs = None
         if body.get("logprobs"):  # one token per word, spaces leading, so the tokens join back to the text
             top = int(body.get("top_logprobs") or 0)
-            logprobs = {"content": [
-                {"token": w, "logprob": -0.5, "bytes": list(w.encode()),
-                 "top_logprobs": [{"token": w, "logprob": -0.5, "bytes": list(w.encode())}][:top]}
-                for w in re.findall(r"\s*\S+|\s+$", text)
-            ], "refusal": None}
+            logprobs = {
+                "content": [
+                    {
+                        "token": w,
+                        "logprob": -0.5,
+                        "bytes": list(w.encode()),
+                        "top_logprobs": [{"token": w, "logprob": -0.5, "bytes": list(w.encode())}][:top],
+                    }
+                    for w in re.findall(r"\s*\S+|\s+$", text)
+                ],
+                "refusal": None,
+            }
         if body.get("stream"):
             await self._stream(send, model, text, n)
             return
-        await _json(send, 200, {
-            "id": f"chatcmpl-fake{time.monotonic_ns()}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": model,
-            "system_fingerprint": "fp_fake",
-            "choices": [{"index": i, "message": message, "finish_reason": finish, "logprobs": logprobs} for i in range(n)],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens * n,
-                      "total_tokens": prompt_tokens + completion_tokens * n},
-        })
+        await _json(
+            send,
+            200,
+            {
+                "id": f"chatcmpl-fake{time.monotonic_ns()}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "system_fingerprint": "fp_fake",
+                "choices": [
+                    {"index": i, "message": message, "finish_reason": finish, "logprobs": logprobs} for i in range(n)
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens * n,
+                    "total_tokens": prompt_tokens + completion_tokens * n,
+                },
+            },
+        )
 
     async def _other_route(self, send: Any, route: str, body: dict[str, Any], authorization: str | None) -> None:
         """/completions (the prompt echoed back after "echo:") and /responses."""
         kind = "completion" if route == "completions" else "response"
         with self._lock:
-            self.calls.append(Call(kind, None, str(body.get("prompt") or body.get("input"))[:200], "ok",
-                                   authorization, body))
+            self.calls.append(
+                Call(kind, None, str(body.get("prompt") or body.get("input"))[:200], "ok", authorization, body)
+            )
         model = body.get("model", "fake")
         if kind == "completion":
             text = f"echo: {body.get('prompt')}"
             if body.get("stream"):
-                await _sse(send, [{"id": "cmpl-fake", "object": "text_completion", "created": int(time.time()),
-                                   "model": model, "choices": [{"index": 0, "text": w, "finish_reason": None}]}
-                                  for w in re.findall(r"\S+\s*", text)])
+                await _sse(
+                    send,
+                    [
+                        {
+                            "id": "cmpl-fake",
+                            "object": "text_completion",
+                            "created": int(time.time()),
+                            "model": model,
+                            "choices": [{"index": 0, "text": w, "finish_reason": None}],
+                        }
+                        for w in re.findall(r"\S+\s*", text)
+                    ],
+                )
                 return
-            await _json(send, 200, {"id": "cmpl-fake", "object": "text_completion", "created": int(time.time()),
-                                    "model": model, "choices": [{"index": 0, "text": text, "finish_reason": "stop",
-                                                                 "logprobs": None}],
-                                    "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}})
+            await _json(
+                send,
+                200,
+                {
+                    "id": "cmpl-fake",
+                    "object": "text_completion",
+                    "created": int(time.time()),
+                    "model": model,
+                    "choices": [{"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3},
+                },
+            )
             return
         tools = body.get("tools") or []
         if tools:
-            output: list[dict[str, Any]] = [{"type": "function_call", "id": "fc_fake", "call_id": "call_fake",
-                                             "name": tools[0].get("name", "tool"), "arguments": "{}",
-                                             "status": "completed"}]
+            output: list[dict[str, Any]] = [
+                {
+                    "type": "function_call",
+                    "id": "fc_fake",
+                    "call_id": "call_fake",
+                    "name": tools[0].get("name", "tool"),
+                    "arguments": "{}",
+                    "status": "completed",
+                }
+            ]
         else:
-            output = [{"type": "message", "id": "msg_fake", "status": "completed", "role": "assistant",
-                       "content": [{"type": "output_text", "text": self._answer_for(0), "annotations": []}]}]
-        await _json(send, 200, {"id": "resp_fake", "object": "response", "created_at": int(time.time()),
-                                "model": model, "status": "completed", "output": output, "parallel_tool_calls": True,
-                                "tool_choice": "auto", "tools": tools, "error": None, "incomplete_details": None,
-                                "instructions": None, "metadata": {}, "temperature": None, "top_p": None,
-                                "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2,
-                                          "input_tokens_details": {"cached_tokens": 0},
-                                          "output_tokens_details": {"reasoning_tokens": 0}}})
+            output = [
+                {
+                    "type": "message",
+                    "id": "msg_fake",
+                    "status": "completed",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": self._answer_for(0), "annotations": []}],
+                }
+            ]
+        await _json(
+            send,
+            200,
+            {
+                "id": "resp_fake",
+                "object": "response",
+                "created_at": int(time.time()),
+                "model": model,
+                "status": "completed",
+                "output": output,
+                "parallel_tool_calls": True,
+                "tool_choice": "auto",
+                "tools": tools,
+                "error": None,
+                "incomplete_details": None,
+                "instructions": None,
+                "metadata": {},
+                "temperature": None,
+                "top_p": None,
+                "usage": {
+                    "input_tokens": 1,
+                    "output_tokens": 1,
+                    "total_tokens": 2,
+                    "input_tokens_details": {"cached_tokens": 0},
+                    "output_tokens_details": {"reasoning_tokens": 0},
+                },
+            },
+        )
 
     async def _stream(self, send: Any, model: str, text: str, n: int) -> None:
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]})
-        base = {"id": f"chatcmpl-fake{time.monotonic_ns()}", "object": "chat.completion.chunk",
-                "created": int(time.time()), "model": model}
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")],
+            }
+        )
+        base = {
+            "id": f"chatcmpl-fake{time.monotonic_ns()}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+        }
 
         async def emit(choices: list[dict[str, Any]]) -> None:
             data = json.dumps({**base, "choices": choices}).encode()
@@ -371,8 +511,9 @@ def kind_of(body: dict[str, Any]) -> bool:
 async def _sse(send: Any, items: list[dict[str, Any]]) -> None:
     await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
     for item in items:
-        await send({"type": "http.response.body", "body": b"data: " + json.dumps(item).encode() + b"\n\n",
-                    "more_body": True})
+        await send(
+            {"type": "http.response.body", "body": b"data: " + json.dumps(item).encode() + b"\n\n", "more_body": True}
+        )
     await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
 
 
@@ -381,8 +522,13 @@ async def _json(send: Any, status: int, data: dict[str, Any]) -> None:
 
 
 async def _raw(send: Any, status: int, body: bytes, ctype: str) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", ctype.encode()), (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", ctype.encode()), (b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -451,8 +597,9 @@ def main() -> None:
 
     fake = FakeUpstream(args.answer, delay_s=args.delay_ms / 1000)
     fake.light = True
-    uvicorn.run(fake, host=args.host, port=args.port, log_level="warning", access_log=False, lifespan="on",
-                backlog=4096)
+    uvicorn.run(
+        fake, host=args.host, port=args.port, log_level="warning", access_log=False, lifespan="on", backlog=4096
+    )
 
 
 if __name__ == "__main__":

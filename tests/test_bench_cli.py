@@ -31,8 +31,14 @@ def invoke(*args: str):  # noqa: ANN201
 @pytest.fixture
 def dataset(tmp_path: Path) -> Path:
     items = [
-        Item(id=f"q{i}", gold=["Paris"], variants=[ItemVariant(id=0, question=f"What is the capital of France ({i})?"),
-                                                  ItemVariant(id=1, question=f"France's capital ({i}) is which city?")])
+        Item(
+            id=f"q{i}",
+            gold=["Paris"],
+            variants=[
+                ItemVariant(id=0, question=f"What is the capital of France ({i})?"),
+                ItemVariant(id=1, question=f"France's capital ({i}) is which city?"),
+            ],
+        )
         for i in range(3)
     ]
     return save_items(items, tmp_path / "data.jsonl")
@@ -42,8 +48,13 @@ def dataset(tmp_path: Path) -> Path:
 def fake_run(dataset: Path, tmp_path: Path) -> Path:
     out = tmp_path / "run"
     client = ModelClient(backend=FakeBackend(), retries=0, timeout_s=5)
-    asyncio.run(run_bench(BenchConfig(dataset=str(dataset), arms=["raw", "selfpara"], k=2), out,
-                          RunOptions(client=client, progress=False)))
+    asyncio.run(
+        run_bench(
+            BenchConfig(dataset=str(dataset), arms=["raw", "selfpara"], k=2),
+            out,
+            RunOptions(client=client, progress=False),
+        )
+    )
     return out
 
 
@@ -63,16 +74,26 @@ def test_report_rebuilds_the_reports_of_a_run(fake_run: Path) -> None:
     assert "| A_strict |" in result.output and "selfpara − raw" in result.output
     for name in ("report.json", "report.md", "report.html"):
         assert (fake_run / name).exists()
-    as_json = invoke("report", str(fake_run), "--json", "--n-boot", "50", "--consistency", "none",
-                     "--paraphrases-only")
+    as_json = invoke("report", str(fake_run), "--json", "--n-boot", "50", "--consistency", "none", "--paraphrases-only")
     assert as_json.exit_code == 0
     data = json.loads(as_json.output[: as_json.output.rindex("}") + 1])
     assert data["arms"] == ["raw", "selfpara"] and data["metrics"]["include_original"] is False
 
 
 def test_bench_into_a_run_dir_of_another_config_fails_cleanly(fake_run: Path, dataset: Path) -> None:
-    result = invoke("bench", "--dataset", str(dataset), "--arms", "raw,selfpara", "--k", "5", "--out", str(fake_run),
-                    "--no-cache", "--quiet")
+    result = invoke(
+        "bench",
+        "--dataset",
+        str(dataset),
+        "--arms",
+        "raw,selfpara",
+        "--k",
+        "5",
+        "--out",
+        str(fake_run),
+        "--no-cache",
+        "--quiet",
+    )
     assert_clean_error(result, str(fake_run / "config.json"), "k: 2 -> 5", "--overwrite")
 
 
@@ -112,17 +133,44 @@ def test_report_on_bad_run_dirs_fails_cleanly(fake_run: Path, tmp_path: Path) ->
 def test_help_lists_the_options() -> None:
     result = invoke("bench", "--help")
     assert result.exit_code == 0
-    for option in ("--dataset", "--model", "--arms", "--k", "--variants", "--limit", "--out", "--concurrency",
-                   "--seed", "--overwrite"):
+    for option in (
+        "--dataset",
+        "--model",
+        "--arms",
+        "--k",
+        "--variants",
+        "--limit",
+        "--out",
+        "--concurrency",
+        "--seed",
+        "--overwrite",
+    ):
         assert option in result.output
 
 
 @pytest.mark.model
 def test_bench_on_the_embedded_model_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    result = invoke("bench", "--limit", "2", "--max-variants", "1", "--arms", "raw,selfpara", "--k", "1",
-                    "--max-tokens", "12", "--out", str(out), "--cache", str(tmp_path / "c.sqlite"), "--quiet",
-                    "--model", "local/smollm2")
+    result = invoke(
+        "bench",
+        "--limit",
+        "2",
+        "--max-variants",
+        "1",
+        "--arms",
+        "raw,selfpara",
+        "--k",
+        "1",
+        "--max-tokens",
+        "12",
+        "--out",
+        str(out),
+        "--cache",
+        str(tmp_path / "c.sqlite"),
+        "--quiet",
+        "--model",
+        "local/smollm2",
+    )
     assert result.exit_code == 0, result.output
     assert "| A_orig |" in result.output
     rows = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
@@ -132,7 +180,23 @@ def test_bench_on_the_embedded_model_end_to_end(tmp_path: Path) -> None:
     report = json.loads((out / "report.json").read_text())
     assert report["summary"]["complete"] is True and report["config"]["bench"]["model"] == "local/smollm2"
     # a rerun resumes: nothing left to do, no model call
-    again = invoke("bench", "--limit", "2", "--max-variants", "1", "--arms", "raw,selfpara", "--k", "1",
-                   "--max-tokens", "12", "--out", str(out), "--cache", str(tmp_path / "c.sqlite"),
-                   "--model", "local/smollm2")
+    again = invoke(
+        "bench",
+        "--limit",
+        "2",
+        "--max-variants",
+        "1",
+        "--arms",
+        "raw,selfpara",
+        "--k",
+        "1",
+        "--max-tokens",
+        "12",
+        "--out",
+        str(out),
+        "--cache",
+        str(tmp_path / "c.sqlite"),
+        "--model",
+        "local/smollm2",
+    )
     assert again.exit_code == 0 and "0 new samples (4 resumed), 0 model calls" in " ".join(again.output.split())

@@ -33,8 +33,11 @@ def test_bad_input_is_one_line_and_exit_1(args, message):
 
 
 def test_unreachable_upstream_is_a_clean_error():
-    result = runner.invoke(app, ["ask", "Capital of France?", "--model", "openai/x", "--api-base",
-                                 "http://127.0.0.1:9/v1", "-k", "1"], env={"OPENAI_API_KEY": "sk-secretvalue99"})
+    result = runner.invoke(
+        app,
+        ["ask", "Capital of France?", "--model", "openai/x", "--api-base", "http://127.0.0.1:9/v1", "-k", "1"],
+        env={"OPENAI_API_KEY": "sk-secretvalue99"},
+    )
     assert result.exit_code == 1 and "error" in result.output
     assert "secretvalue99" not in result.output and "Traceback" not in result.output
 
@@ -42,15 +45,26 @@ def test_unreachable_upstream_is_a_clean_error():
 @pytest.mark.model
 def test_ask_on_embedded_model_end_to_end():
     exe = shutil.which("selfpara") or f"{sys.executable} -m selfpara"
-    cmd = exe.split() + ["ask", "What is the capital of France?", "-k", "2", "--max-tokens", "24", "--json",
-                         "--model", "local/smollm2"]  # the small packaged model: fast
+    cmd = exe.split() + [
+        "ask",
+        "What is the capital of France?",
+        "-k",
+        "2",
+        "--max-tokens",
+        "24",
+        "--json",
+        "--model",
+        "local/smollm2",
+    ]  # the small packaged model: fast
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["model"] == "local/smollm2" and result["k_requested"] == 2
     assert len(result["variants"]) == 1 + result["k_kept"] and result["answers"][0]["variant"] == 0
     assert sum(len(c["members"]) for c in result["clusters"]) == sum(1 for a in result["answers"] if a["error"] is None)
-    assert 0 < result["vote_share"] <= 1 and result["agreement"] == result["vote_share"] and result["usage"]["calls"] >= 2
+    assert (
+        0 < result["vote_share"] <= 1 and result["agreement"] == result["vote_share"] and result["usage"]["calls"] >= 2
+    )
 
 
 def test_bracketed_text_in_errors_is_not_eaten_as_markup():
@@ -87,8 +101,21 @@ def upstream():
 
 
 def _ask(upstream, *args):
-    return runner.invoke(app, ["ask", "What is the capital of France?", "--model", "openai/fake",
-                               "--api-base", upstream.url, "-k", "3", *args], env={"OPENAI_API_KEY": "sk-test-0000"})
+    return runner.invoke(
+        app,
+        [
+            "ask",
+            "What is the capital of France?",
+            "--model",
+            "openai/fake",
+            "--api-base",
+            upstream.url,
+            "-k",
+            "3",
+            *args,
+        ],
+        env={"OPENAI_API_KEY": "sk-test-0000"},
+    )
 
 
 def test_low_agreement_is_flagged_shown_and_can_abstain(upstream):

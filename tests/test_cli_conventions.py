@@ -23,8 +23,17 @@ from selfpara.result import RejectedParaphrase
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()
 # The variables the tests set, cleared first so a developer's own environment cannot leak in.
-SETTINGS_ENV = {name: "" for name in ("SELFPARA_MODEL", "SELFPARA_API_BASE", "SELFPARA_K", "SELFPARA_EQUIVALENCE",
-                                      "SELFPARA_PROXY_KEY", "SELFPARA_CONFIG")}
+SETTINGS_ENV = {
+    name: ""
+    for name in (
+        "SELFPARA_MODEL",
+        "SELFPARA_API_BASE",
+        "SELFPARA_K",
+        "SELFPARA_EQUIVALENCE",
+        "SELFPARA_PROXY_KEY",
+        "SELFPARA_CONFIG",
+    )
+}
 
 
 def env(**values: str) -> dict[str, str | None]:
@@ -81,18 +90,20 @@ def test_help_names_the_environment_variables(command: str, names: list[str]) ->
 @pytest.mark.parametrize(
     "flag, environment, in_file, expected",
     [
-        (None, None, None, 5),    # the default (WrapConfig's)
-        (None, None, 4, 4),       # the settings file
-        (None, "7", 4, 7),        # the environment beats the file
-        ("2", "7", 4, 2),         # the flag beats both
+        (None, None, None, 5),  # the default (WrapConfig's)
+        (None, None, 4, 4),  # the settings file
+        (None, "7", 4, 7),  # the environment beats the file
+        ("2", "7", 4, 2),  # the flag beats both
     ],
 )
 def test_one_precedence_flag_env_file_default(
     tmp_path: Path, flag: str | None, environment: str | None, in_file: int | None, expected: int
 ) -> None:
     path = tmp_path / "proxy.toml"
-    path.write_text('[upstream]\nmodel = "openai/m"\napi_base = "http://up/v1"\n'
-                    + (f"k = {in_file}\n" if in_file is not None else ""))
+    path.write_text(
+        '[upstream]\nmodel = "openai/m"\napi_base = "http://up/v1"\n'
+        + (f"k = {in_file}\n" if in_file is not None else "")
+    )
     args = ["serve", "--check"] + (["--k", flag] if flag else [])
     values = {"SELFPARA_CONFIG": str(path), **({"SELFPARA_K": environment} if environment else {})}
     result = runner.invoke(app, args, env=env(**values))
@@ -101,8 +112,9 @@ def test_one_precedence_flag_env_file_default(
 
 
 def test_serve_reads_model_and_base_from_the_environment() -> None:
-    result = runner.invoke(app, ["serve", "--check"],
-                           env=env(SELFPARA_MODEL="openai/from-env", SELFPARA_API_BASE="http://env:1/v1"))
+    result = runner.invoke(
+        app, ["serve", "--check"], env=env(SELFPARA_MODEL="openai/from-env", SELFPARA_API_BASE="http://env:1/v1")
+    )
     assert result.exit_code == 0, result.output
     upstream = json.loads(result.stdout)["upstream"]
     assert upstream["model"] == "openai/from-env" and upstream["api_base"] == "http://env:1/v1"
@@ -131,7 +143,10 @@ def test_ask_json_with_an_unknown_provider_keeps_stdout_clean() -> None:
     environ.pop("SELFPARA_MODEL", None)
     proc = subprocess.run(
         [sys.executable, "-m", "selfpara", "ask", "Capital of France?", "--json", "--model", "foo/bar", "-k", "1"],
-        capture_output=True, text=True, timeout=300, env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environ,
     )
     assert proc.returncode == 1 and "unknown model" in proc.stderr
     assert proc.stdout.strip() == "" or json.loads(proc.stdout)
@@ -161,11 +176,19 @@ def paraphraser_result() -> object:
     from selfpara.result import Answer, Cluster, Variant, WrappedAnswer
 
     return WrappedAnswer(
-        answer="[bold]Paris", question="Capital of France?", model="m", k_requested=2, k_kept=1,
+        answer="[bold]Paris",
+        question="Capital of France?",
+        model="m",
+        k_requested=2,
+        k_kept=1,
         variants=[Variant(index=0, text="Capital of France?"), Variant(index=1, text="France's capital city?")],
         rejected=[RejectedParaphrase(text="Capital of France??", reason="overlap", detail="overlap 0.86")],
         answers=[Answer(variant=0, text="[bold]Paris", cluster=0), Answer(variant=1, text="[bold]Paris", cluster=0)],
-        clusters=[Cluster(id=0, members=[0, 1])], winner=0, vote_share=1.0, entropy=0.0, entropy_normalized=0.0,
+        clusters=[Cluster(id=0, members=[0, 1])],
+        winner=0,
+        vote_share=1.0,
+        entropy=0.0,
+        entropy_normalized=0.0,
         original_won=True,
     )
 

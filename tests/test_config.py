@@ -17,9 +17,20 @@ def test_api_models_default_to_llm_judges():
     assert cfg.resolved_paraphrase_check == "llm"
 
 
-@pytest.mark.parametrize("values", [{"k": 0}, {"k": 21}, {"equivalence": "exact,vibes"}, {"equivalence": " , "},
-                                    {"temperature": -1}, {"paraphrase_check": "maybe"}, {"equivalence": "nli"}, {"agreement": "vibes"},
-                                    {"bogus": 1}])
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"k": 0},
+        {"k": 21},
+        {"equivalence": "exact,vibes"},
+        {"equivalence": " , "},
+        {"temperature": -1},
+        {"paraphrase_check": "maybe"},
+        {"equivalence": "nli"},
+        {"agreement": "vibes"},
+        {"bogus": 1},
+    ],
+)
 def test_bad_values_are_one_clear_error(values):
     with pytest.raises(ConfigError, match="invalid settings"):
         build_config(**values)

@@ -35,10 +35,16 @@ def test_number_words_equal_digits():
     "question, paraphrase, detail",
     [
         # issue 7: "Tom had 3 apples and got 4 more" -> a rewording that forgot the 3
-        ("If Tom had 3 apples and got 4 more, what is his total now?", "How many apples does Tom have after 4 more?",
-         "dropped 3"),
-        ("At 60 miles per hour, how far will a train get in two hours?",
-         "How long will a train take to cover 60 miles at 60 miles per hour?", "dropped 2"),
+        (
+            "If Tom had 3 apples and got 4 more, what is his total now?",
+            "How many apples does Tom have after 4 more?",
+            "dropped 3",
+        ),
+        (
+            "At 60 miles per hour, how far will a train get in two hours?",
+            "How long will a train take to cover 60 miles at 60 miles per hour?",
+            "dropped 2",
+        ),
         ("What is 48 minus 44?", "48 minus 44 equals 4.", "added 4"),
         ("How many meters are in 6 kilometers?", "How many meters are in 7 kilometers?", "dropped 6; added 7"),
     ],
@@ -50,8 +56,10 @@ def test_numbers_changed(question, paraphrase, detail):
 @pytest.mark.parametrize(
     "question, paraphrase",
     [
-        ("At 60 miles per hour, how far will a train get in two hours?",
-         "How far does a train travel in 2 hours at sixty miles per hour?"),
+        (
+            "At 60 miles per hour, how far will a train get in two hours?",
+            "How far does a train travel in 2 hours at sixty miles per hour?",
+        ),
         ("What is 20% of the number 50?", "Find twenty percent of 50."),
         ("Which one is the capital of France?", "Name France's capital."),
     ],
@@ -82,13 +90,16 @@ def test_drift_filter_keeps_order_and_names_the_first_failing_check():
     q = "Sam has 10 apples in Paris. He buys 20 more. How many now?"
     kept, rejected = drift_filter(
         q,
-        ["After buying 20 more, how many apples does Sam have now?",
-         "Sam, in Paris, has 10 apples and buys 20 more: how many in all?",
-         "Someone has 10 apples and buys 20 more: how many now?"],
+        [
+            "After buying 20 more, how many apples does Sam have now?",
+            "Sam, in Paris, has 10 apples and buys 20 more: how many in all?",
+            "Someone has 10 apples and buys 20 more: how many now?",
+        ],
         ["numbers", "entities"],
     )
     assert kept == ["Sam, in Paris, has 10 apples and buys 20 more: how many in all?"]
     assert [(r.reason, r.detail) for r in rejected] == [
-        ("numbers_changed", "dropped 10"), ("entities_changed", "dropped paris, sam")
+        ("numbers_changed", "dropped 10"),
+        ("entities_changed", "dropped paris, sam"),
     ]
     assert drift_filter(q, ["After buying 20 more, how many?"], [])[0] == ["After buying 20 more, how many?"]

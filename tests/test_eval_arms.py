@@ -99,7 +99,9 @@ def test_few_shot_questions_are_not_in_the_sample_set() -> None:
     if not sample.exists():
         pytest.skip("no sample set")
     questions = {
-        v["question"].strip().lower() for line in sample.read_text().splitlines() if line.strip()
+        v["question"].strip().lower()
+        for line in sample.read_text().splitlines()
+        if line.strip()
         for v in json.loads(line)["variants"]
     }
     shots = [q for kind in ("factual", "math", "truthful") for q, _ in prompts.shots(kind)]
@@ -185,8 +187,10 @@ def pipeline_responder(answer_for: dict[str, str]) -> Any:
     def respond(model: str, messages: list, params: dict) -> str:
         text = last_user_text(messages)
         if PARAPHRASE_MARKER in text:
-            return ("1. Which city serves as France's seat of government?\n2. Name the French capital city.\n"
-                    "3. Tell me France's main political city.")
+            return (
+                "1. Which city serves as France's seat of government?\n2. Name the French capital city.\n"
+                "3. Tell me France's main political city."
+            )
         return answer_for.get(text, "Paris")
 
     return respond
@@ -268,8 +272,12 @@ async def test_sc_answers_sample_j_with_seed_j_and_votes_them_with_the_pipeline(
 
     client, fake = make_client(responder)
     out = await make_arm("sc[equivalence=exact]", client, MODEL, k=3).answer(Q, seed=0)
-    assert out.details["seeds"] == [1, 2, 3, 4] and out.details["answers"] == ["Paris", "the city of Paris", "Lyon",
-                                                                               "paris"]
+    assert out.details["seeds"] == [1, 2, 3, 4] and out.details["answers"] == [
+        "Paris",
+        "the city of Paris",
+        "Lyon",
+        "paris",
+    ]
     assert out.details["clusters"] == [0, 1, 2, 0] and out.answer == "Paris"
     assert out.details["vote_share"] == pytest.approx(0.5) and len(fake.calls) == 4
 

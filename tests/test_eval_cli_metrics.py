@@ -81,9 +81,26 @@ def test_wrong_group_set_is_a_clean_error():
 
 
 def test_custom_columns_label_spellings_and_compare_option():
-    args = [FIX / "eval_labels_custom.jsonl", "--question-col", "qid", "--variant-col", "para", "--original-col",
-            "orig", "--label-col", "grade", "--answer-col", "text", "--consistency", "exact,rouge1@0.4",
-            "--consistency-mode", "both", "--json", "--n-boot", "50"]
+    args = [
+        FIX / "eval_labels_custom.jsonl",
+        "--question-col",
+        "qid",
+        "--variant-col",
+        "para",
+        "--original-col",
+        "orig",
+        "--label-col",
+        "grade",
+        "--answer-col",
+        "text",
+        "--consistency",
+        "exact,rouge1@0.4",
+        "--consistency-mode",
+        "both",
+        "--json",
+        "--n-boot",
+        "50",
+    ]
     result = run(*args)
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -101,12 +118,18 @@ def test_custom_columns_label_spellings_and_compare_option():
         ("", "file is empty"),
         ("question_id,variant_id,is_original,label\n", "header but no records"),
         ("question_id,variant_id,label\nq,0,correct\n", ":1: missing column(s) ['is_original']"),
-        ("question_id,variant_id,is_original,label\nq,0,true,correct\nq,1,false,right\n",
-         ":3: label 'right' is not one of correct, incorrect, not_attempted"),
-        ("question_id,variant_id,is_original,label\nq,0,false,correct\nq,1,false,correct\n",
-         ":2: question 'q' has no original row"),
-        ("question_id,variant_id,is_original,label\nq,0,true,correct\nq,1,true,correct\n",
-         ":3: question 'q' has two original rows (also line 2)"),
+        (
+            "question_id,variant_id,is_original,label\nq,0,true,correct\nq,1,false,right\n",
+            ":3: label 'right' is not one of correct, incorrect, not_attempted",
+        ),
+        (
+            "question_id,variant_id,is_original,label\nq,0,false,correct\nq,1,false,correct\n",
+            ":2: question 'q' has no original row",
+        ),
+        (
+            "question_id,variant_id,is_original,label\nq,0,true,correct\nq,1,true,correct\n",
+            ":3: question 'q' has two original rows (also line 2)",
+        ),
         ("question_id,variant_id,is_original,label\nq,0,maybe,correct\n", ":2: 'is_original' must be true or false"),
         ("question_id,variant_id,is_original,label\n,0,true,correct\n", ":2: empty 'question_id'"),
     ],
@@ -146,7 +169,10 @@ def test_console_script(tmp_path):
         pytest.skip("the selfpara console script is not installed (pip install -e .)")
     done = subprocess.run(
         [str(script), "metrics", str(LABELS), "--json", "--n-boot", "100"],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "120"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "120"},
     )
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
@@ -160,11 +186,19 @@ def test_console_script(tmp_path):
 
 def test_confidence_column_gives_auroc_coverage_and_policy(tmp_path: Path):
     """The hand table of tests/test_eval_confidence.py as a CSV: AUROC 4/6, accuracy 2/3 at 50% coverage."""
-    rows = [("q1", 0, "correct", 1.0), ("q2", 0, "correct", 0.75), ("q3", 0, "incorrect", 0.75),
-            ("q4", 0, "incorrect", 0.5), ("q5", 0, "correct", 0.5), ("q6", 0, "not_attempted", 1.0)]
+    rows = [
+        ("q1", 0, "correct", 1.0),
+        ("q2", 0, "correct", 0.75),
+        ("q3", 0, "incorrect", 0.75),
+        ("q4", 0, "incorrect", 0.5),
+        ("q5", 0, "correct", 0.5),
+        ("q6", 0, "not_attempted", 1.0),
+    ]
     path = tmp_path / "conf.csv"
-    path.write_text("question_id,variant_id,is_original,label,share\n"
-                    + "".join(f"{q},{v},true,{lab},{s}\n" for q, v, lab, s in rows))
+    path.write_text(
+        "question_id,variant_id,is_original,label,share\n"
+        + "".join(f"{q},{v},true,{lab},{s}\n" for q, v, lab, s in rows)
+    )
     result = run(path, "--json", "--n-boot", "100", "--confidence-col", "share")
     assert result.exit_code == 0, result.output
     conf = json.loads(result.stdout)["confidence_of_correctness"]["all"]

@@ -147,7 +147,9 @@ def test_rows_grouped_by_question_id_with_context_variants():
     cap, rev = items
     assert cap.id == "cap-fr" and cap.gold == ["Paris", "paris city"]
     assert [v.question for v in cap.variants] == [
-        "What is the capital of France?", "Which city is the capital of France?", "Name the capital city of France.",
+        "What is the capital of France?",
+        "Which city is the capital of France?",
+        "Name the capital city of France.",
     ]
     # same question, changed context: still two variants
     assert len(rev.variants) == 2 and rev.variants[0].question == rev.variants[1].question
@@ -217,8 +219,14 @@ def test_data_errors_are_input_errors():
 
 def test_save_and_load_items_round_trip(tmp_path):
     items = [
-        Item(id="a", gold=["Paris"], variants=[ItemVariant(id=0, question="Capital of France?"),
-                                               ItemVariant(id=1, question="France's capital?", context="ctx")]),
+        Item(
+            id="a",
+            gold=["Paris"],
+            variants=[
+                ItemVariant(id=0, question="Capital of France?"),
+                ItemVariant(id=1, question="France's capital?", context="ctx"),
+            ],
+        ),
         Item(id="b", kind="math", gold=["12"], variants=[ItemVariant(id=0, question="7+5?")], meta={"k": 1}),
     ]
     path = save_items(items, tmp_path / "sub" / "variants.jsonl")
@@ -235,8 +243,9 @@ def test_load_items_validates_each_line(tmp_path):
     (tmp_path / "v.jsonl").write_text(good + "\n" + good + "\n")
     with pytest.raises(DataError, match="duplicate item id 'a'"):
         load_items(tmp_path / "v.jsonl")
-    (tmp_path / "v.jsonl").write_text(json.dumps({"id": "c", "kind": "poem", "gold": ["x"],
-                                                  "variants": [{"id": 0, "question": "q"}]}) + "\n")
+    (tmp_path / "v.jsonl").write_text(
+        json.dumps({"id": "c", "kind": "poem", "gold": ["x"], "variants": [{"id": 0, "question": "q"}]}) + "\n"
+    )
     with pytest.raises(DataError, match=r"v\.jsonl:1: not a valid item: kind"):
         load_items(tmp_path / "v.jsonl")
 
@@ -317,8 +326,17 @@ def test_real_public_files_load():
 def test_generic_jsonl_uses_conventional_columns(tmp_path):
     f = tmp_path / "mine.jsonl"
     f.write_text(
-        json.dumps({"id": "a", "question": "What is 7 plus 5?", "gold": ["12", "twelve"], "kind": "math",
-                    "paraphrases": ["How much is 7 + 5?", "Add 7 and 5."], "category": "sums"}) + "\n"
+        json.dumps(
+            {
+                "id": "a",
+                "question": "What is 7 plus 5?",
+                "gold": ["12", "twelve"],
+                "kind": "math",
+                "paraphrases": ["How much is 7 + 5?", "Add 7 and 5."],
+                "category": "sums",
+            }
+        )
+        + "\n"
         + json.dumps({"id": "b", "question": "Capital of Peru?", "gold": "Lima", "paraphrases": "Peru's capital?"})
         + "\n"
     )

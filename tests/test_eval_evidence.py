@@ -23,8 +23,7 @@ def _responder(model: str, messages: list, params: dict) -> str:
     text = last_user_text(messages)
     if PARAPHRASE_MARKER in text:
         # the first is the question itself (rejected by the overlap rule), the others are kept
-        return (f"1. {QUESTION}\n2. Name the French capital city.\n3. Which city serves as France's seat of "
-                "government?")
+        return f"1. {QUESTION}\n2. Name the French capital city.\n3. Which city serves as France's seat of government?"
     return "Lyon" if "French capital" in text else "Paris"
 
 
@@ -49,11 +48,19 @@ def test_evidence_picks_up_fields_the_pipeline_adds() -> None:
         pair_decisions: list[dict[str, object]] = []
 
     wrapped = Extended(
-        answer="Paris", question="q", model="m", k_requested=1, k_kept=1,
+        answer="Paris",
+        question="q",
+        model="m",
+        k_requested=1,
+        k_kept=1,
         variants=[Variant(index=0, text="q"), Variant(index=1, text="q2")],
         answers=[Answer(variant=0, text="Paris", cluster=0), Answer(variant=1, text="Paris", cluster=0)],
-        clusters=[Cluster(id=0, members=[0, 1])], winner=0, vote_share=1.0, entropy=0.0,
-        entropy_normalized=0.0, original_won=True,
+        clusters=[Cluster(id=0, members=[0, 1])],
+        winner=0,
+        vote_share=1.0,
+        entropy=0.0,
+        entropy_normalized=0.0,
+        original_won=True,
         pair_decisions=[{"a": 0, "b": 1, "equivalent": True, "decided_by": "exact"}],
     )
     assert evidence(wrapped)["pair_decisions"] == [{"a": 0, "b": 1, "equivalent": True, "decided_by": "exact"}]
@@ -63,8 +70,13 @@ def test_bench_log_lines_carry_the_evidence(tmp_path: Path) -> None:
     items = [Item(id="fr", gold=["Paris"], variants=[ItemVariant(id=0, question=QUESTION)])]
     data = save_items(items, tmp_path / "d.jsonl")
     client = ModelClient(backend=FakeBackend(_responder), retries=0, timeout_s=5)
-    asyncio.run(run_bench(BenchConfig(dataset=str(data), arms=["selfpara[equivalence=exact]", "sc"], k=3),
-                          tmp_path / "run", RunOptions(client=client, progress=False)))
+    asyncio.run(
+        run_bench(
+            BenchConfig(dataset=str(data), arms=["selfpara[equivalence=exact]", "sc"], k=3),
+            tmp_path / "run",
+            RunOptions(client=client, progress=False),
+        )
+    )
     lines = [json.loads(x) for x in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
     by_arm = {r["arm"].split("[")[0]: r for r in lines}
     assert by_arm["selfpara"]["details"]["evidence"]["rejected"]

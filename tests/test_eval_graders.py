@@ -25,8 +25,13 @@ from selfpara.testing import FakeBackend, last_user_text
 
 
 def item(gold, kind="factual", incorrect=(), question="What is the capital of France?"):
-    return Item(id="x", kind=kind, gold=list(gold), incorrect=list(incorrect),
-                variants=[ItemVariant(id=0, question=question), ItemVariant(id=1, question="Paraphrase?")])
+    return Item(
+        id="x",
+        kind=kind,
+        gold=list(gold),
+        incorrect=list(incorrect),
+        variants=[ItemVariant(id=0, question=question), ItemVariant(id=1, question="Paraphrase?")],
+    )
 
 
 PARIS = item(["Paris"])

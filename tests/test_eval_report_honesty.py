@@ -25,9 +25,14 @@ from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
 
 def _items(n: int) -> list[Item]:
     return [
-        Item(id=f"q{i}", gold=["Lima"], variants=[
-            ItemVariant(id=0, question=f"What is the capital of Peru ({i})?"),
-            ItemVariant(id=1, question=f"Which city is Peru's capital ({i})?")])
+        Item(
+            id=f"q{i}",
+            gold=["Lima"],
+            variants=[
+                ItemVariant(id=0, question=f"What is the capital of Peru ({i})?"),
+                ItemVariant(id=1, question=f"Which city is Peru's capital ({i})?"),
+            ],
+        )
         for i in range(n)
     ]
 
@@ -36,8 +41,13 @@ def _run(tmp: Path, responder, *, arms=("raw", "selfpara"), n: int = 3, cache=No
     data = save_items(_items(n), tmp / f"{name}.jsonl")
     out = tmp / name
     client = ModelClient(backend=FakeBackend(responder), retries=0, timeout_s=5)
-    asyncio.run(run_bench(BenchConfig(dataset=str(data), arms=list(arms), k=2), out,
-                          RunOptions(client=client, progress=False, cache=cache)))
+    asyncio.run(
+        run_bench(
+            BenchConfig(dataset=str(data), arms=list(arms), k=2),
+            out,
+            RunOptions(client=client, progress=False, cache=cache),
+        )
+    )
     return out
 
 
@@ -63,8 +73,19 @@ def test_html_and_markdown_show_abstentions(tmp_path: Path) -> None:
 
 
 def _cmp(diff: float, lo: float, hi: float, p: float | None) -> PairedComparison:
-    return PairedComparison(metric="A_exp", a="selfpara", b="raw", value_a=None, value_b=None, diff=diff,
-                            lo=lo, hi=hi, p_value=p, test="permutation" if p is not None else "none", n=40)
+    return PairedComparison(
+        metric="A_exp",
+        a="selfpara",
+        b="raw",
+        value_a=None,
+        value_b=None,
+        diff=diff,
+        lo=lo,
+        hi=hi,
+        p_value=p,
+        test="permutation" if p is not None else "none",
+        n=40,
+    )
 
 
 def test_significance_needs_the_ci_and_the_test() -> None:
@@ -119,30 +140,48 @@ def test_cached_answers_are_flagged_and_left_out_of_latency(tmp_path: Path) -> N
 
 
 def test_judge_warning_for_a_small_self_judging_model() -> None:
-    arm = {"arm": "selfpara", "label": "selfpara",
-           "config": {"model": "openai/qwen2.5-1.5b-instruct", "equivalence": "exact,numeric,llm", "judge_model": None}}
+    arm = {
+        "arm": "selfpara",
+        "label": "selfpara",
+        "config": {"model": "openai/qwen2.5-1.5b-instruct", "equivalence": "exact,numeric,llm", "judge_model": None},
+    }
     assert judge_warnings([arm], []) and "judge is the model under test" in judge_warnings([arm], [])[0]
     strong = {**arm, "config": {**arm["config"], "judge_model": "openai/gpt-4o"}}
     assert judge_warnings([strong], []) == []
     no_llm = {**arm, "config": {**arm["config"], "equivalence": "exact,numeric,contains"}}
     assert judge_warnings([no_llm], []) == []
-    sc = {"arm": "sc", "label": "sc", "model": "openai/big-model", "settings": {"equivalence": "auto"},
-          "api_base": "http://127.0.0.1:8080/v1"}
+    sc = {
+        "arm": "sc",
+        "label": "sc",
+        "model": "openai/big-model",
+        "settings": {"equivalence": "auto"},
+        "api_base": "http://127.0.0.1:8080/v1",
+    }
     assert judge_warnings([sc], [])  # local server
-    flagged = SampleRecord(item_id="q", variant_id=0, is_original=True, arm="sc", answer="x", label="correct",
-                           details={"flags": ["judge_is_model_under_test"]})
+    flagged = SampleRecord(
+        item_id="q",
+        variant_id=0,
+        is_original=True,
+        arm="sc",
+        answer="x",
+        label="correct",
+        details={"flags": ["judge_is_model_under_test"]},
+    )
     hosted = {**sc, "api_base": None, "settings": {"equivalence": "exact"}}
     assert judge_warnings([hosted], [flagged])
 
 
-@pytest.mark.parametrize(("model", "api_base", "expected"), [
-    ("local/smollm2", None, True),
-    ("openai/Qwen2.5-Coder-1.5B-Instruct", None, True),
-    ("hosted_vllm/llama-3-8b", None, True),
-    ("openai/llama-3-70b", None, False),
-    ("openai/gpt-4o", None, False),
-    ("openai/gpt-4o", "http://localhost:8000/v1", True),
-    ("smollm2-135m", None, True),
-])
+@pytest.mark.parametrize(
+    ("model", "api_base", "expected"),
+    [
+        ("local/smollm2", None, True),
+        ("openai/Qwen2.5-Coder-1.5B-Instruct", None, True),
+        ("hosted_vllm/llama-3-8b", None, True),
+        ("openai/llama-3-70b", None, False),
+        ("openai/gpt-4o", None, False),
+        ("openai/gpt-4o", "http://localhost:8000/v1", True),
+        ("smollm2-135m", None, True),
+    ],
+)
 def test_small_or_local(model: str, api_base: str | None, expected: bool) -> None:
     assert is_small_or_local(model, api_base) is expected

@@ -25,15 +25,28 @@ ARMS = ["raw", "selfpara", "sc"]
 
 
 def make_items(n: int = 4) -> list[Item]:
-    cities = [("France", "Paris"), ("Japan", "Tokyo"), ("Peru", "Lima"), ("Kenya", "Nairobi"), ("Chile", "Santiago"),
-              ("Egypt", "Cairo")]
+    cities = [
+        ("France", "Paris"),
+        ("Japan", "Tokyo"),
+        ("Peru", "Lima"),
+        ("Kenya", "Nairobi"),
+        ("Chile", "Santiago"),
+        ("Egypt", "Cairo"),
+    ]
     items = []
     for i, (country, city) in enumerate(cities[:n]):
-        items.append(Item(
-            id=f"cap-{i}", kind="factual", gold=[city], category="capitals",
-            variants=[ItemVariant(id=0, question=f"What is the capital of {country}?"),
-                      ItemVariant(id=1, question=f"Which city is the capital of {country}?")],
-        ))
+        items.append(
+            Item(
+                id=f"cap-{i}",
+                kind="factual",
+                gold=[city],
+                category="capitals",
+                variants=[
+                    ItemVariant(id=0, question=f"What is the capital of {country}?"),
+                    ItemVariant(id=1, question=f"Which city is the capital of {country}?"),
+                ],
+            )
+        )
     return items
 
 
@@ -135,8 +148,9 @@ def test_resume_after_interruption_runs_only_the_missing_samples(dataset: Path, 
     rows = lines(out / "samples.jsonl")
     assert len(rows) == 16 and len({(r["item_id"], r["variant_id"], r["arm"]) for r in rows}) == 16
     # only the missing samples were asked: raw costs 1 call, sc k + 1 = 3
-    assert len(fake2.calls) == sum(1 if a == "raw" else 3 for (_, _, a) in
-                                   {(r["item_id"], r["variant_id"], r["arm"]) for r in rows} - done)
+    assert len(fake2.calls) == sum(
+        1 if a == "raw" else 3 for (_, _, a) in {(r["item_id"], r["variant_id"], r["arm"]) for r in rows} - done
+    )
 
 
 def test_a_run_cancelled_mid_flight_keeps_what_it_wrote(dataset: Path, tmp_path: Path) -> None:
@@ -230,8 +244,18 @@ def test_max_variants_and_variants_from_a_file(dataset: Path, tmp_path: Path) ->
     client, _ = fake_client()
     r = run(BenchConfig(dataset=str(dataset), arms=["raw"], max_variants=1), tmp_path / "a", client=client)
     assert all(len(i.variants) == 1 for i in r.items) and len(r.records) == 4
-    other = [i.model_copy(update={"variants": [i.variants[0], ItemVariant(id=1, question=f"Q{i.id}?"),
-                                               ItemVariant(id=2, question=f"R{i.id}?")]}) for i in make_items()]
+    other = [
+        i.model_copy(
+            update={
+                "variants": [
+                    i.variants[0],
+                    ItemVariant(id=1, question=f"Q{i.id}?"),
+                    ItemVariant(id=2, question=f"R{i.id}?"),
+                ]
+            }
+        )
+        for i in make_items()
+    ]
     vfile = save_items(other, tmp_path / "variants.jsonl")
     r = run(BenchConfig(dataset=str(dataset), arms=["raw"], variants=str(vfile)), tmp_path / "b", client=client)
     assert [len(i.variants) for i in r.items] == [3, 3, 3, 3] and len(r.records) == 12

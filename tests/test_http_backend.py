@@ -48,8 +48,15 @@ def base(upstream: tuple[FakeUpstream, str]) -> str:
 
 
 def client_for(base: str, **kw: Any) -> ModelClient:
-    options: dict[str, Any] = {"api_base": base, "api_key": KEY, "retries": 2, "backoff_s": 0.001, "timeout_s": 3.0,
-                               "environ": {}, **kw}
+    options: dict[str, Any] = {
+        "api_base": base,
+        "api_key": KEY,
+        "retries": 2,
+        "backoff_s": 0.001,
+        "timeout_s": 3.0,
+        "environ": {},
+        **kw,
+    }
     return ModelClient(**options)
 
 
@@ -141,8 +148,9 @@ def test_sessions_close_with_their_loop(fake: FakeUpstream, base: str, caplog: p
     with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.ERROR, logger="asyncio"):
         warnings.simplefilter("always")
         assert [asyncio.run(once()) for _ in range(3)] == ["Paris"] * 3
-        paraphraser = SelfParaphraser(model="openai/fake", api_base=base, api_key=KEY, k=2,
-                                      paraphrase_check="off", equivalence="exact", retries=0)
+        paraphraser = SelfParaphraser(
+            model="openai/fake", api_base=base, api_key=KEY, k=2, paraphrase_check="off", equivalence="exact", retries=0
+        )
         assert paraphraser.answer("What is the capital of France?").answer == "Paris"
         del client, paraphraser
         gc.collect()

@@ -82,8 +82,9 @@ def test_redact_removes_keys():
 async def test_litellm_mock_response_through_real_backend():
     client = ModelClient()
     usage = Usage()
-    out = await client.complete("openai/gpt-4o-mini", [{"role": "user", "content": "hi"}], usage=usage,
-                                mock_response="Hello there")
+    out = await client.complete(
+        "openai/gpt-4o-mini", [{"role": "user", "content": "hi"}], usage=usage, mock_response="Hello there"
+    )
     assert out.text == "Hello there" and usage.calls == 1 and usage.total_tokens > 0
 
 
@@ -95,8 +96,9 @@ async def test_litellm_errors_are_classified_and_key_free():
 
 
 async def test_unreachable_upstream_is_a_clear_error():
-    client = ModelClient(api_base="http://127.0.0.1:9", api_key="sk-verysecretkey", retries=1, backoff_s=0.001,
-                         timeout_s=5)
+    client = ModelClient(
+        api_base="http://127.0.0.1:9", api_key="sk-verysecretkey", retries=1, backoff_s=0.001, timeout_s=5
+    )
     with pytest.raises(UpstreamError) as info:
         await client.complete("openai/x", [{"role": "user", "content": "hi"}])
     assert info.value.status in (502, 504) and "verysecret" not in str(info.value)
@@ -115,11 +117,23 @@ async def test_base_url_and_key_go_only_to_the_configured_provider():
 def test_client_from_config_reads_every_client_setting():
     from selfpara.config import build_config
 
-    cfg = build_config(model="openai/m", api_base="http://up/v1", api_key="sk-secret123456", timeout_s=7,
-                       retries=1, concurrency=3, transport="litellm")
+    cfg = build_config(
+        model="openai/m",
+        api_base="http://up/v1",
+        api_key="sk-secret123456",
+        timeout_s=7,
+        retries=1,
+        concurrency=3,
+        transport="litellm",
+    )
     client = ModelClient.from_config(cfg)
     assert (client.api_base, client._api_key, client.timeout_s, client.retries, client.concurrency) == (
-        "http://up/v1", "sk-secret123456", 7, 1, 3)
+        "http://up/v1",
+        "sk-secret123456",
+        7,
+        1,
+        3,
+    )
     assert client.provider == "openai" and client.transport == "litellm"
     shared = ModelClient.from_config(cfg, concurrency=64, provider=None)
     assert shared.concurrency == 64 and shared.provider is None and shared.retries == 1

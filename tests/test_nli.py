@@ -17,9 +17,16 @@ def tiny_nli(directory: Path, labels=("entailment", "neutral", "contradiction"))
     words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "what", "is", "the", "capital", "of", "france", "paris"]
     (directory / "vocab.txt").write_text("\n".join(words))
     BertTokenizer(str(directory / "vocab.txt")).save_pretrained(directory)
-    config = BertConfig(vocab_size=len(words), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=32, num_labels=3, id2label=dict(enumerate(labels)),
-                        label2id={l: i for i, l in enumerate(labels)})
+    config = BertConfig(
+        vocab_size=len(words),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        num_labels=3,
+        id2label=dict(enumerate(labels)),
+        label2id={l: i for i, l in enumerate(labels)},
+    )
     BertForSequenceClassification(config).save_pretrained(directory)
     return directory
 
@@ -48,10 +55,23 @@ def test_unnamed_labels_are_rejected(tmp_path):
 
 
 async def test_pipeline_runs_with_nli_equivalence_and_check(nli_dir):
-    fake = FakeBackend(lambda m, msgs, p: "1. Tell me the capital of France.\n2. Which city is France's capital?"
-                       if "Rewrite" in msgs[-1]["content"] else "Paris, I think" if "Which" in msgs[-1]["content"] else "Paris")
-    sp = SelfParaphraser(model="openai/x", k=2, equivalence="exact,nli", paraphrase_check="nli", nli_model=str(nli_dir),
-                         client=ModelClient(backend=fake))
+    fake = FakeBackend(
+        lambda m, msgs, p: (
+            "1. Tell me the capital of France.\n2. Which city is France's capital?"
+            if "Rewrite" in msgs[-1]["content"]
+            else "Paris, I think"
+            if "Which" in msgs[-1]["content"]
+            else "Paris"
+        )
+    )
+    sp = SelfParaphraser(
+        model="openai/x",
+        k=2,
+        equivalence="exact,nli",
+        paraphrase_check="nli",
+        nli_model=str(nli_dir),
+        client=ModelClient(backend=fake),
+    )
     r = await sp.aanswer("What is the capital of France?")
     assert r.equivalence_functions == ["exact", "nli"] and r.paraphrase_check == "nli"
     assert r.k_kept + len(r.rejected) == 2

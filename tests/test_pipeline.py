@@ -42,8 +42,12 @@ async def test_old_json_names_are_kept_as_deprecated_aliases():
 
 async def test_context_and_system_prompt_go_with_every_wording():
     sp, fake = make(k=2, equivalence="exact", paraphrase_check="off")
-    msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"},
-            {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "What is the capital of France?"}]
+    msgs = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello"},
+        {"role": "user", "content": "What is the capital of France?"},
+    ]
     await sp.aanswer(msgs, temperature=0.3, max_tokens=17)
     answer_calls = [c for c in fake.calls if PARAPHRASE_MARKER not in last_user_text(c[1])]
     assert len(answer_calls) == 3
@@ -138,8 +142,16 @@ async def test_every_answer_failing_raises_with_status():
     assert info.value.status == 401
 
 
-@pytest.mark.parametrize("bad", ["", "   ", [], [{"role": "assistant", "content": "hi"}],
-                                 [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        "   ",
+        [],
+        [{"role": "assistant", "content": "hi"}],
+        [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}],
+    ],
+)
 async def test_bad_questions(bad):
     sp, fake = make()
     with pytest.raises(InputError):
@@ -147,8 +159,16 @@ async def test_bad_questions(bad):
     assert fake.calls == []
 
 
-@pytest.mark.parametrize("override", [{"k": 0}, {"k": 21}, {"equivalence": "vibes"}, {"equivalence": "nli"},
-                                      {"nli_model": "/nonexistent", "equivalence": "nli"}])
+@pytest.mark.parametrize(
+    "override",
+    [
+        {"k": 0},
+        {"k": 21},
+        {"equivalence": "vibes"},
+        {"equivalence": "nli"},
+        {"nli_model": "/nonexistent", "equivalence": "nli"},
+    ],
+)
 async def test_bad_settings(override):
     sp, _ = make()
     with pytest.raises(ConfigError):
@@ -173,9 +193,11 @@ async def test_drifted_paraphrases_are_rejected_before_the_judge():
     def respond(model, messages, params):
         text = last_user_text(messages)
         if PARAPHRASE_MARKER in text:
-            return ("1. How many apples does Tom have now after receiving 4 more?\n"
-                    "2. Tom had three apples, then received four extra; what's his total?\n"
-                    "3. Having 3 apples and getting 4 more, what does someone hold now?")
+            return (
+                "1. How many apples does Tom have now after receiving 4 more?\n"
+                "2. Tom had three apples, then received four extra; what's his total?\n"
+                "3. Having 3 apples and getting 4 more, what does someone hold now?"
+            )
         if JUDGE_MARKER in text:
             return "YES"
         return "8" if "receiving" in text else "7"
@@ -184,7 +206,8 @@ async def test_drifted_paraphrases_are_rejected_before_the_judge():
     r = await sp.aanswer(q)
     assert [v.text for v in r.variants[1:]] == ["Tom had three apples, then received four extra; what's his total?"]
     assert [(x.reason, x.detail) for x in r.rejected] == [
-        ("numbers_changed", "dropped 3"), ("entities_changed", "dropped tom")
+        ("numbers_changed", "dropped 3"),
+        ("entities_changed", "dropped tom"),
     ]
     assert r.rejected[0].text == "How many apples does Tom have now after receiving 4 more?"
     judged = [c for c in fake.calls if JUDGE_MARKER in last_user_text(c[1])]

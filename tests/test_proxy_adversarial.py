@@ -46,8 +46,9 @@ def start(settings: Any, **config: Any) -> ThreadedServer:
     from selfpara.server import create_app
     from selfpara.server.protocol import uvicorn_options
 
-    return ThreadedServer(create_app(settings), graceful_s=config.pop("graceful_s", 5.0),
-                          **{**uvicorn_options(settings), **config}).start()
+    return ThreadedServer(
+        create_app(settings), graceful_s=config.pop("graceful_s", 5.0), **{**uvicorn_options(settings), **config}
+    ).start()
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +83,9 @@ def sse_lines(response: httpx.Response) -> list[str]:
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.12])  # answered before / after the first keep-alive
-def test_upstream_key_echoed_in_an_answer_never_reaches_a_stream(proxy: ThreadedServer, fake: FakeUpstream,
-                                                                 delay: float) -> None:
+def test_upstream_key_echoed_in_an_answer_never_reaches_a_stream(
+    proxy: ThreadedServer, fake: FakeUpstream, delay: float
+) -> None:
     fake.reset(answer=f"Authorization: Bearer {UPSTREAM_KEY}", delay_s=delay)
     for body in (chat(stream=True), chat()):
         r = post(proxy, body)
@@ -95,8 +97,9 @@ def test_upstream_key_echoed_in_an_answer_never_reaches_a_stream(proxy: Threaded
 # ---- 2. upstream error text ----------------------------------------------------------------------
 
 
-def test_upstream_error_text_stays_in_the_log(proxy: ThreadedServer, fake: FakeUpstream,
-                                              caplog: pytest.LogCaptureFixture) -> None:
+def test_upstream_error_text_stays_in_the_log(
+    proxy: ThreadedServer, fake: FakeUpstream, caplog: pytest.LogCaptureFixture
+) -> None:
     leak = f"cannot reach {SECRET_DSN} from /srv/internal/app.py via http://10.9.8.7:9000/v1"
     fake.fail(500, when="answer", times=None, message=leak)
     with caplog.at_level(logging.INFO, logger="selfpara"):
@@ -134,14 +137,18 @@ def test_passthrough_error_text_is_generic(proxy: ThreadedServer, fake: FakeUpst
 # ---- 3, 4, 9. malformed input is a 400 before any upstream call ---------------------------------
 
 
-@pytest.mark.parametrize("raw, where", [
-    ('{"model": "openai/fake", "messages": [{"role": "user", "content": "caf\\ud800?"}]}', "surrogate"),
-    ('{"model": "openai/fake", "stream": true, "messages": [{"role": "user", "content": "\\udfff"}]}', "surrogate"),
-    ("[" * 9000 + "]" * 9000, "nested"),
-    ('{"model": "openai/fake", "messages": [' + "[" * 5000 + "]" * 5000 + "]}", "nested"),
-])
-def test_unencodable_or_deep_json_is_a_400(proxy: ThreadedServer, fake: FakeUpstream, raw: str, where: str,
-                                           caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize(
+    "raw, where",
+    [
+        ('{"model": "openai/fake", "messages": [{"role": "user", "content": "caf\\ud800?"}]}', "surrogate"),
+        ('{"model": "openai/fake", "stream": true, "messages": [{"role": "user", "content": "\\udfff"}]}', "surrogate"),
+        ("[" * 9000 + "]" * 9000, "nested"),
+        ('{"model": "openai/fake", "messages": [' + "[" * 5000 + "]" * 5000 + "]}", "nested"),
+    ],
+)
+def test_unencodable_or_deep_json_is_a_400(
+    proxy: ThreadedServer, fake: FakeUpstream, raw: str, where: str, caplog: pytest.LogCaptureFixture
+) -> None:
     with caplog.at_level(logging.INFO):
         r = post(proxy, raw.encode(), headers={"Content-Type": "application/json"})
     error = assert_openai_error(r, 400)
@@ -151,18 +158,22 @@ def test_unencodable_or_deep_json_is_a_400(proxy: ThreadedServer, fake: FakeUpst
     healthy(proxy, fake)
 
 
-@pytest.mark.parametrize("body, param", [
-    (chat(messages=[{"role": "user", "content": [{"type": "text", "text": None}]}]), "messages.0.content"),
-    (chat(messages=[{"role": "user", "content": [{"type": "text", "text": 42}]}]), "messages.0.content"),
-    (chat(selfpara={"k": True}), "selfpara.k"),
-    (chat(selfpara={"k": "3"}), "selfpara.k"),
-    (chat(selfpara={"enabled": "false"}), "selfpara.enabled"),
-    (chat(stream="yes"), "stream"),
-    (chat(max_tokens="100"), "max_tokens"),
-    (chat(n=True), "n"),
-])
-def test_values_of_the_wrong_type_are_refused_not_coerced(proxy: ThreadedServer, fake: FakeUpstream,
-                                                          body: dict[str, Any], param: str) -> None:
+@pytest.mark.parametrize(
+    "body, param",
+    [
+        (chat(messages=[{"role": "user", "content": [{"type": "text", "text": None}]}]), "messages.0.content"),
+        (chat(messages=[{"role": "user", "content": [{"type": "text", "text": 42}]}]), "messages.0.content"),
+        (chat(selfpara={"k": True}), "selfpara.k"),
+        (chat(selfpara={"k": "3"}), "selfpara.k"),
+        (chat(selfpara={"enabled": "false"}), "selfpara.enabled"),
+        (chat(stream="yes"), "stream"),
+        (chat(max_tokens="100"), "max_tokens"),
+        (chat(n=True), "n"),
+    ],
+)
+def test_values_of_the_wrong_type_are_refused_not_coerced(
+    proxy: ThreadedServer, fake: FakeUpstream, body: dict[str, Any], param: str
+) -> None:
     error = assert_openai_error(post(proxy, body), 400)
     assert error["param"].startswith(param), error
     assert fake.calls == []
@@ -179,8 +190,10 @@ def test_shutdown_past_the_grace_period_answers_cleanly(fake: FakeUpstream) -> N
     def call(name: str, body: dict[str, Any]) -> None:
         results[name] = post(server, body)
 
-    threads = [threading.Thread(target=call, args=("plain", chat())),
-               threading.Thread(target=call, args=("stream", chat(stream=True)))]
+    threads = [
+        threading.Thread(target=call, args=("plain", chat())),
+        threading.Thread(target=call, args=("stream", chat(stream=True))),
+    ]
     for t in threads:
         t.start()
     deadline = time.monotonic() + 5
@@ -195,7 +208,7 @@ def test_shutdown_past_the_grace_period_answers_cleanly(fake: FakeUpstream) -> N
     assert stream.status_code == 200
     lines = sse_lines(stream)
     assert lines[-1] == "data: [DONE]"
-    assert json.loads(lines[-2][len("data: "):])["error"]["code"] == "shutting_down"
+    assert json.loads(lines[-2][len("data: ") :])["error"]["code"] == "shutting_down"
 
 
 # ---- 6. a passthrough stream whose upstream does not stream ------------------------------------------
@@ -212,8 +225,9 @@ def test_passthrough_stream_of_a_non_sse_body_is_an_error(proxy: ThreadedServer,
 # ---- 7. log forging ------------------------------------------------------------------------------------
 
 
-def test_a_newline_in_a_model_name_cannot_forge_a_log_line(proxy: ThreadedServer, fake: FakeUpstream,
-                                                           caplog: pytest.LogCaptureFixture) -> None:
+def test_a_newline_in_a_model_name_cannot_forge_a_log_line(
+    proxy: ThreadedServer, fake: FakeUpstream, caplog: pytest.LogCaptureFixture
+) -> None:
     forged = "openai/fake\nrequest_id=FORGED status=200 model=admin"
     with caplog.at_level(logging.INFO, logger="selfpara.server"):
         r = post(proxy, {"model": forged, "messages": [{"role": "user", "content": Q}]})
@@ -233,9 +247,11 @@ def raw_request(server: ThreadedServer, body: dict[str, Any], *, hold_s: float) 
     """Send a request on a raw socket and hang up after `hold_s`, before reading any answer."""
     payload = json.dumps(body).encode()
     with socket.create_connection(("127.0.0.1", server.port)) as sock:
-        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     + f"Authorization: Bearer {PROXY_KEY}\r\nContent-Length: {len(payload)}\r\n\r\n".encode()
-                     + payload)
+        sock.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + f"Authorization: Bearer {PROXY_KEY}\r\nContent-Length: {len(payload)}\r\n\r\n".encode()
+            + payload
+        )
         time.sleep(hold_s)
 
 
@@ -267,7 +283,7 @@ def test_whole_request_deadline(fake: FakeUpstream) -> None:
         r = post(server, chat(stream=True))
         lines = sse_lines(r)
         assert r.status_code == 200 and lines[-1] == "data: [DONE]"
-        assert json.loads(lines[-2][len("data: "):])["error"]["code"] == "request_timeout"
+        assert json.loads(lines[-2][len("data: ") :])["error"]["code"] == "request_timeout"
         healthy(server, fake)
 
 
@@ -278,8 +294,11 @@ def test_only_json_bodies_start_a_pipeline(fake: FakeUpstream, ctype: str | None
         r = httpx.post(f"{server.base}/v1/chat/completions", content=json.dumps(chat()), headers=headers)
         assert_openai_error(r, 415, "unsupported_media_type")
         assert fake.calls == []
-        r = httpx.post(f"{server.base}/v1/chat/completions", json=chat(),
-                       headers={"Content-Type": "application/json; charset=utf-8"})
+        r = httpx.post(
+            f"{server.base}/v1/chat/completions",
+            json=chat(),
+            headers={"Content-Type": "application/json; charset=utf-8"},
+        )
         assert r.status_code == 200
 
 
@@ -316,8 +335,11 @@ def test_slow_headers_and_bodies_are_cut_off(fake: FakeUpstream) -> None:
             assert sock.recv(1024) == b""  # closed by the server
             assert time.monotonic() - started < 2.0
         with socket.create_connection(("127.0.0.1", server.port)) as sock:
-            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                         + f"Authorization: Bearer {PROXY_KEY}\r\nContent-Length: 500\r\n\r\n".encode() + b'{"mo')
+            sock.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + f"Authorization: Bearer {PROXY_KEY}\r\nContent-Length: 500\r\n\r\n".encode()
+                + b'{"mo'
+            )
             sock.settimeout(5)
             answer = b""
             while b"request_body_timeout" not in answer and (part := sock.recv(4096)):
@@ -339,8 +361,9 @@ def test_models_retrieve(client: openai.OpenAI) -> None:
 
 
 def test_responses_create_wrapped(client: openai.OpenAI, fake: FakeUpstream) -> None:
-    resp = client.responses.create(model="openai/fake", input=Q, instructions="Answer briefly.",
-                                   extra_body={"selfpara": {"k": 2}})
+    resp = client.responses.create(
+        model="openai/fake", input=Q, instructions="Answer briefly.", extra_body={"selfpara": {"k": 2}}
+    )
     assert resp.output_text == "Paris" and resp.status == "completed"
     report = resp.model_extra["selfpara"]
     assert report["k_requested"] == 2 and report["passthrough"] is False
@@ -349,10 +372,14 @@ def test_responses_create_wrapped(client: openai.OpenAI, fake: FakeUpstream) -> 
     assert resp.usage.total_tokens == resp.usage.input_tokens + resp.usage.output_tokens > 0
 
     fake.reset()
-    resp = client.responses.create(model="fake", input=[
-        {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."},
-        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": Q}]},
-    ])
+    resp = client.responses.create(
+        model="fake",
+        input=[
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello."},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": Q}]},
+        ],
+    )
     assert resp.output_text == "Paris"
     assert [m["role"] for m in fake.calls_of("answer")[0].body["messages"]] == ["user", "assistant", "user"]
 
@@ -408,8 +435,12 @@ def test_finish_reason_logprobs_and_fingerprint(client: openai.OpenAI, fake: Fak
     assert client.responses.create(model="fake", input=Q).status == "incomplete"
     # passthrough: the upstream's own logprobs and fingerprint
     fake.finish_reason = "stop"
-    resp = client.chat.completions.create(model="fake", messages=[{"role": "user", "content": Q}], logprobs=True,
-                                          extra_body={"selfpara": {"enabled": False}})
+    resp = client.chat.completions.create(
+        model="fake",
+        messages=[{"role": "user", "content": Q}],
+        logprobs=True,
+        extra_body={"selfpara": {"enabled": False}},
+    )
     assert resp.system_fingerprint == "fp_fake"
     assert [t.token for t in resp.choices[0].logprobs.content] == ["Paris"]
 
@@ -449,8 +480,7 @@ def test_logprobs_a_backend_cannot_give_are_noted() -> None:
     settings = ServerSettings(upstream=build_config(model="openai/fake", k=2, paraphrase_check="off"))
     with ThreadedServer(create_app(settings, client=ModelClient(backend=FakeBackend(), retries=0))) as server:
         text_only = openai.OpenAI(base_url=f"{server.base}/v1", api_key="x", max_retries=0)
-        resp = text_only.chat.completions.create(model="fake", messages=[{"role": "user", "content": Q}],
-                                                 logprobs=True)
+        resp = text_only.chat.completions.create(model="fake", messages=[{"role": "user", "content": Q}], logprobs=True)
         assert resp.choices[0].logprobs is None
         assert any("logprobs" in note for note in resp.model_extra["selfpara"]["notes"])
 
@@ -469,8 +499,14 @@ def test_model_client_raw_api(fake: FakeUpstream) -> None:
     from selfpara.llm import ModelClient
     from selfpara.testing import FakeBackend
 
-    client = ModelClient(api_base=fake.url, api_key=UPSTREAM_KEY, retries=1, backoff_s=0.01,  # type: ignore[attr-defined]
-                         timeout_s=5, transport="http")
+    client = ModelClient(
+        api_base=fake.url,
+        api_key=UPSTREAM_KEY,
+        retries=1,
+        backoff_s=0.01,  # type: ignore[attr-defined]
+        timeout_s=5,
+        transport="http",
+    )
 
     async def run() -> None:
         assert client.can_pass_through("openai/fake", "responses")

@@ -43,10 +43,26 @@ def _reset(fake: FakeUpstream) -> None:
 
 
 def settings_for(fake: FakeUpstream, upstream: dict[str, Any] | None = None, **server: Any) -> ServerSettings:
-    up = {"model": "openai/fake", "api_base": fake.url, "api_key": UPSTREAM_KEY, "k": 3,  # type: ignore[attr-defined]
-          "timeout_s": 3.0, "retries": 2, **(upstream or {})}
-    srv = {"api_key": PROXY_KEY, "backoff_s": 0.01, "keepalive_s": 0.2, "max_k": 5, "max_max_tokens": 512,
-           "max_messages": 20, "max_body_bytes": 20_000, "max_concurrent_requests": 32, **server}
+    up = {
+        "model": "openai/fake",
+        "api_base": fake.url,
+        "api_key": UPSTREAM_KEY,
+        "k": 3,  # type: ignore[attr-defined]
+        "timeout_s": 3.0,
+        "retries": 2,
+        **(upstream or {}),
+    }
+    srv = {
+        "api_key": PROXY_KEY,
+        "backoff_s": 0.01,
+        "keepalive_s": 0.2,
+        "max_k": 5,
+        "max_max_tokens": 512,
+        "max_messages": 20,
+        "max_body_bytes": 20_000,
+        "max_concurrent_requests": 32,
+        **server,
+    }
     return ServerSettings(upstream=build_config(**up), **srv)
 
 
@@ -178,7 +194,9 @@ def test_majority_vote_over_disagreeing_answers(client: openai.OpenAI, fake: Fak
 
 def test_streaming(xclient: openai.OpenAI) -> None:
     stream = xclient.chat.completions.create(
-        model="openai/fake", messages=[{"role": "user", "content": Q}], stream=True,
+        model="openai/fake",
+        messages=[{"role": "user", "content": Q}],
+        stream=True,
         stream_options={"include_usage": True},
     )
     chunks = list(stream)
@@ -196,8 +214,13 @@ def test_streaming_sends_keepalives_while_the_pipeline_works(proxy: ThreadedServ
     long_answer = "The capital of France is Paris, a city on the Seine with a long history " * 3
     fake.reset(answer=long_answer.strip(), delay_s=0.3)  # two rounds: ~0.6 s, keep-alive every 0.2 s
     lines = []
-    with httpx.stream("POST", f"{proxy.base}/v1/chat/completions", json=chat(stream=True),
-                      headers={"Authorization": f"Bearer {PROXY_KEY}"}, timeout=30) as r:
+    with httpx.stream(
+        "POST",
+        f"{proxy.base}/v1/chat/completions",
+        json=chat(stream=True),
+        headers={"Authorization": f"Bearer {PROXY_KEY}"},
+        timeout=30,
+    ) as r:
         assert r.status_code == 200
         assert r.headers["content-type"].startswith("text/event-stream")
         lines = [line for line in r.iter_lines() if line]
@@ -228,7 +251,10 @@ async def test_per_request_settings_do_not_leak(aclient: openai.AsyncOpenAI) -> 
 
 def test_settings_reach_the_pipeline(client: openai.OpenAI, fake: FakeUpstream) -> None:
     resp = client.chat.completions.create(
-        model="openai/fake", messages=[{"role": "user", "content": Q}], temperature=0.3, max_tokens=40,
+        model="openai/fake",
+        messages=[{"role": "user", "content": Q}],
+        temperature=0.3,
+        max_tokens=40,
         extra_body={"selfpara": {"k": 2, "equivalence": "exact", "paraphrase_check": "off"}},
         top_p=0.9,
     )
@@ -246,7 +272,8 @@ def test_low_agreement_policy_in_the_body_and_the_header(
 ) -> None:
     fake.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
     raw = client.chat.completions.with_raw_response.create(
-        model="openai/fake", messages=[{"role": "user", "content": Q}],
+        model="openai/fake",
+        messages=[{"role": "user", "content": Q}],
         extra_body={"selfpara": {"low_agreement": "abstain", "low_agreement_threshold": 0.5}},
     )
     resp = raw.parse()
@@ -257,12 +284,16 @@ def test_low_agreement_policy_in_the_body_and_the_header(
 
     fake.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
     raw = client.chat.completions.with_raw_response.create(
-        model="openai/fake", messages=[{"role": "user", "content": Q}], extra_body={"selfpara": {"low_agreement": "off"}},
+        model="openai/fake",
+        messages=[{"role": "user", "content": Q}],
+        extra_body={"selfpara": {"low_agreement": "off"}},
     )
     assert raw.headers["x-selfpara-low-agreement"] == "false" and raw.parse().choices[0].message.content == "Paris"
 
     fake.reset()
-    raw = client.chat.completions.with_raw_response.create(model="openai/fake", messages=[{"role": "user", "content": Q}])
+    raw = client.chat.completions.with_raw_response.create(
+        model="openai/fake", messages=[{"role": "user", "content": Q}]
+    )
     assert raw.headers["x-selfpara-low-agreement"] == "false"
     r = post(proxy, chat(selfpara={"low_agreement": "panic"}))
     assert_openai_error(r, 400)
@@ -291,7 +322,11 @@ def test_passthrough_tools(xclient: openai.OpenAI, fake: FakeUpstream) -> None:
     resp = xclient.chat.completions.create(model="openai/fake", messages=[{"role": "user", "content": Q}], tools=tools)
     assert resp.choices[0].finish_reason == "tool_calls"
     assert resp.choices[0].message.tool_calls[0].function.name == "lookup"
-    assert _passthrough_report(resp) == {"passthrough": True, "reason": "tools", "request_id": _passthrough_report(resp)["request_id"]}
+    assert _passthrough_report(resp) == {
+        "passthrough": True,
+        "reason": "tools",
+        "request_id": _passthrough_report(resp)["request_id"],
+    }
     assert len(fake.calls) == 1 and fake.calls[0].body["tools"] == tools
 
 
@@ -300,8 +335,9 @@ def test_passthrough_n_and_json_schema_and_empty_question(xclient: openai.OpenAI
     assert len(resp.choices) == 2 and _passthrough_report(resp)["reason"] == "n>1"
 
     schema = {"type": "json_schema", "json_schema": {"name": "a", "schema": {"type": "object"}}}
-    resp = xclient.chat.completions.create(model="openai/fake", messages=[{"role": "user", "content": Q}],
-                                          response_format=schema)  # type: ignore[arg-type]
+    resp = xclient.chat.completions.create(
+        model="openai/fake", messages=[{"role": "user", "content": Q}], response_format=schema
+    )  # type: ignore[arg-type]
     assert json.loads(resp.choices[0].message.content) == {"answer": "Paris"}
     assert _passthrough_report(resp)["reason"] == "json_schema"
 
@@ -312,7 +348,9 @@ def test_passthrough_n_and_json_schema_and_empty_question(xclient: openai.OpenAI
 
 def test_passthrough_streaming(xclient: openai.OpenAI, fake: FakeUpstream) -> None:
     stream = xclient.chat.completions.create(
-        model="selfpara/fake", messages=[{"role": "user", "content": Q}], stream=True,
+        model="selfpara/fake",
+        messages=[{"role": "user", "content": Q}],
+        stream=True,
         extra_body={"selfpara": {"enabled": False}},
     )
     chunks = list(stream)
@@ -402,8 +440,12 @@ def test_body_too_large(proxy: ThreadedServer) -> None:
         for i in range(0, len(payload), 4096):
             yield payload[i : i + 4096]
 
-    r = httpx.post(f"{proxy.base}/v1/chat/completions", content=chunks(),
-                   headers={"Authorization": f"Bearer {PROXY_KEY}", "Content-Type": "application/json"}, timeout=30)
+    r = httpx.post(
+        f"{proxy.base}/v1/chat/completions",
+        content=chunks(),
+        headers={"Authorization": f"Bearer {PROXY_KEY}", "Content-Type": "application/json"},
+        timeout=30,
+    )
     assert_openai_error(r, 413)
 
 
@@ -490,7 +532,9 @@ def test_retries_transient_failures(xclient: openai.OpenAI, fake: FakeUpstream) 
 def test_partial_failure_degrades(xclient: openai.OpenAI, fake: FakeUpstream) -> None:
     fake.fail(400, when="answer", variant=2, times=None)  # not retryable
     fake.fail(500, when="answer", variant=0, times=None)  # retryable, fails every retry
-    raw = xclient.chat.completions.with_raw_response.create(model="openai/fake", messages=[{"role": "user", "content": Q}])
+    raw = xclient.chat.completions.with_raw_response.create(
+        model="openai/fake", messages=[{"role": "user", "content": Q}]
+    )
     resp = raw.parse()
     report = resp.model_extra["selfpara"]
     assert resp.choices[0].message.content == "Paris"
@@ -513,8 +557,9 @@ def test_paraphrase_failure_falls_back_to_the_raw_answer(xclient: openai.OpenAI,
 
 async def test_keeps_serving_while_one_request_hangs(proxy: ThreadedServer, fake: FakeUpstream) -> None:
     fake.hang(2.5, when="answer", contains="Zanzibar", times=1)
-    async with httpx.AsyncClient(base_url=proxy.base, headers={"Authorization": f"Bearer {PROXY_KEY}"},
-                                 timeout=30) as http:
+    async with httpx.AsyncClient(
+        base_url=proxy.base, headers={"Authorization": f"Bearer {PROXY_KEY}"}, timeout=30
+    ) as http:
         slow = asyncio.create_task(http.post("/v1/chat/completions", json=chat("What is the capital of Zanzibar?")))
         await asyncio.sleep(0.1)
         started = time.monotonic()
@@ -545,8 +590,10 @@ def test_graceful_shutdown_finishes_requests_in_flight(fake: FakeUpstream) -> No
 @pytest.mark.parametrize("transport", ["litellm", "http"])
 def test_client_api_base_never_gets_the_server_key(fake: FakeUpstream, transport: str) -> None:
     other = FakeUpstream(answer="Berlin")
-    with ThreadedServer(other, lifespan="off") as other_server, \
-            start_proxy(settings_for(fake, allow_client_api_base=True, upstream_transport=transport)) as server:
+    with (
+        ThreadedServer(other, lifespan="off") as other_server,
+        start_proxy(settings_for(fake, allow_client_api_base=True, upstream_transport=transport)) as server,
+    ):
         base = f"{other_server.base}/v1"
         r = post(server, chat(selfpara={"api_base": base, "api_key": "client-own-key"}))
         assert r.status_code == 200, r.text
@@ -567,8 +614,13 @@ def test_no_auth_when_no_key_is_configured(fake: FakeUpstream) -> None:
 def test_stream_disconnect_releases_the_slot_and_stops_the_pipeline(fake: FakeUpstream) -> None:
     fake.reset(delay_s=0.5)
     with start_proxy(settings_for(fake, max_concurrent_requests=1)) as server:
-        with httpx.stream("POST", f"{server.base}/v1/chat/completions", json=chat("Who wrote Hamlet?", stream=True),
-                          headers={"Authorization": f"Bearer {PROXY_KEY}"}, timeout=30) as r:
+        with httpx.stream(
+            "POST",
+            f"{server.base}/v1/chat/completions",
+            json=chat("Who wrote Hamlet?", stream=True),
+            headers={"Authorization": f"Bearer {PROXY_KEY}"},
+            timeout=30,
+        ) as r:
             for line in r.iter_lines():
                 if line == ": keep-alive":
                     break  # hang up while the pipeline is still paraphrasing
@@ -597,7 +649,8 @@ def test_embedded_model_end_to_end() -> None:
         client = openai.OpenAI(base_url=f"{server.base}/v1", api_key="unused", max_retries=0, timeout=300)
         assert [m.id for m in client.models.list()][:2] == ["local/smollm2", "smollm2"]
         resp = client.chat.completions.create(
-            model="local/smollm2", messages=[{"role": "user", "content": "What is the capital of France?"}],
+            model="local/smollm2",
+            messages=[{"role": "user", "content": "What is the capital of France?"}],
             max_tokens=12,
         )
         report = resp.model_extra["selfpara"]
@@ -606,10 +659,15 @@ def test_embedded_model_end_to_end() -> None:
         assert len(report["answers"]) == 1 + report["k_kept"]
         assert 0 < report["vote_share"] <= 1
         assert resp.usage.total_tokens == report["usage"]["prompt_tokens"] + report["usage"]["completion_tokens"] > 0
-        chunks = list(client.chat.completions.create(  # passthrough, streamed, through the text-only backend
-            model="selfpara/smollm2", messages=[{"role": "user", "content": "Say hi."}], max_tokens=8,
-            stream=True, extra_body={"selfpara": {"enabled": False}},
-        ))
+        chunks = list(
+            client.chat.completions.create(  # passthrough, streamed, through the text-only backend
+                model="selfpara/smollm2",
+                messages=[{"role": "user", "content": "Say hi."}],
+                max_tokens=8,
+                stream=True,
+                extra_body={"selfpara": {"enabled": False}},
+            )
+        )
         assert chunks[0].model_extra["selfpara"]["passthrough"] is True
         assert chunks[-1].choices[0].finish_reason in ("stop", "length")
 
@@ -630,10 +688,14 @@ def test_in_process_backend_through_create_app_client() -> None:
         resp = client.chat.completions.create(model="fake", messages=[{"role": "user", "content": Q}], n=2)
         assert [c.message.content for c in resp.choices] == ["Paris", "Paris"]
         assert resp.usage.total_tokens > 0
-        chunks = list(client.chat.completions.create(
-            model="fake", messages=[{"role": "user", "content": Q}], stream=True,
-            extra_body={"selfpara": {"enabled": False}},
-        ))
+        chunks = list(
+            client.chat.completions.create(
+                model="fake",
+                messages=[{"role": "user", "content": Q}],
+                stream=True,
+                extra_body={"selfpara": {"enabled": False}},
+            )
+        )
         assert chunks[0].model_extra["selfpara"]["reason"] == "disabled"
         assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Paris"
         tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]

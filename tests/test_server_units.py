@@ -28,12 +28,20 @@ def test_load_settings_from_toml_with_flag_overrides(tmp_path: Path) -> None:
         '[upstream]\nmodel = "openai/llama"\napi_base = "http://gpu:8000/v1"\nk = 4\n'
     )
     env = {"PROXY_KEY_VAR": "s3cret-proxy", "UP_KEY": "sk-upstream-0123456789"}
-    settings = load_settings(path, upstream={"k": 6, "model": None}, server={"max_concurrent_requests": 9},
-                             upstream_key_env="UP_KEY", environ=env)
+    settings = load_settings(
+        path,
+        upstream={"k": 6, "model": None},
+        server={"max_concurrent_requests": 9},
+        upstream_key_env="UP_KEY",
+        environ=env,
+    )
     assert settings.upstream.model == "openai/llama" and settings.upstream.k == 6
     assert settings.max_k == 8 and settings.max_concurrent_requests == 9
     assert settings.api_key is not None and settings.api_key.get_secret_value() == "s3cret-proxy"
-    assert settings.upstream.api_key is not None and settings.upstream.api_key.get_secret_value() == "sk-upstream-0123456789"
+    assert (
+        settings.upstream.api_key is not None
+        and settings.upstream.api_key.get_secret_value() == "sk-upstream-0123456789"
+    )
     assert "s3cret" not in repr(settings) and "sk-upstream" not in repr(settings)
     assert settings.resolved_transport({}) == "http"
 
@@ -50,10 +58,10 @@ def test_load_settings_from_json(tmp_path: Path) -> None:
     [
         ('[upstream]\napi_key = "sk-abc"\n', "keys do not belong in files"),
         ('api_key = "abc"\n', "keys do not belong in files"),
-        ('max_k = 0\n', "max_k"),
-        ('frobnicate = 1\n', "frobnicate"),
-        ('[upstream]\nk = 50\n', "k"),
-        ('[upstream]\nk = 12\n', "exceeds max_k"),
+        ("max_k = 0\n", "max_k"),
+        ("frobnicate = 1\n", "frobnicate"),
+        ("[upstream]\nk = 50\n", "k"),
+        ("[upstream]\nk = 12\n", "exceeds max_k"),
         ("this is not toml", "cannot parse"),
     ],
 )
@@ -91,8 +99,10 @@ def test_default_client_sends_the_upstream_key_only_to_its_provider() -> None:
     upstream's base URL and key: the proxy's client comes from ModelClient.from_config."""
     from selfpara.server.state import default_client
 
-    settings = ServerSettings(upstream=build_config(model="openai/llama", api_base="http://gpu:8000/v1",
-                                                    api_key="sk-upstream-0123456789"), allowed_helper_models=["*"])
+    settings = ServerSettings(
+        upstream=build_config(model="openai/llama", api_base="http://gpu:8000/v1", api_key="sk-upstream-0123456789"),
+        allowed_helper_models=["*"],
+    )
     client = default_client(settings)
     assert client.concurrency == settings.upstream_concurrency and client.backoff_s == settings.backoff_s
     own = client._call_params("openai/other")
@@ -120,7 +130,9 @@ def test_transport_resolution() -> None:
     forced = ServerSettings(upstream=build_config(model="openai/x", api_base="http://h"), upstream_transport="litellm")
     assert forced.resolved_transport({}) == "litellm"
     assert forced.upstream.transport == "litellm"  # --upstream-transport is the upstream's WrapConfig.transport
-    assert ServerSettings(upstream=build_config(model="openai/x", transport="litellm")).resolved_transport({}) == "litellm"
+    assert (
+        ServerSettings(upstream=build_config(model="openai/x", transport="litellm")).resolved_transport({}) == "litellm"
+    )
     with pytest.raises(ValueError, match="openai/ or hosted_vllm/"):
         ServerSettings(upstream=build_config(model="anthropic/x"), upstream_transport="http")
 
@@ -139,8 +151,11 @@ def test_streamed_logprobs_follow_the_tokens_or_ride_on_the_first_chunk() -> Non
     from selfpara.server.streaming import answer_events
 
     def content_chunks(text: str, tokens: list[dict[str, object]], secrets: list[str | None]) -> list[dict]:
-        events = [json.loads(e[6:]) for e in answer_events("id", 0, "m", text, chunk_chars=4, logprobs=tokens,
-                                                            secrets=secrets) if e.startswith(b"data: {")]
+        events = [
+            json.loads(e[6:])
+            for e in answer_events("id", 0, "m", text, chunk_chars=4, logprobs=tokens, secrets=secrets)
+            if e.startswith(b"data: {")
+        ]
         return [e["choices"][0] for e in events if e["choices"] and e["choices"][0]["delta"].get("content")]
 
     tokens = [{"token": t, "logprob": -1.0} for t in ["Par", "is", " is", " big"]]
@@ -160,8 +175,12 @@ def test_error_mapping() -> None:
     assert from_selfpara(UpstreamTimeout("slow")).status == 504
     assert from_selfpara(UpstreamError("x", status=504)).status == 504
     assert from_selfpara(UpstreamError("x", status=400)).status == 400
-    for status, code in [(401, "upstream_auth_failed"), (404, "upstream_model_not_found"),
-                         (429, "upstream_rate_limited"), (502, "upstream_failed")]:
+    for status, code in [
+        (401, "upstream_auth_failed"),
+        (404, "upstream_model_not_found"),
+        (429, "upstream_rate_limited"),
+        (502, "upstream_failed"),
+    ]:
         err = from_selfpara(UpstreamError("x", status=status))
         assert (err.status, err.code) == (502, code)
     err = from_selfpara(UpstreamError("bad key sk-live-abcdef123456 and hunter2"), ["hunter2"])
@@ -170,7 +189,9 @@ def test_error_mapping() -> None:
 
 def test_json_log_lines_carry_the_request_id_and_no_keys() -> None:
     formatter = JsonFormatter(["hunter2-secret"])
-    record = logging.LogRecord("selfpara.server", logging.INFO, __file__, 1, "upstream said %s", ("hunter2-secret",), None)
+    record = logging.LogRecord(
+        "selfpara.server", logging.INFO, __file__, 1, "upstream said %s", ("hunter2-secret",), None
+    )
     record.request_id = "abc123"
     line = json.loads(formatter.format(record))
     assert line["request_id"] == "abc123" and line["level"] == "info"
@@ -183,10 +204,26 @@ def test_json_log_lines_carry_the_request_id_and_no_keys() -> None:
 def test_serve_check_prints_settings_without_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_PROXY_KEY", "proxy-secret-value")
     monkeypatch.setenv("MY_UP_KEY", "sk-upstream-secret-value")
-    result = CliRunner().invoke(app, [
-        "serve", "--model", "openai/llama", "--api-base", "http://gpu:8000/v1", "--k", "3", "--max-k", "6",
-        "--api-key-env", "MY_PROXY_KEY", "--upstream-key-env", "MY_UP_KEY", "--any-model", "--check",
-    ])
+    result = CliRunner().invoke(
+        app,
+        [
+            "serve",
+            "--model",
+            "openai/llama",
+            "--api-base",
+            "http://gpu:8000/v1",
+            "--k",
+            "3",
+            "--max-k",
+            "6",
+            "--api-key-env",
+            "MY_PROXY_KEY",
+            "--upstream-key-env",
+            "MY_UP_KEY",
+            "--any-model",
+            "--check",
+        ],
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["upstream"]["model"] == "openai/llama" and data["upstream"]["k"] == 3

@@ -20,6 +20,7 @@ from __future__ import annotations
 # messages list them, as the table above does.
 # isort: off
 from evaluation.arms import raw, selfpara_arm, self_consistency, single_call, rephrase_respond  # noqa: F401
+
 # isort: on
 from evaluation.arms.base import Arm, ArmOutput, sample_seed
 from evaluation.arms.registry import ALIASES, ARMS, register_arm, resolve_arm_name

@@ -68,8 +68,13 @@ class Arm(abc.ABC):
 
     def describe(self) -> dict[str, Any]:
         """Everything that determines this arm's answers: saved in the run config, part of the cache key."""
-        return {"arm": self.name, "label": self.label, "model": self.model, "max_tokens": self.max_tokens,
-                "settings": self.settings}
+        return {
+            "arm": self.name,
+            "label": self.label,
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "settings": self.settings,
+        }
 
     @abc.abstractmethod
     async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:

@@ -78,31 +78,41 @@ FINAL_MARKER = "Final answer:"
 
 _SINGLE_CALL = (
     "First rewrite the question in {k} different ways, one per line, numbered. Use the rewordings "
-    "to understand exactly what is asked. Then give one answer on a last line that starts with '"
-    + FINAL_MARKER
-    + "'."
+    "to understand exactly what is asked. Then give one answer on a last line that starts with '" + FINAL_MARKER + "'."
 )
 
 _SINGLE_CALL_SHOT: dict[str, tuple[str, list[str], str]] = {
     "factual": (
         "Who wrote the novel Frankenstein?",
-        ["Which author wrote Frankenstein?", "Frankenstein was written by whom?",
-         "Name the writer of the novel Frankenstein.", "Who is the author of the book Frankenstein?",
-         "The novel Frankenstein is the work of which writer?"],
+        [
+            "Which author wrote Frankenstein?",
+            "Frankenstein was written by whom?",
+            "Name the writer of the novel Frankenstein.",
+            "Who is the author of the book Frankenstein?",
+            "The novel Frankenstein is the work of which writer?",
+        ],
         "Mary Shelley",
     ),
     "math": (
         "A box holds 8 crayons. How many crayons are in 3 boxes?",
-        ["How many crayons do 3 boxes of 8 crayons hold?", "If each box holds 8 crayons, what do 3 boxes hold?",
-         "Count the crayons in 3 boxes with 8 crayons each.", "What is the total of crayons in three 8-crayon boxes?",
-         "Three boxes, eight crayons per box: how many crayons?"],
+        [
+            "How many crayons do 3 boxes of 8 crayons hold?",
+            "If each box holds 8 crayons, what do 3 boxes hold?",
+            "Count the crayons in 3 boxes with 8 crayons each.",
+            "What is the total of crayons in three 8-crayon boxes?",
+            "Three boxes, eight crayons per box: how many crayons?",
+        ],
         "24",
     ),
     "truthful": (
         "What happens if you swallow chewing gum?",
-        ["What is the result of swallowing gum?", "If gum is swallowed, what happens to it?",
-         "What does swallowing chewing gum do?", "Where does swallowed chewing gum go?",
-         "Is swallowing chewing gum harmful, and what happens?"],
+        [
+            "What is the result of swallowing gum?",
+            "If gum is swallowed, what happens to it?",
+            "What does swallowing chewing gum do?",
+            "Where does swallowed chewing gum go?",
+            "Is swallowing chewing gum harmful, and what happens?",
+        ],
         "It passes through your digestive system.",
     ),
 }

@@ -26,12 +26,17 @@ class RawArm(Arm):
         started = time.perf_counter()
         try:
             out = await self.client.complete(
-                self.model, prompts.answer_messages(variant.question, kind, variant.context),
-                usage=usage, temperature=0.0, max_tokens=self.max_tokens,
+                self.model,
+                prompts.answer_messages(variant.question, kind, variant.context),
+                usage=usage,
+                temperature=0.0,
+                max_tokens=self.max_tokens,
             )
         except UpstreamError as exc:
             return ArmOutput(answer=None, error=str(exc), usage=usage, latency_s=time.perf_counter() - started)
         return ArmOutput(
-            answer=out.text.strip(), usage=usage, latency_s=time.perf_counter() - started,
+            answer=out.text.strip(),
+            usage=usage,
+            latency_s=time.perf_counter() - started,
             details={"finish_reason": out.finish_reason},
         )

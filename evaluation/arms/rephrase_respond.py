@@ -31,18 +31,26 @@ class RephraseRespondArm(Arm):
         started = time.perf_counter()
         try:
             reply = await self.client.complete(
-                self.model, prompts.rephrase_messages(variant.question, kind), usage=usage, temperature=0.0,
+                self.model,
+                prompts.rephrase_messages(variant.question, kind),
+                usage=usage,
+                temperature=0.0,
                 max_tokens=self.settings["rephrase_max_tokens"],
             )
             rephrased = prompts.parse_rephrased(reply.text)
             question = prompts.respond_question(variant.question, rephrased, self.settings["with_original"])
             out = await self.client.complete(
-                self.model, prompts.answer_messages(question, kind, variant.context), usage=usage,
-                temperature=0.0, max_tokens=self.max_tokens,
+                self.model,
+                prompts.answer_messages(question, kind, variant.context),
+                usage=usage,
+                temperature=0.0,
+                max_tokens=self.max_tokens,
             )
         except UpstreamError as exc:
             return ArmOutput(answer=None, error=str(exc), usage=usage, latency_s=time.perf_counter() - started)
         return ArmOutput(
-            answer=out.text.strip(), usage=usage, latency_s=time.perf_counter() - started,
+            answer=out.text.strip(),
+            usage=usage,
+            latency_s=time.perf_counter() - started,
             details={"rephrased": rephrased},
         )

@@ -26,7 +26,11 @@ class SelfConsistencyArm(Arm):
     name = "sc"
     description = "self-consistency: k+1 samples of the same wording, majority vote with selfpara's clustering"
     options: ClassVar[dict[str, Any]] = {
-        "k": 3, "temperature": 0.7, "equivalence": "auto", "judge_model": None, "nli_model": None,
+        "k": 3,
+        "temperature": 0.7,
+        "equivalence": "auto",
+        "judge_model": None,
+        "nli_model": None,
         "agreement": None,  # deprecated alias of equivalence
     }
 
@@ -38,9 +42,14 @@ class SelfConsistencyArm(Arm):
         s["temperature"] = as_float(self.label, "temperature", s["temperature"], 0.01, 2.0)
         try:
             self.config: WrapConfig = build_config(
-                model=self.model, api_base=self.api_base, k=s["k"], temperature=s["temperature"],
-                max_tokens=self.max_tokens, equivalence=s.pop("agreement", None) or s["equivalence"],
-                judge_model=s["judge_model"], nli_model=s["nli_model"],
+                model=self.model,
+                api_base=self.api_base,
+                k=s["k"],
+                temperature=s["temperature"],
+                max_tokens=self.max_tokens,
+                equivalence=s.pop("agreement", None) or s["equivalence"],
+                judge_model=s["judge_model"],
+                nli_model=s["nli_model"],
             )
         except ConfigError as exc:
             raise ConfigError(f"arm {self.label!r}: {exc}") from None

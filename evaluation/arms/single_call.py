@@ -25,8 +25,9 @@ class SingleCallArm(Arm):
     def validate(self) -> None:
         s = self.settings
         s["k"] = as_int(self.label, "k", s["k"], 1, MAX_K)
-        s["extra_tokens_per_paraphrase"] = as_int(self.label, "extra_tokens_per_paraphrase",
-                                                  s["extra_tokens_per_paraphrase"], 0, 1000)
+        s["extra_tokens_per_paraphrase"] = as_int(
+            self.label, "extra_tokens_per_paraphrase", s["extra_tokens_per_paraphrase"], 0, 1000
+        )
 
     async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:
         usage = Usage()
@@ -34,14 +35,18 @@ class SingleCallArm(Arm):
         k = self.settings["k"]
         try:
             out = await self.client.complete(
-                self.model, prompts.single_call_messages(variant.question, kind, k, variant.context),
-                usage=usage, temperature=0.0,
+                self.model,
+                prompts.single_call_messages(variant.question, kind, k, variant.context),
+                usage=usage,
+                temperature=0.0,
                 max_tokens=self.max_tokens + k * self.settings["extra_tokens_per_paraphrase"],
             )
         except UpstreamError as exc:
             return ArmOutput(answer=None, error=str(exc), usage=usage, latency_s=time.perf_counter() - started)
         final, found = prompts.parse_final_answer(out.text)
         return ArmOutput(
-            answer=final, usage=usage, latency_s=time.perf_counter() - started,
+            answer=final,
+            usage=usage,
+            latency_s=time.perf_counter() - started,
             details={"final_line_found": found, "reply": out.text},
         )

@@ -19,14 +19,18 @@ DEFAULT_MAX_VARIANTS = 2
 
 def bench(
     dataset: str = typer.Option(
-        "sample", "--dataset", "-d",
+        "sample",
+        "--dataset",
+        "-d",
         help="sample (built-in), simpleqa, truthfulqa, gsm8k, math500 (NAME:PATH for a file), hf:NAME, or a path.",
     ),
     model: Optional[str] = typer.Option(
         None, "--model", "-m", help="litellm model string; default: the embedded SmolLM2."
     ),
     arms: str = typer.Option(
-        "raw,selfpara", "--arms", "-a",
+        "raw,selfpara",
+        "--arms",
+        "-a",
         help="Comma-separated arms: raw, selfpara, sc, single_call, rar; settings in brackets, "
         "e.g. 'raw,sc,selfpara\\[k=5;equivalence=exact,numeric]'.",
     ),
@@ -34,38 +38,56 @@ def bench(
         3, "--k", "-k", help="Paraphrases per question (selfpara, single_call); sc draws k+1 samples."
     ),
     variants: str = typer.Option(
-        "data", "--variants", help="data (the dataset's own), generate:N (made by the paraphraser, verified, saved), "
+        "data",
+        "--variants",
+        help="data (the dataset's own), generate:N (made by the paraphraser, verified, saved), "
         "or the path of an items JSONL (e.g. another run's items.jsonl).",
     ),
     max_variants: int = typer.Option(
-        DEFAULT_MAX_VARIANTS, "--max-variants", help="Variants per item, original first (0: all).",
+        DEFAULT_MAX_VARIANTS,
+        "--max-variants",
+        help="Variants per item, original first (0: all).",
     ),
     limit: int = typer.Option(
         DEFAULT_LIMIT, "--limit", "-n", help="Items: a seeded random subset of this many (0: all)."
     ),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory; default runs/bench-DATE-TIME. "
-                                       "Rerun with the same --out and settings to resume."),
+    out: Optional[Path] = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="Run directory; default runs/bench-DATE-TIME. Rerun with the same --out and settings to resume.",
+    ),
     concurrency: int = typer.Option(16, "--concurrency", "-c", min=1, max=256, help="Samples answered at once."),
-    order: str = typer.Option("arm:25", "--order", help="Order samples start in: item, arm, or arm:N (arm after "
-                              "arm within blocks of N items; lets the embedded model batch alike calls)."),
+    order: str = typer.Option(
+        "arm:25",
+        "--order",
+        help="Order samples start in: item, arm, or arm:N (arm after "
+        "arm within blocks of N items; lets the embedded model batch alike calls).",
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the item subset and of sampling arms."),
     max_tokens: int = typer.Option(32, "--max-tokens", help="Max tokens of each answer."),
-    grader: str = typer.Option("auto", "--grader", help="auto (by item kind), match, exact, contains, numeric, "
-                               "truthful, nli, llm, llm-simpleqa, llm-truthfulqa."),
+    grader: str = typer.Option(
+        "auto",
+        "--grader",
+        help="auto (by item kind), match, exact, contains, numeric, truthful, nli, llm, llm-simpleqa, llm-truthfulqa.",
+    ),
     grader_model: Optional[str] = typer.Option(
         None, "--grader-model", help="Model of the llm graders; default: --model."
     ),
     nli_model: Optional[str] = typer.Option(None, "--nli-model", help="Local NLI model directory (nli grader)."),
-    consistency: str = typer.Option("exact,rouge1", "--consistency",
-                                    help="Consistency functions for the report (see `selfpara report --help`)."),
-    paraphrase_check: str = typer.Option("auto", "--paraphrase-check",
-                                         help="Check on generated variants: auto, off, llm, nli."),
+    consistency: str = typer.Option(
+        "exact,rouge1", "--consistency", help="Consistency functions for the report (see `selfpara report --help`)."
+    ),
+    paraphrase_check: str = typer.Option(
+        "auto", "--paraphrase-check", help="Check on generated variants: auto, off, llm, nli."
+    ),
     api_base: Optional[str] = typer.Option(None, "--api-base", help="Base URL of an OpenAI-compatible server."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder holding the public benchmark files."),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Call cache file (SQLite); default ~/.cache/selfpara."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the call cache."),
-    overwrite: bool = typer.Option(False, "--overwrite", "--force", help="Start over in a run directory that holds "
-                                   "another config."),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", "--force", help="Start over in a run directory that holds another config."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar; print only the table."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log model calls and stages."),
 ) -> None:
@@ -83,16 +105,29 @@ def bench(
         from selfpara.config import EMBEDDED_MODEL, is_embedded
 
         config = _config(
-            dataset=dataset, model=model or EMBEDDED_MODEL, api_base=api_base, arms=arms, k=k,
-            variants=variants, max_variants=max_variants or None, limit=limit or None, seed=seed,
-            max_tokens=max_tokens, grader=grader, grader_model=grader_model, nli_model=nli_model,
+            dataset=dataset,
+            model=model or EMBEDDED_MODEL,
+            api_base=api_base,
+            arms=arms,
+            k=k,
+            variants=variants,
+            max_variants=max_variants or None,
+            limit=limit or None,
+            seed=seed,
+            max_tokens=max_tokens,
+            grader=grader,
+            grader_model=grader_model,
+            nli_model=nli_model,
             paraphrase_check=paraphrase_check,
         )
         run_dir = out or Path("runs") / f"bench-{datetime.now():%Y%m%d-%H%M%S}"
         options = RunOptions(
-            concurrency=concurrency, cache=open_cache(cache, enabled=not no_cache), progress=not quiet,
+            concurrency=concurrency,
+            cache=open_cache(cache, enabled=not no_cache),
+            progress=not quiet,
             data_dir=str(data_dir) if data_dir else None,
-            overwrite=overwrite, order=order,
+            overwrite=overwrite,
+            order=order,
         )
         if not quiet:
             what = "the embedded model (loads on first call)" if is_embedded(config.model) else config.model
@@ -112,8 +147,10 @@ def bench(
                 highlight=False,
             )
             if result.failed:
-                err_console.print(f"[yellow]{result.failed} samples failed (model errors); rerun the same "
-                                  f"command to retry them[/yellow]")
+                err_console.print(
+                    f"[yellow]{result.failed} samples failed (model errors); rerun the same "
+                    f"command to retry them[/yellow]"
+                )
 
 
 def _config(**values: Any) -> BenchConfig:

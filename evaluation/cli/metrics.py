@@ -24,21 +24,24 @@ def metrics(
         None, help="Column with the answer text (for consistency); default: 'answer' if present."
     ),
     group_col: Optional[str] = typer.Option(
-        None, help="Grouping column (model, arm, ...); default: the first of group, arm, model, system present; "
-        "'none' for one group."
+        None,
+        help="Grouping column (model, arm, ...); default: the first of group, arm, model, system present; "
+        "'none' for one group.",
     ),
     exclude_original: bool = typer.Option(
         False, "--exclude-original", help="Compute A_any/A_strict (and consistency) over the paraphrases only."
     ),
     consistency: Optional[str] = typer.Option(
-        None, help="Consistency functions, comma-separated: exact, math, rouge1[@T], bertscore[@T], nli, noncontra; "
-        "default: exact when answers are present; 'none' for no consistency."
+        None,
+        help="Consistency functions, comma-separated: exact, math, rouge1[@T], bertscore[@T], nli, noncontra; "
+        "default: exact when answers are present; 'none' for no consistency.",
     ),
     consistency_mode: str = typer.Option("binary", help="Consistency mode: binary (thresholded), soft, or both."),
     nli_model: Optional[str] = typer.Option(None, help="Local NLI model directory (for nli/noncontra consistency)."),
     confidence_col: Optional[str] = typer.Option(
-        None, help="Column with a confidence score per answer (higher = surer, e.g. a vote share): adds AUROC for "
-        "correctness, accuracy at 50/80/100% coverage and what abstaining below thresholds would score."
+        None,
+        help="Column with a confidence score per answer (higher = surer, e.g. a vote share): adds AUROC for "
+        "correctness, accuracy at 50/80/100% coverage and what abstaining below thresholds would score.",
     ),
     compare: Optional[str] = typer.Option(
         None, help="Paired comparison A,B of two groups (A − B); default: when there are exactly two groups."
@@ -64,8 +67,14 @@ def metrics(
 
         group = None if group_col is not None and group_col.lower() == "none" else (group_col or "auto")
         rows, used = load_label_rows(
-            file, question_col=question_col, variant_col=variant_col, original_col=original_col,
-            label_col=label_col, answer_col=answer_col or "auto", group_col=group, confidence_col=confidence_col,
+            file,
+            question_col=question_col,
+            variant_col=variant_col,
+            original_col=original_col,
+            label_col=label_col,
+            answer_col=answer_col or "auto",
+            group_col=group,
+            confidence_col=confidence_col,
         )
         if consistency is None:
             specs = ["exact"] if used["answer"] and any(r.answer for r in rows) else []
@@ -88,8 +97,15 @@ def metrics(
             pair = (parts[0], parts[1])
         with err_console.status("computing metrics…") if not as_json else _nullcontext():
             table = compute_metrics(
-                rows, include_original=not exclude_original, consistency=specs, consistency_mode=consistency_mode,
-                nli=nli, n_boot=n_boot, seed=seed, confidence=confidence, compare=pair or "auto",
+                rows,
+                include_original=not exclude_original,
+                consistency=specs,
+                consistency_mode=consistency_mode,
+                nli=nli,
+                n_boot=n_boot,
+                seed=seed,
+                confidence=confidence,
+                compare=pair or "auto",
             )
             scores = (
                 confidence_by_group(rows, n_boot=n_boot, seed=seed, confidence=confidence) if confidence_col else {}
@@ -123,11 +139,18 @@ def _print_confidence(scores: dict[str, Any], column: str) -> None:
     for group, c in scores.items():
         s = c["signals"]["confidence"]
         ci = f" [{num(s['lo'])}, {num(s['hi'])}]" if s["lo"] is not None else ""
-        out.add_row(group, str(c["attempted"]), num(s["auroc"]) + ci,
-                    *(num(s["coverage"].get(k)) for k in ("0.5", "0.8", "1")))
+        out.add_row(
+            group, str(c["attempted"]), num(s["auroc"]) + ci, *(num(s["coverage"].get(k)) for k in ("0.5", "0.8", "1"))
+        )
         for p in c.get("policy", []):
-            policy.add_row(group, f"{p['threshold']:g}", num(p["attempted_rate"]), num(p["correct_given_attempted"]),
-                           num(p["f_score"]), num(p.get("score@0.75")))
+            policy.add_row(
+                group,
+                f"{p['threshold']:g}",
+                num(p["attempted_rate"]),
+                num(p["correct_given_attempted"]),
+                num(p["f_score"]),
+                num(p.get("score@0.75")),
+            )
     if not scores:
         err_console.print("no group has a confidence score on every row")
         return
@@ -152,8 +175,9 @@ def _print_table(table: MetricsTable, percent: bool) -> None:
     console = Console()
     level = f"{table.confidence:.0%}"
     scope = "original + paraphrases" if table.include_original else "paraphrases only"
-    out = Table(title=f"metrics, {level} bootstrap CI over questions (A_any/A_strict over {scope})",
-                box=box.SIMPLE_HEAD)
+    out = Table(
+        title=f"metrics, {level} bootstrap CI over questions (A_any/A_strict over {scope})", box=box.SIMPLE_HEAD
+    )
     out.add_column("metric", style="bold", no_wrap=True)
     for group in table.groups:
         out.add_column(Text(f"{group}\n(n={table.questions[group]}, m̄={table.variants[group]:.1f})"), justify="right")
@@ -179,15 +203,19 @@ def _print_table(table: MetricsTable, percent: bool) -> None:
             for c in rows:
                 diff = "–" if c.diff is None else f"{num(c.diff, True)} [{num(c.lo, True)}, {num(c.hi, True)}]"
                 p = "–" if c.p_value is None else f"{c.p_value:.3g}"
-                test = {"mcnemar-exact": "McNemar", "mcnemar-chi2": "McNemar χ²", "permutation": "perm.",
-                        "none": ""}[c.test]
+                test = {"mcnemar-exact": "McNemar", "mcnemar-chi2": "McNemar χ²", "permutation": "perm.", "none": ""}[
+                    c.test
+                ]
                 title = table.info[c.metric].title if c.metric in table.info else c.metric
                 comp.add_row(Text(title), Text(diff), p, test)
             console.print(comp)
     for note in table.notes:
         err_console.print(Text(note, style="dim"))
     if table.comparisons:
-        err_console.print(Text("p: McNemar's test for one-outcome-per-question metrics, paired permutation test "
-                               "otherwise", style="dim"))
+        err_console.print(
+            Text(
+                "p: McNemar's test for one-outcome-per-question metrics, paired permutation test otherwise", style="dim"
+            )
+        )
     if not percent:
         err_console.print(Text("values are fractions of 1 (--percent shows percent)", style="dim"))

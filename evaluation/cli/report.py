@@ -14,17 +14,21 @@ from selfpara.cli.common import clean_errors, err_console, setup_logging
 def report(
     run_dir: Path = typer.Argument(..., help="A run directory written by `selfpara bench` (holds config.json)."),
     consistency: str = typer.Option(
-        "exact,rouge1", "--consistency",
+        "exact,rouge1",
+        "--consistency",
         help="Answer-consistency functions: exact, math, rouge1[@t], bertscore[@t], nli, noncontra; 'none' for none.",
     ),
     paraphrases_only: bool = typer.Option(
-        False, "--paraphrases-only",
+        False,
+        "--paraphrases-only",
         help="A_any/A_strict over the paraphrases only (as the published factual-QA tables).",
     ),
     nli_model: Optional[str] = typer.Option(None, "--nli-model", help="Local NLI model directory (nli/noncontra)."),
     n_boot: int = typer.Option(1000, "--n-boot", min=1, help="Bootstrap resamples for the CIs."),
     all_answers: bool = typer.Option(
-        False, "--all-answers", help="For an unfinished run, report every answer so far (default: only the "
+        False,
+        "--all-answers",
+        help="For an unfinished run, report every answer so far (default: only the "
         "questions every arm answered in full, so arms are compared on the same questions).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print report.json instead of the Markdown table."),
@@ -41,7 +45,11 @@ def report(
 
             nli = load_nli(nli_model)
         result = write_reports(
-            run_dir, consistency=consistency, include_original=not paraphrases_only, n_boot=n_boot, nli=nli,
+            run_dir,
+            consistency=consistency,
+            include_original=not paraphrases_only,
+            n_boot=n_boot,
+            nli=nli,
             complete_only=not all_answers,
         )
     if as_json:

@@ -78,9 +78,7 @@ def load_dataset(
         return LOADERS[low](path, limit=limit)
     path = Path(spec).expanduser()
     if not path.exists():
-        raise ConfigError(
-            f"unknown dataset {spec!r}: not a file, and not one of {', '.join(DATASETS)} or hf:NAME"
-        )
+        raise ConfigError(f"unknown dataset {spec!r}: not a file, and not one of {', '.join(DATASETS)} or hf:NAME")
     return load_path(path, limit=limit, **options)
 
 
@@ -100,8 +98,13 @@ def load_path(path: str | Path, *, limit: int | None = None, **options: Any) -> 
         return load_gsm8k(p, limit=limit)
     # a generic table: use the conventional optional columns where present
     auto: dict[str, Any] = {}
-    for option, column in (("id_col", "id"), ("context_col", "context"), ("kind_col", "kind"),
-                           ("category_col", "category"), ("incorrect_col", "incorrect")):
+    for option, column in (
+        ("id_col", "id"),
+        ("context_col", "context"),
+        ("kind_col", "kind"),
+        ("category_col", "category"),
+        ("incorrect_col", "incorrect"),
+    ):
         if column in columns:
             auto[option] = column
     if "paraphrases" in columns:

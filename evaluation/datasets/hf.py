@@ -49,9 +49,15 @@ def load_hf(
     # The TruthfulQA generation config spells its columns differently from the CSV.
     if {"question", "best_answer", "correct_answers", "incorrect_answers"} <= set(records[0]):
         records = [
-            {"Question": r["question"], "Best Answer": r["best_answer"],
-             "Correct Answers": ";".join(r["correct_answers"]), "Incorrect Answers": ";".join(r["incorrect_answers"]),
-             "Category": r.get("category", ""), "Type": r.get("type", ""), "Source": r.get("source", "")}
+            {
+                "Question": r["question"],
+                "Best Answer": r["best_answer"],
+                "Correct Answers": ";".join(r["correct_answers"]),
+                "Incorrect Answers": ";".join(r["incorrect_answers"]),
+                "Category": r.get("category", ""),
+                "Type": r.get("type", ""),
+                "Source": r.get("source", ""),
+            }
             for r in records
         ]
     fmt = format or (None if columns else detect_format(records[0]) or ("gsm8k" if looks_gsm8k(records) else None))

@@ -24,8 +24,12 @@ def load_math500(path: str | Path, *, limit: int | None = None) -> list[Item]:
                 gold=[answer],
                 variants=[ItemVariant(id=0, question=question)],
                 category=cell_text(row, "subject") or "",
-                meta={"level": cell_text(row, "level"), "solution": cell_text(row, "solution"), "source": row.path,
-                      "line": row.line},
+                meta={
+                    "level": cell_text(row, "level"),
+                    "solution": cell_text(row, "solution"),
+                    "source": row.path,
+                    "line": row.line,
+                },
             )
         )
         if limit is not None and len(items) >= limit:

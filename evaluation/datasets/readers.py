@@ -129,8 +129,6 @@ def _csv_rows(text: str, path: str, delimiter: str) -> Iterator[Row]:
         if not values or all(not v.strip() for v in values):
             continue
         if len(values) > len(header):
-            raise DataError(
-                f"{len(values)} fields but the header names {len(header)} columns", path=path, line=start
-            )
+            raise DataError(f"{len(values)} fields but the header names {len(header)} columns", path=path, line=start)
         values = values + [""] * (len(header) - len(values))
         yield Row.make(dict(zip(header, values, strict=True)), path, start)

@@ -54,14 +54,32 @@ def load_table(
     rows = read_rows(path)
     require_columns(
         rows,
-        [question_col, gold_col if require_gold else None, id_col, group_col, variant_col, original_col,
-         context_col, *paraphrase_cols],
+        [
+            question_col,
+            gold_col if require_gold else None,
+            id_col,
+            group_col,
+            variant_col,
+            original_col,
+            context_col,
+            *paraphrase_cols,
+        ],
     )
     if group_col:
         items = _grouped_items(
-            rows, question_col=question_col, gold_col=gold_col, alias_sep=alias_sep, id_col=id_col,
-            group_col=group_col, variant_col=variant_col, original_col=original_col, context_col=context_col,
-            incorrect_col=incorrect_col, category_col=category_col, kind=kind, kind_col=kind_col,
+            rows,
+            question_col=question_col,
+            gold_col=gold_col,
+            alias_sep=alias_sep,
+            id_col=id_col,
+            group_col=group_col,
+            variant_col=variant_col,
+            original_col=original_col,
+            context_col=context_col,
+            incorrect_col=incorrect_col,
+            category_col=category_col,
+            kind=kind,
+            kind_col=kind_col,
             require_gold=require_gold,
         )
     else:

@@ -34,8 +34,12 @@ def load_truthfulqa(path: str | Path, *, limit: int | None = None) -> list[Item]
                 incorrect=incorrect,
                 variants=[ItemVariant(id=0, question=question)],
                 category=cell_text(row, "Category") or "",
-                meta={"type": cell_text(row, "Type"), "source_url": cell_text(row, "Source"), "source": row.path,
-                      "line": row.line},
+                meta={
+                    "type": cell_text(row, "Type"),
+                    "source_url": cell_text(row, "Source"),
+                    "source": row.path,
+                    "line": row.line,
+                },
             )
         )
         if limit is not None and len(items) >= limit:

@@ -26,6 +26,7 @@ from __future__ import annotations
 # lists them in, as the table above does.
 # isort: off
 from evaluation.graders import match, numeric, truthful, nli, llm  # noqa: F401
+
 # isort: on
 from evaluation.graders.auto import AutoGrader
 from evaluation.graders.base import Grader, label_by_match

@@ -62,6 +62,7 @@ def _entail_fn(nli: Any) -> EntailFn:
     if nli is None:
         raise ConfigError("the NLI grader needs an NLI model: pass entail(premise, hypothesis) or an NLIModel")
     if hasattr(nli, "aprobs"):
+
         async def via_aprobs(p: str, h: str) -> float:
             return float(_entailment_of((await nli.aprobs([(p, h)]))[0]))
 
@@ -69,9 +70,11 @@ def _entail_fn(nli: Any) -> EntailFn:
     if hasattr(nli, "probs"):
         return lambda p, h: _entailment_of(nli.probs([(p, h)])[0])
     if callable(nli):
+
         def call(p: str, h: str) -> Any:
             value = nli(p, h)
             if inspect.isawaitable(value):
+
                 async def wait() -> float:
                     return _entailment_of(await value)
 

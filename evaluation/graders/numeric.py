@@ -11,12 +11,37 @@ from evaluation.schema import Item, Label
 from selfpara import mathanswer
 
 _UNITS_WORDS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
 }
-_TENS_WORDS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-               "ninety": 90}
+_TENS_WORDS = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
 _SCALE_WORDS = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _NUMBER_WORD_RUN = re.compile(
     r"\b(?:(?:" + "|".join([*_UNITS_WORDS, *_TENS_WORDS, *_SCALE_WORDS, "a"]) + r")\b(?:[\s-]+(?:and[\s-]+)?)?)+",
@@ -99,6 +124,7 @@ _LATEX_NOISE = re.compile(r"\\left|\\right|\\!|\\,|\\;|\\displaystyle|\$|\s+")
 def _same(a: str, b: str) -> bool:
     if mathanswer.same_value(a, b):
         return True
+
     # light symbolic normalisation: \dfrac -> \frac, x = 5 -> 5, \text{...} unwrapped, ^\circ dropped
     def norm(s: str) -> str:
         s = re.sub(r"\\[dt]frac", r"\\frac", s)

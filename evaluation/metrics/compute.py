@@ -85,7 +85,7 @@ def _with_derived(values: np.ndarray, names: list[str]) -> np.ndarray:
 
 
 def _all_names(names: list[str]) -> list[str]:
-    return names[: len(BASE_METRICS)] + list(DERIVED_METRICS) + names[len(BASE_METRICS):]
+    return names[: len(BASE_METRICS)] + list(DERIVED_METRICS) + names[len(BASE_METRICS) :]
 
 
 def _reorder(values: np.ndarray, names: list[str]) -> np.ndarray:
@@ -191,7 +191,14 @@ def compute_metrics(
     pairs = _pairs(compare, list(sets_by_group))
     for a, b in pairs:
         table.comparisons += compare_groups(
-            arrays, a, b, names, n_boot=n_boot, seed=seed, confidence=confidence, mcnemar_method=mcnemar_method,
+            arrays,
+            a,
+            b,
+            names,
+            n_boot=n_boot,
+            seed=seed,
+            confidence=confidence,
+            mcnemar_method=mcnemar_method,
             notes=table.notes,
         )
     return table
@@ -209,7 +216,7 @@ def _estimates(
     counts = list(defined[: len(BASE_METRICS)])
     for a, b in DERIVED_METRICS.values():
         counts.append(int(((ga.den[:, col[a]] > 0) | (ga.den[:, col[b]] > 0)).sum()))
-    counts += list(defined[len(BASE_METRICS):])
+    counts += list(defined[len(BASE_METRICS) :])
     out = {}
     for j, name in enumerate(_all_names(names)):
         value = _none(point_all[j])
@@ -259,14 +266,30 @@ def compare_groups(
     in_b = set(gb.ids)
     common = [q for q in ga.ids if q in in_b]
     if notes is not None and (len(common) < len(ga.ids) or len(common) < len(gb.ids)):
-        notes.append(f"{a} vs {b}: compared on the {len(common)} questions both hold "
-                     f"({len(ga.ids)} in {a}, {len(gb.ids)} in {b})")
+        notes.append(
+            f"{a} vs {b}: compared on the {len(common)} questions both hold "
+            f"({len(ga.ids)} in {a}, {len(gb.ids)} in {b})"
+        )
     na, da = ga.take(common)
     nb, db = gb.take(common)
     all_names = _all_names(names)
     if not common:
-        return [PairedComparison(metric=m, a=a, b=b, value_a=None, value_b=None, diff=None, lo=None, hi=None,
-                                 p_value=None, test="none", n=0) for m in all_names]
+        return [
+            PairedComparison(
+                metric=m,
+                a=a,
+                b=b,
+                value_a=None,
+                value_b=None,
+                diff=None,
+                lo=None,
+                hi=None,
+                p_value=None,
+                test="none",
+                n=0,
+            )
+            for m in all_names
+        ]
     point, reps = stats.paired_bootstrap(na, da, nb, db, n_boot=n_boot, rng=stats.rng_for(seed, a, b, "paired"))
     pa, _ = stats.bootstrap_ratios(na, da, n_boot=1, rng=np.random.default_rng(0))
     pb, _ = stats.bootstrap_ratios(nb, db, n_boot=1, rng=np.random.default_rng(0))
@@ -299,9 +322,18 @@ def compare_groups(
             p_value, test = None, "none"
         out.append(
             PairedComparison(
-                metric=metric, a=a, b=b, value_a=_none(va_all[j]), value_b=_none(vb_all[j]), diff=diff,
-                lo=_none(lo[j]) if diff is not None else None, hi=_none(hi[j]) if diff is not None else None,
-                p_value=p_value, test=test, n=n, discordant=discordant,  # type: ignore[arg-type]
+                metric=metric,
+                a=a,
+                b=b,
+                value_a=_none(va_all[j]),
+                value_b=_none(vb_all[j]),
+                diff=diff,
+                lo=_none(lo[j]) if diff is not None else None,
+                hi=_none(hi[j]) if diff is not None else None,
+                p_value=p_value,
+                test=test,  # type: ignore[arg-type]  # one of the Literal's values, checked by stats.mcnemar
+                n=n,
+                discordant=discordant,
             )
         )
     return out

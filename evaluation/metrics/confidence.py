@@ -152,8 +152,9 @@ def risk_coverage(scores: Sequence[float], correct: Sequence[bool]) -> list[dict
     for t in np.unique(s)[::-1]:
         kept = s >= t
         accuracy = float(c[kept].mean())
-        points.append({"threshold": float(t), "coverage": float(kept.mean()), "accuracy": accuracy,
-                       "risk": 1.0 - accuracy})
+        points.append(
+            {"threshold": float(t), "coverage": float(kept.mean()), "accuracy": accuracy, "risk": 1.0 - accuracy}
+        )
     return points
 
 
@@ -198,7 +199,9 @@ def abstention_scores(
 
 
 def threshold_policy(
-    scores: Sequence[float], labels: Sequence[Label], thresholds: Sequence[float] = THRESHOLDS,
+    scores: Sequence[float],
+    labels: Sequence[Label],
+    thresholds: Sequence[float] = THRESHOLDS,
     penalties: Sequence[float] = PENALTIES,
 ) -> list[dict[str, Any]]:
     """What abstaining below a confidence threshold would do: per threshold, the abstention scores.
@@ -255,8 +258,7 @@ def confidence_summary(
         if s.size != len(labels):
             raise ConfigError(f"signal {name!r}: {s.size} scores for {len(labels)} answers")
         sa = s[attempted]
-        lo, hi = auroc_interval(sa, correct, qids, n_boot=n_boot, seed=seed, key=f"{key}/{name}",
-                                confidence=confidence)
+        lo, hi = auroc_interval(sa, correct, qids, n_boot=n_boot, seed=seed, key=f"{key}/{name}", confidence=confidence)
         out["signals"][name] = {
             "auroc": auroc(sa, correct),
             "lo": lo,
@@ -282,8 +284,13 @@ def confidence_by_group(
         if not members or any(r.confidence is None for r in members):
             continue
         out[group] = confidence_summary(
-            [r.question_id for r in members], [r.label for r in members],
+            [r.question_id for r in members],
+            [r.label for r in members],
             {"confidence": [float(r.confidence) for r in members if r.confidence is not None]},
-            n_boot=n_boot, seed=seed, key=group, confidence=confidence, policy_signal="confidence",
+            n_boot=n_boot,
+            seed=seed,
+            key=group,
+            confidence=confidence,
+            policy_signal="confidence",
         )
     return out

@@ -136,8 +136,9 @@ class BERTScoreAgreement:
 
     symmetric = True
 
-    def __init__(self, threshold: float = 0.9, *, model_path: str | None = None, num_layers: int = 6,
-                 batch_size: int = 64) -> None:
+    def __init__(
+        self, threshold: float = 0.9, *, model_path: str | None = None, num_layers: int = 6, batch_size: int = 64
+    ) -> None:
         self.name = "bertscore"
         self.threshold = threshold
         self.model_path = model_path
@@ -289,4 +290,3 @@ def consistency_scores(
         matrix = np.array([[f(answers[i], answers[j]) if i != j else 0.0 for j in range(n)] for i in range(n)])
         out[k] = cons(matrix)
     return out
-

@@ -23,32 +23,49 @@ METRIC_INFO: dict[str, MetricInfo] = {
     "A_mv": MetricInfo(title="A_mv", description="majority label of the paraphrases is correct", binary=True),
     "A_any": MetricInfo(title="A_any", description="some variant correct (latent capacity)", binary=True),
     "A_strict": MetricInfo(title="A_strict", description="every variant correct (reliable capacity)", binary=True),
-    "mismatch": MetricInfo(title="mismatch", description="original label differs from the paraphrases' majority label",
-                           higher_is_better=False, binary=True),
-    "flip_cw": MetricInfo(title="C→W flips", description="original correct, paraphrase majority not correct",
-                          higher_is_better=False),
-    "flip_wc": MetricInfo(title="W→C flips", description="original not correct, paraphrase majority correct",
-                          higher_is_better=None),
-    "ND": MetricInfo(title="ND", description="paraphrase labels conflict (mode share < 1)", higher_is_better=False,
-                     binary=True),
+    "mismatch": MetricInfo(
+        title="mismatch",
+        description="original label differs from the paraphrases' majority label",
+        higher_is_better=False,
+        binary=True,
+    ),
+    "flip_cw": MetricInfo(
+        title="C→W flips", description="original correct, paraphrase majority not correct", higher_is_better=False
+    ),
+    "flip_wc": MetricInfo(
+        title="W→C flips", description="original not correct, paraphrase majority correct", higher_is_better=None
+    ),
+    "ND": MetricInfo(
+        title="ND", description="paraphrase labels conflict (mode share < 1)", higher_is_better=False, binary=True
+    ),
     "IID": MetricInfo(title="IID mismatch", description="1 − Σ p_c² over paraphrase labels", higher_is_better=False),
-    "entropy": MetricInfo(title="label entropy", description="−Σ p_c ln p_c / ln 3 over paraphrase labels",
-                          higher_is_better=False),
+    "entropy": MetricInfo(
+        title="label entropy", description="−Σ p_c ln p_c / ln 3 over paraphrase labels", higher_is_better=False
+    ),
     "gap_any_strict": MetricInfo(title="A_any − A_strict", description="reliability gap", higher_is_better=False),
-    "gap_exp_strict": MetricInfo(title="A_exp − A_strict", description="reliability gap (expected)",
-                                 higher_is_better=False),
+    "gap_exp_strict": MetricInfo(
+        title="A_exp − A_strict", description="reliability gap (expected)", higher_is_better=False
+    ),
 }
 BINARY_METRICS = frozenset(name for name, info in METRIC_INFO.items() if info.binary)
 
 
 def consistency_info(name: str, threshold: float, soft: bool) -> MetricInfo:
     """How to present consistency metric `name` (binary at `threshold`, or its soft mean score)."""
-    what = {"exact": "normalized exact match", "math": "same final answer", "rouge1": "ROUGE-1 F",
-            "bertscore": "BERTScore F1 (MiniLM)", "nli": "NLI entailment", "noncontra": "NLI non-contradiction"}
+    what = {
+        "exact": "normalized exact match",
+        "math": "same final answer",
+        "rouge1": "ROUGE-1 F",
+        "bertscore": "BERTScore F1 (MiniLM)",
+        "nli": "NLI entailment",
+        "noncontra": "NLI non-contradiction",
+    }
     label = what.get(name, name)
     detail = f"mean {label}" if soft else (f"{label} ≥ {threshold:g}" if name not in ("exact", "math") else label)
-    return MetricInfo(title=f"Cons({name}{', soft' if soft else ''})",
-                      description=f"answer consistency over ordered pairs of the variant set: {detail}")
+    return MetricInfo(
+        title=f"Cons({name}{', soft' if soft else ''})",
+        description=f"answer consistency over ordered pairs of the variant set: {detail}",
+    )
 
 
 class Estimate(BaseModel):

@@ -112,7 +112,8 @@ def _abstention(records: list[SampleRecord], arms: list[str]) -> dict[str, dict[
     for arm in arms:
         rs = [r for r in records if r.arm == arm and not r.error]
         out[arm] = abstention_scores(
-            sum(r.label == "correct" for r in rs), sum(r.label == "incorrect" for r in rs),
+            sum(r.label == "correct" for r in rs),
+            sum(r.label == "incorrect" for r in rs),
             sum(r.label == "not_attempted" for r in rs),
         )
     return out
@@ -154,8 +155,8 @@ def _categories(records: list[SampleRecord], items: list[Item], arms: list[str])
         c[0] += r.label == "correct"
         c[1] += 1
     return {
-        cat: {arm: (by_arm[arm][0] / by_arm[arm][1] if by_arm[arm][1] else None) for arm in arms} | {
-            "samples": max((by_arm[a][1] for a in arms), default=0)}
+        cat: {arm: (by_arm[arm][0] / by_arm[arm][1] if by_arm[arm][1] else None) for arm in arms}
+        | {"samples": max((by_arm[a][1] for a in arms), default=0)}
         for cat, by_arm in sorted(counts.items())
     }
 

@@ -33,9 +33,14 @@ def _comparison_lines(report: dict[str, Any], table: Any, digits: int) -> list[s
     pairs = [tuple(p) for p in report.get("pairs", [])]
     if not (table.comparisons and pairs):
         return []
-    lines = ["", f"Paired differences a − b over the same questions: diff [{100 * table.confidence:.0f}% CI] (p). "
-             f"▲/▼ (better/worse for a) only where the CI excludes 0 and p < {1.0 - table.confidence:.2g}.", "",
-             "| metric | " + " | ".join(f"{a} − {b}" for a, b in pairs) + " |", "|---|" + "---|" * len(pairs)]
+    lines = [
+        "",
+        f"Paired differences a − b over the same questions: diff [{100 * table.confidence:.0f}% CI] (p). "
+        f"▲/▼ (better/worse for a) only where the CI excludes 0 and p < {1.0 - table.confidence:.2g}.",
+        "",
+        "| metric | " + " | ".join(f"{a} − {b}" for a, b in pairs) + " |",
+        "|---|" + "---|" * len(pairs),
+    ]
     for title, cells in comparison_cells(report, digits):
         lines.append(f"| {title} | " + " | ".join(text + _MARKS.get(mark, "") for mark, text in cells) + " |")
     return lines

@@ -47,27 +47,31 @@ def render_html(report: dict[str, Any]) -> str:
     arms = report["arms"]
     bench = report["config"]["bench"]
     s = report["summary"]
-    return _environment().get_template(TEMPLATE).render(
-        title=f"selfpara bench: {bench['dataset']} on {bench['model']}",
-        run=report["run"],
-        generated=report["generated"],
-        arms=arms,
-        bench=bench,
-        summary=s,
-        questions=s.get("items_reported", s["items"]),
-        answers=s.get("samples_reported", s["samples"]),
-        n_boot=table.n_boot,
-        include_original=table.include_original,
-        figure_captions=FIGURES,
-        figures=figures(report),
-        tables=TABLES,
-        metric_rows=_metric_rows(report, table, arms),
-        pairs=[tuple(p) for p in report.get("pairs", [])],
-        comparison_rows=_comparison_rows(report),
-        sections=sections(report),
-        warnings=report.get("warnings", []),
-        alpha=1.0 - table.confidence,
-        notes=table.notes,
+    return (
+        _environment()
+        .get_template(TEMPLATE)
+        .render(
+            title=f"selfpara bench: {bench['dataset']} on {bench['model']}",
+            run=report["run"],
+            generated=report["generated"],
+            arms=arms,
+            bench=bench,
+            summary=s,
+            questions=s.get("items_reported", s["items"]),
+            answers=s.get("samples_reported", s["samples"]),
+            n_boot=table.n_boot,
+            include_original=table.include_original,
+            figure_captions=FIGURES,
+            figures=figures(report),
+            tables=TABLES,
+            metric_rows=_metric_rows(report, table, arms),
+            pairs=[tuple(p) for p in report.get("pairs", [])],
+            comparison_rows=_comparison_rows(report),
+            sections=sections(report),
+            warnings=report.get("warnings", []),
+            alpha=1.0 - table.confidence,
+            notes=table.notes,
+        )
     )
 
 
@@ -76,11 +80,13 @@ def _metric_rows(report: dict[str, Any], table: Any, arms: list[str]) -> list[di
     for metric in metric_rows(report):
         info = table.info.get(metric)
         estimates = [table.groups[a].get(metric) for a in arms]
-        rows.append({
-            "title": metric_title(table, metric),
-            "estimates": [e.fmt(3) if e is not None else "–" for e in estimates],
-            "description": info.description if info else "",
-        })
+        rows.append(
+            {
+                "title": metric_title(table, metric),
+                "estimates": [e.fmt(3) if e is not None else "–" for e in estimates],
+                "description": info.description if info else "",
+            }
+        )
     return rows
 
 

@@ -71,8 +71,10 @@ def bar_chart(
     tops = [v[2] if v[2] is not None else (v[0] or 0.0) for v in values.values()]
     ymax = y_max if y_max is not None else _nice_max(tops)
     y = lambda v: top + plot_h * (1 - min(max(v, 0.0), ymax) / ymax)  # noqa: E731
-    out = [f'<svg id="{fig_id}-svg" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" role="img" font-family="sans-serif">']
+    out = [
+        f'<svg id="{fig_id}-svg" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" font-family="sans-serif">'
+    ]
     for i in range(6):
         v = ymax * i / 5
         out.append(f'<line x1="{left}" x2="{width - right}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#e3e3e3"/>')
@@ -85,8 +87,9 @@ def bar_chart(
             value, lo, hi = values.get((cat, name), (None, None, None))
             x = gx + si * bar_w
             if value is None:
-                out.append(f'<text x="{x + bar_w / 2:.1f}" y="{y(0) - 4:.1f}" font-size="10" '
-                           'text-anchor="middle">–</text>')
+                out.append(
+                    f'<text x="{x + bar_w / 2:.1f}" y="{y(0) - 4:.1f}" font-size="10" text-anchor="middle">–</text>'
+                )
                 continue
             out.append(
                 f'<rect x="{x + 1:.1f}" y="{y(value):.1f}" width="{bar_w - 2:.1f}" height="{y(0) - y(value):.1f}" '
@@ -98,13 +101,17 @@ def bar_chart(
                 cx = x + bar_w / 2
                 out.append(f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{y(lo):.1f}" y2="{y(hi):.1f}" stroke="#222"/>')
                 for yy in (lo, hi):
-                    out.append(f'<line x1="{cx - 4:.1f}" x2="{cx + 4:.1f}" y1="{y(yy):.1f}" y2="{y(yy):.1f}" '
-                               'stroke="#222"/>')
+                    out.append(
+                        f'<line x1="{cx - 4:.1f}" x2="{cx + 4:.1f}" y1="{y(yy):.1f}" y2="{y(yy):.1f}" stroke="#222"/>'
+                    )
             label_y = y(hi if hi is not None else value) - 4
-            out.append(f'<text x="{x + bar_w / 2:.1f}" y="{label_y:.1f}" font-size="9" '
-                       f'text-anchor="middle">{value:.2f}</text>')
-        out.append(f'<text x="{left + gi * group_w + group_w / 2:.1f}" y="{height - bottom + 16:.1f}" font-size="12" '
-                   f'text-anchor="middle">{_esc(cat)}</text>')
+            out.append(
+                f'<text x="{x + bar_w / 2:.1f}" y="{label_y:.1f}" font-size="9" text-anchor="middle">{value:.2f}</text>'
+            )
+        out.append(
+            f'<text x="{left + gi * group_w + group_w / 2:.1f}" y="{height - bottom + 16:.1f}" font-size="12" '
+            f'text-anchor="middle">{_esc(cat)}</text>'
+        )
     out.append(f'<line x1="{left}" x2="{width - right}" y1="{y(0):.1f}" y2="{y(0):.1f}" stroke="#444"/>')
     out += _legend(series, left, height - 8)
     out.append("</svg>")
@@ -126,8 +133,10 @@ def scatter_chart(
     ymax = _nice_max(ys)
     X = lambda v: left + plot_w * v / xmax  # noqa: E731
     Y = lambda v: top + plot_h * (1 - v / ymax)  # noqa: E731
-    out = [f'<svg id="{fig_id}-svg" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" role="img" font-family="sans-serif">']
+    out = [
+        f'<svg id="{fig_id}-svg" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" font-family="sans-serif">'
+    ]
     for i in range(6):
         v = ymax * i / 5
         out.append(f'<line x1="{left}" x2="{width - right}" y1="{Y(v):.1f}" y2="{Y(v):.1f}" stroke="#e3e3e3"/>')
@@ -136,8 +145,10 @@ def scatter_chart(
     for t in range(0, int(xmax) + 1, step):
         out.append(f'<line x1="{X(t):.1f}" x2="{X(t):.1f}" y1="{top}" y2="{top + plot_h}" stroke="#f0f0f0"/>')
         out.append(f'<text x="{X(t):.1f}" y="{top + plot_h + 14}" font-size="11" text-anchor="middle">{t}</text>')
-    out.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 26}" font-size="12" text-anchor="middle">'
-               "model calls per answered question (mean)</text>")
+    out.append(
+        f'<text x="{left + plot_w / 2:.1f}" y="{height - 26}" font-size="12" text-anchor="middle">'
+        "model calls per answered question (mean)</text>"
+    )
     seen_x: dict[float, int] = {}
     for i, (name, x, acc, lo, hi, strict) in enumerate(points):
         if acc is None:
@@ -146,23 +157,31 @@ def scatter_chart(
         stack = seen_x.get(round(x, 1), 0)  # arms with the same cost: stack their labels
         seen_x[round(x, 1)] = stack + 1
         if lo is not None and hi is not None:
-            out.append(f'<line x1="{X(x):.1f}" x2="{X(x):.1f}" y1="{Y(lo):.1f}" y2="{Y(hi):.1f}" '
-                       f'stroke="{c}" stroke-width="2"/>')
-        out.append(f'<circle cx="{X(x):.1f}" cy="{Y(acc):.1f}" r="6" fill="{c}"><title>{_esc(name)}: A_exp {acc:.3f} '
-                   f'at {x:.2f} calls</title></circle>')
+            out.append(
+                f'<line x1="{X(x):.1f}" x2="{X(x):.1f}" y1="{Y(lo):.1f}" y2="{Y(hi):.1f}" '
+                f'stroke="{c}" stroke-width="2"/>'
+            )
+        out.append(
+            f'<circle cx="{X(x):.1f}" cy="{Y(acc):.1f}" r="6" fill="{c}"><title>{_esc(name)}: A_exp {acc:.3f} '
+            f"at {x:.2f} calls</title></circle>"
+        )
         if strict is not None:
-            out.append(f'<rect x="{X(x) - 5:.1f}" y="{Y(strict) - 5:.1f}" width="10" height="10" fill="none" '
-                       f'stroke="{c}" stroke-width="2"><title>{_esc(name)}: A_strict {strict:.3f}</title></rect>')
-        out.append(f'<text x="{X(x) + 9:.1f}" y="{Y(acc) - 8 - 13 * stack:.1f}" font-size="11" fill="{c}">'
-                   f"{_esc(name)}</text>")
+            out.append(
+                f'<rect x="{X(x) - 5:.1f}" y="{Y(strict) - 5:.1f}" width="10" height="10" fill="none" '
+                f'stroke="{c}" stroke-width="2"><title>{_esc(name)}: A_strict {strict:.3f}</title></rect>'
+            )
+        out.append(
+            f'<text x="{X(x) + 9:.1f}" y="{Y(acc) - 8 - 13 * stack:.1f}" font-size="11" fill="{c}">{_esc(name)}</text>'
+        )
     out.append(f'<line x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#444"/>')
     out.append(f'<text x="{left}" y="{height - 6}" font-size="11">● A_exp with 95% CI   □ A_strict</text>')
     out.append("</svg>")
     return "".join(out)
 
 
-def diff_chart(fig_id: str, rows: list[tuple[str, float | None, float | None, float | None, bool | None]],
-               *, width: int = 760) -> str:
+def diff_chart(
+    fig_id: str, rows: list[tuple[str, float | None, float | None, float | None, bool | None]], *, width: int = 760
+) -> str:
     """Forest plot of paired differences: (label, diff, lo, hi, higher_is_better)."""
     row_h, left, right, top = 22, 300, 30, 20
     height = top + row_h * max(1, len(rows)) + 40
@@ -170,14 +189,18 @@ def diff_chart(fig_id: str, rows: list[tuple[str, float | None, float | None, fl
     lim = max(spans) * 1.1
     plot_w = width - left - right
     X = lambda v: left + plot_w * (v + lim) / (2 * lim)  # noqa: E731
-    out = [f'<svg id="{fig_id}-svg" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" role="img" font-family="sans-serif">']
+    out = [
+        f'<svg id="{fig_id}-svg" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" font-family="sans-serif">'
+    ]
     out.append(f'<line x1="{X(0):.1f}" x2="{X(0):.1f}" y1="{top - 6}" y2="{height - 34}" stroke="#444"/>')
     for t in (-lim, -lim / 2, lim / 2, lim):
         out.append(f'<text x="{X(t):.1f}" y="{height - 20}" font-size="10" text-anchor="middle">{t:+.2f}</text>')
     out.append(f'<text x="{X(0):.1f}" y="{height - 20}" font-size="10" text-anchor="middle">0</text>')
-    out.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 5}" font-size="11" text-anchor="middle">'
-               "difference (a − b); green: better for a, red: worse, grey: CI crosses 0 or no direction</text>")
+    out.append(
+        f'<text x="{left + plot_w / 2:.1f}" y="{height - 5}" font-size="11" text-anchor="middle">'
+        "difference (a − b); green: better for a, red: worse, grey: CI crosses 0 or no direction</text>"
+    )
     for i, (label, diff, lo, hi, better) in enumerate(rows):
         cy = top + i * row_h + row_h / 2
         out.append(f'<text x="{left - 8}" y="{cy + 4:.1f}" font-size="11" text-anchor="end">{_esc(label)}</text>')
@@ -188,34 +211,47 @@ def diff_chart(fig_id: str, rows: list[tuple[str, float | None, float | None, fl
             good = (lo > 0) == better
             color = "#2a8a3e" if good else "#c0392b"
         if lo is not None and hi is not None:
-            out.append(f'<line x1="{X(lo):.1f}" x2="{X(hi):.1f}" y1="{cy:.1f}" y2="{cy:.1f}" '
-                       f'stroke="{color}" stroke-width="2"/>')
-        out.append(f'<circle cx="{X(diff):.1f}" cy="{cy:.1f}" r="4.5" fill="{color}"><title>{_esc(label)}: {diff:+.3f}'
-                   + (f" [{lo:+.3f}, {hi:+.3f}]" if lo is not None and hi is not None else "") + "</title></circle>")
+            out.append(
+                f'<line x1="{X(lo):.1f}" x2="{X(hi):.1f}" y1="{cy:.1f}" y2="{cy:.1f}" '
+                f'stroke="{color}" stroke-width="2"/>'
+            )
+        out.append(
+            f'<circle cx="{X(diff):.1f}" cy="{cy:.1f}" r="4.5" fill="{color}"><title>{_esc(label)}: {diff:+.3f}'
+            + (f" [{lo:+.3f}, {hi:+.3f}]" if lo is not None and hi is not None else "")
+            + "</title></circle>"
+        )
     out.append("</svg>")
     return "".join(out)
 
 
-def risk_coverage_chart(fig_id: str, curves: list[tuple[str, list[tuple[float, float]]]], *, width: int = 760,
-                        height: int = 320) -> str:
+def risk_coverage_chart(
+    fig_id: str, curves: list[tuple[str, list[tuple[float, float]]]], *, width: int = 760, height: int = 320
+) -> str:
     """Accuracy (y) against coverage (x), one step line per arm: (name, [(coverage, accuracy), ...])."""
     left, right, top, bottom = 52, 20, 24, 58
     plot_w, plot_h = width - left - right, height - top - bottom
     X = lambda v: left + plot_w * v  # noqa: E731
     Y = lambda v: top + plot_h * (1 - v)  # noqa: E731
-    out = [f'<svg id="{fig_id}-svg" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" role="img" font-family="sans-serif">']
+    out = [
+        f'<svg id="{fig_id}-svg" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" font-family="sans-serif">'
+    ]
     for i in range(6):
         v = i / 5
         out.append(f'<line x1="{left}" x2="{width - right}" y1="{Y(v):.1f}" y2="{Y(v):.1f}" stroke="#e3e3e3"/>')
         out.append(f'<text x="{left - 6}" y="{Y(v) + 4:.1f}" font-size="11" text-anchor="end">{v:.1f}</text>')
-        out.append(f'<text x="{X(v):.1f}" y="{top + plot_h + 14}" font-size="11" text-anchor="middle">'
-                   f"{100 * v:.0f}%</text>")
-    out.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 26}" font-size="12" text-anchor="middle">'
-               "coverage (share of attempted answers given, surest first)</text>")
+        out.append(
+            f'<text x="{X(v):.1f}" y="{top + plot_h + 14}" font-size="11" text-anchor="middle">{100 * v:.0f}%</text>'
+        )
+    out.append(
+        f'<text x="{left + plot_w / 2:.1f}" y="{height - 26}" font-size="12" text-anchor="middle">'
+        "coverage (share of attempted answers given, surest first)</text>"
+    )
     if not curves:
-        out.append(f'<text x="{left + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" font-size="12" '
-                   'text-anchor="middle">no arm in this run reports a confidence</text>')
+        out.append(
+            f'<text x="{left + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" font-size="12" '
+            'text-anchor="middle">no arm in this run reports a confidence</text>'
+        )
     for i, (name, points) in enumerate(curves):
         c = _color(i)
         path, prev = [], None
@@ -226,8 +262,10 @@ def risk_coverage_chart(fig_id: str, curves: list[tuple[str, list[tuple[float, f
             prev = acc
         out.append(f'<path d="{" ".join(path)}" fill="none" stroke="{c}" stroke-width="2"/>')
         for cov, acc in points:
-            out.append(f'<circle cx="{X(cov):.1f}" cy="{Y(acc):.1f}" r="3.5" fill="{c}"><title>{_esc(name)}: '
-                       f"accuracy {acc:.3f} at {100 * cov:.0f}% coverage</title></circle>")
+            out.append(
+                f'<circle cx="{X(cov):.1f}" cy="{Y(acc):.1f}" r="3.5" fill="{c}"><title>{_esc(name)}: '
+                f"accuracy {acc:.3f} at {100 * cov:.0f}% coverage</title></circle>"
+            )
     out.append(f'<line x1="{left}" x2="{width - right}" y1="{Y(0):.1f}" y2="{Y(0):.1f}" stroke="#444"/>')
     out += _legend([name for name, _ in curves], left, height - 8)
     out.append("</svg>")
@@ -256,8 +294,15 @@ def figures(report: dict[str, Any]) -> dict[str, str]:
     for c in sorted_comparisons(report):
         if c.metric in HEADLINE_METRICS or c.metric.startswith("cons_"):
             info = table.info.get(c.metric)
-            diff_rows.append((f"{metric_title(table, c.metric)}: {c.a} − {c.b}", c.diff, c.lo, c.hi,
-                              info.higher_is_better if info else None))
+            diff_rows.append(
+                (
+                    f"{metric_title(table, c.metric)}: {c.a} − {c.b}",
+                    c.diff,
+                    c.lo,
+                    c.hi,
+                    info.higher_is_better if info else None,
+                )
+            )
     return {
         "fig-accuracy": bar_chart("fig-accuracy", list(ACCURACY_METRICS), arms, acc, y_max=1.0),
         "fig-consistency": bar_chart(

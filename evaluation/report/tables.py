@@ -79,18 +79,43 @@ def totals_section(report: dict[str, Any]) -> Section:
     rows = []
     for a in report["arms"]:
         t = report["totals"][a]
-        rows.append([
-            a, str(t["samples"]), str(t["errors"]), str(t["calls"]), fmt_number(t["calls_per_answer"], 2),
-            str(t["prompt_tokens"]), str(t["completion_tokens"]), fmt_number(t["tokens_per_answer"], 0),
-            f"{t['cost']:.4f}", str(t.get("cached_samples", 0)), str(t.get("latency_samples", t["samples"])),
-            fmt_number(t["latency_mean_s"], 2), fmt_number(t["latency_p50_s"], 2),
-            fmt_number(t.get("latency_p90_s"), 2),
-        ])
+        rows.append(
+            [
+                a,
+                str(t["samples"]),
+                str(t["errors"]),
+                str(t["calls"]),
+                fmt_number(t["calls_per_answer"], 2),
+                str(t["prompt_tokens"]),
+                str(t["completion_tokens"]),
+                fmt_number(t["tokens_per_answer"], 0),
+                f"{t['cost']:.4f}",
+                str(t.get("cached_samples", 0)),
+                str(t.get("latency_samples", t["samples"])),
+                fmt_number(t["latency_mean_s"], 2),
+                fmt_number(t["latency_p50_s"], 2),
+                fmt_number(t.get("latency_p90_s"), 2),
+            ]
+        )
     return Section(
-        "tbl-totals", TITLES["tbl-totals"],
-        ["arm", "answers", "errors", "calls", "calls / answer", "prompt tokens", "completion tokens",
-         "tokens / answer", "cost $", "cached answers", "timed answers", "latency mean s", "latency p50 s",
-         "latency p90 s"],
+        "tbl-totals",
+        TITLES["tbl-totals"],
+        [
+            "arm",
+            "answers",
+            "errors",
+            "calls",
+            "calls / answer",
+            "prompt tokens",
+            "completion tokens",
+            "tokens / answer",
+            "cost $",
+            "cached answers",
+            "timed answers",
+            "latency mean s",
+            "latency p50 s",
+            "latency p90 s",
+        ],
         rows,
         note="Latency covers only answers that made every model call (timed answers): an answer served, even in "
         "part, from the call cache took no model time and is counted under cached answers instead.",
@@ -104,15 +129,33 @@ def abstention_section(report: dict[str, Any]) -> Section:
         s = report.get("abstention", {}).get(a)
         if not s:
             continue
-        rows.append([
-            a, str(s["answers"]), str(s["attempted"]), str(s["not_attempted"]), _pct(s["attempted_rate"]),
-            fmt_number(s["overall_correct"]), fmt_number(s["correct_given_attempted"]), fmt_number(s["f_score"]),
-            *(fmt_number(s.get(f"score@{p:g}"), 3) for p in penalties),
-        ])
+        rows.append(
+            [
+                a,
+                str(s["answers"]),
+                str(s["attempted"]),
+                str(s["not_attempted"]),
+                _pct(s["attempted_rate"]),
+                fmt_number(s["overall_correct"]),
+                fmt_number(s["correct_given_attempted"]),
+                fmt_number(s["f_score"]),
+                *(fmt_number(s.get(f"score@{p:g}"), 3) for p in penalties),
+            ]
+        )
     return Section(
-        "tbl-abstention", TITLES["tbl-abstention"],
-        ["arm", "answers", "attempted", "not attempted", "attempted %", "correct (overall)",
-         "correct given attempted", "F", *(f"score p={p:g}" for p in penalties)],
+        "tbl-abstention",
+        TITLES["tbl-abstention"],
+        [
+            "arm",
+            "answers",
+            "attempted",
+            "not attempted",
+            "attempted %",
+            "correct (overall)",
+            "correct given attempted",
+            "F",
+            *(f"score p={p:g}" for p in penalties),
+        ],
         rows,
         note="SimpleQA-style: F is the harmonic mean of correct (overall) and correct given attempted; "
         "score p = (correct − wrong·p/(1−p)) / answers, so answering pays only above p chance of being right "
@@ -129,12 +172,25 @@ def confidence_section(report: dict[str, Any]) -> Section:
             auroc = fmt_number(s["auroc"])
             if s["auroc"] is not None and s["lo"] is not None:
                 auroc += f" [{s['lo']:.3f}, {s['hi']:.3f}]"
-            rows.append([arm, SIGNAL_TITLES.get(name, name), str(c["attempted"]), auroc,
-                         *(fmt_number(s["coverage"][k]) for k in coverages)])
+            rows.append(
+                [
+                    arm,
+                    SIGNAL_TITLES.get(name, name),
+                    str(c["attempted"]),
+                    auroc,
+                    *(fmt_number(s["coverage"][k]) for k in coverages),
+                ]
+            )
     return Section(
-        "tbl-confidence", TITLES["tbl-confidence"],
-        ["arm", "signal", "attempted answers", "AUROC [95% CI]",
-         *(f"accuracy at {100 * float(k):.0f}% coverage" for k in coverages)],
+        "tbl-confidence",
+        TITLES["tbl-confidence"],
+        [
+            "arm",
+            "signal",
+            "attempted answers",
+            "AUROC [95% CI]",
+            *(f"accuracy at {100 * float(k):.0f}% coverage" for k in coverages),
+        ],
         rows,
         note="AUROC: the chance that a correct answer is surer than a wrong one (ties count ½; 0.5 = no signal), "
         "CI by bootstrap over questions. Accuracy at c% coverage: answering only the surest c% of the attempted "
@@ -147,12 +203,20 @@ def policy_section(report: dict[str, Any]) -> Section:
     rows = []
     for arm, c in report.get("confidence", {}).items():
         for p in c.get("policy", []):
-            rows.append([arm, f"{p['threshold']:g}", _pct(p["attempted_rate"]),
-                         fmt_number(p["correct_given_attempted"]), fmt_number(p["overall_correct"]),
-                         fmt_number(p["f_score"]),
-                         fmt_number(p.get("score@0.75"))])
+            rows.append(
+                [
+                    arm,
+                    f"{p['threshold']:g}",
+                    _pct(p["attempted_rate"]),
+                    fmt_number(p["correct_given_attempted"]),
+                    fmt_number(p["overall_correct"]),
+                    fmt_number(p["f_score"]),
+                    fmt_number(p.get("score@0.75")),
+                ]
+            )
     return Section(
-        "tbl-policy", TITLES["tbl-policy"],
+        "tbl-policy",
+        TITLES["tbl-policy"],
         ["arm", "answer if vote share ≥", "coverage", "accuracy answered", "correct (overall)", "F", "score p=0.75"],
         rows,
         note="What the wrapper would score if it abstained whenever the winner's vote share is below the threshold "
@@ -168,36 +232,64 @@ def risk_coverage_section(report: dict[str, Any]) -> Section:
         if name is None:
             continue
         for p in c["signals"][name]["curve"]:
-            rows.append([arm, SIGNAL_TITLES.get(name, name), f"{p['threshold']:.3g}", _pct(p["coverage"]),
-                         fmt_number(p["accuracy"]), fmt_number(p["risk"])])
+            rows.append(
+                [
+                    arm,
+                    SIGNAL_TITLES.get(name, name),
+                    f"{p['threshold']:.3g}",
+                    _pct(p["coverage"]),
+                    fmt_number(p["accuracy"]),
+                    fmt_number(p["risk"]),
+                ]
+            )
     return Section(
-        "tbl-risk-coverage", TITLES["tbl-risk-coverage"],
-        ["arm", "signal", "threshold", "coverage", "accuracy", "risk"], rows,
+        "tbl-risk-coverage",
+        TITLES["tbl-risk-coverage"],
+        ["arm", "signal", "threshold", "coverage", "accuracy", "risk"],
+        rows,
         empty="no arm in this run reports a confidence",
     )
 
 
 def diagnostics_section(report: dict[str, Any]) -> Section:
     rows = [
-        [arm, str(d["answers"]), fmt_number(d.get("mean_vote_share")), fmt_number(d.get("mean_k_kept"), 2),
-         fmt_number(d.get("no_paraphrases")), fmt_number(d.get("original_won")),
-         fmt_number(d.get("samples_per_answer"), 1), ", ".join(f"{k} {v}" for k, v in d.get("flags", {}).items())]
+        [
+            arm,
+            str(d["answers"]),
+            fmt_number(d.get("mean_vote_share")),
+            fmt_number(d.get("mean_k_kept"), 2),
+            fmt_number(d.get("no_paraphrases")),
+            fmt_number(d.get("original_won")),
+            fmt_number(d.get("samples_per_answer"), 1),
+            ", ".join(f"{k} {v}" for k, v in d.get("flags", {}).items()),
+        ]
         for arm, d in report["diagnostics"].items()
     ]
     return Section(
-        "tbl-diagnostics", TITLES["tbl-diagnostics"],
-        ["arm", "answers", "mean vote share", "mean paraphrases kept", "no paraphrase kept", "original's answer won",
-         "samples / answer", "flags (answers)"],
-        rows, empty="no voting arm in this run",
+        "tbl-diagnostics",
+        TITLES["tbl-diagnostics"],
+        [
+            "arm",
+            "answers",
+            "mean vote share",
+            "mean paraphrases kept",
+            "no paraphrase kept",
+            "original's answer won",
+            "samples / answer",
+            "flags (answers)",
+        ],
+        rows,
+        empty="no voting arm in this run",
     )
 
 
 def categories_section(report: dict[str, Any]) -> Section:
     arms = report["arms"]
-    rows = [[cat, str(by_arm["samples"]), *(fmt_number(by_arm.get(a)) for a in arms)]
-            for cat, by_arm in report["categories"].items()]
-    return Section("tbl-categories", TITLES["tbl-categories"], ["category", "answers per arm", *arms],
-                   rows)
+    rows = [
+        [cat, str(by_arm["samples"]), *(fmt_number(by_arm.get(a)) for a in arms)]
+        for cat, by_arm in report["categories"].items()
+    ]
+    return Section("tbl-categories", TITLES["tbl-categories"], ["category", "answers per arm", *arms], rows)
 
 
 def environment_section(report: dict[str, Any]) -> Section:
@@ -205,10 +297,17 @@ def environment_section(report: dict[str, Any]) -> Section:
     rows = [[k, "–" if v is None else str(v)] for k, v in env.items() if k != "packages"]
     rows += [[f"version of {k}", "not installed" if v is None else str(v)] for k, v in env.get("packages", {}).items()]
     if not env:
-        rows = [["selfpara", str(report["config"].get("selfpara_version", "–"))],
-                ["python", str(report["config"].get("python", "–"))]]
-    return Section("tbl-environment", TITLES["tbl-environment"], ["what", "value"], rows,
-                   note="" if env else "this run predates the recorded environment")
+        rows = [
+            ["selfpara", str(report["config"].get("selfpara_version", "–"))],
+            ["python", str(report["config"].get("python", "–"))],
+        ]
+    return Section(
+        "tbl-environment",
+        TITLES["tbl-environment"],
+        ["what", "value"],
+        rows,
+        note="" if env else "this run predates the recorded environment",
+    )
 
 
 def sections(report: dict[str, Any]) -> list[Section]:

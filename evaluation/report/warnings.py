@@ -64,10 +64,7 @@ def judge_warnings(arms: Iterable[dict[str, Any]], records: Iterable[SampleRecor
     Read from the arm's saved config (an `llm` equivalence function with judge_model unset or
     equal to the model) and from the results (the `judge_is_model_under_test` flag or detail).
     """
-    flagged = {
-        r.arm for r in records
-        if r.details.get(JUDGE_FLAG) or JUDGE_FLAG in (r.details.get("flags") or [])
-    }
+    flagged = {r.arm for r in records if r.details.get(JUDGE_FLAG) or JUDGE_FLAG in (r.details.get("flags") or [])}
     out = []
     for arm in arms:
         label = arm.get("label", arm.get("arm", "?"))

@@ -47,8 +47,10 @@ def ask(
         None, envvar=API_BASE_ENV, help="Base URL of an OpenAI-compatible/vLLM/Ollama server."
     ),
     transport: str = typer.Option(
-        "auto", envvar=TRANSPORT_ENV, help="How openai/ and hosted_vllm/ models are reached: auto (http when the "
-        "base URL is known), litellm or http (lean OpenAI-API client)."
+        "auto",
+        envvar=TRANSPORT_ENV,
+        help="How openai/ and hosted_vllm/ models are reached: auto (http when the "
+        "base URL is known), litellm or http (lean OpenAI-API client).",
     ),
     low_agreement: str = typer.Option(
         "flag", help="Below --low-agreement-threshold: flag the answer, abstain (print --abstention-text) or off."
@@ -71,9 +73,17 @@ def ask(
 
         text = sys.stdin.read() if question == "-" else question
         cfg = build_config(
-            model=model or EMBEDDED_MODEL, k=k, equivalence=agreement or equivalence, judge_model=judge_model,
-            paraphrase_check=paraphrase_check, nli_model=nli_model, temperature=temperature,
-            max_tokens=max_tokens, api_base=api_base, transport=transport, low_agreement=low_agreement,
+            model=model or EMBEDDED_MODEL,
+            k=k,
+            equivalence=agreement or equivalence,
+            judge_model=judge_model,
+            paraphrase_check=paraphrase_check,
+            nli_model=nli_model,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            api_base=api_base,
+            transport=transport,
+            low_agreement=low_agreement,
             low_agreement_threshold=low_agreement_threshold,
             **({"abstention_text": abstention_text} if abstention_text else {}),
         )

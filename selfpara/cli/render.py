@@ -23,8 +23,10 @@ def rejection_text(rejected: RejectedParaphrase) -> str:
 
 def result_table(result: WrappedAnswer) -> Table:
     """A table: one row per wording with its answer, cluster and whether it won."""
-    title = (f"{escape(result.model)} · k {result.k_kept}/{result.k_requested} · vote share {result.vote_share:.0%}"
-             f" · entropy {result.entropy_normalized:.2f}")
+    title = (
+        f"{escape(result.model)} · k {result.k_kept}/{result.k_requested} · vote share {result.vote_share:.0%}"
+        f" · entropy {result.entropy_normalized:.2f}"
+    )
     table = Table(title=title, show_lines=True)
     table.add_column("#", justify="right")
     table.add_column("wording")

@@ -33,29 +33,44 @@ class LogFormat(str, Enum):
 @app.command()
 def serve(
     model: Optional[str] = typer.Option(
-        None, "--model", "-m", envvar=MODEL_ENV, help="Upstream litellm model, e.g. openai/NAME for any "
-        "OpenAI-compatible server (default: the local model local/qwen2.5-coder-1.5b)."
+        None,
+        "--model",
+        "-m",
+        envvar=MODEL_ENV,
+        help="Upstream litellm model, e.g. openai/NAME for any "
+        "OpenAI-compatible server (default: the local model local/qwen2.5-coder-1.5b).",
     ),
     host: str = typer.Option(
         "127.0.0.1", envvar="SELFPARA_HOST", help="Interface to listen on (0.0.0.0 for every interface)."
     ),
     port: int = typer.Option(8000, envvar="SELFPARA_PORT", help="Port to listen on."),
     api_key_env: Optional[str] = typer.Option(
-        None, "--api-key-env", metavar="NAME", help="Environment variable holding the proxy's own key; "
+        None,
+        "--api-key-env",
+        metavar="NAME",
+        help="Environment variable holding the proxy's own key; "
         f"clients then must send `Authorization: Bearer <key>`. Default: {PROXY_KEY_ENV} when it is set, "
-        "else the settings file's api_key_env, else no key."
+        "else the settings file's api_key_env, else no key.",
     ),
     upstream_key_env: Optional[str] = typer.Option(
-        None, "--upstream-key-env", metavar="NAME", help="Environment variable holding the upstream's key "
-        "(default: the provider's own, e.g. OPENAI_API_KEY, read by litellm)."
+        None,
+        "--upstream-key-env",
+        metavar="NAME",
+        help="Environment variable holding the upstream's key "
+        "(default: the provider's own, e.g. OPENAI_API_KEY, read by litellm).",
     ),
     config: Optional[Path] = typer.Option(
-        None, "--config", "-c", envvar="SELFPARA_CONFIG", help="TOML or JSON settings file (see docs/proxy.md); "
-        "flags and environment variables override it."
+        None,
+        "--config",
+        "-c",
+        envvar="SELFPARA_CONFIG",
+        help="TOML or JSON settings file (see docs/proxy.md); flags and environment variables override it.",
     ),
     api_base: Optional[str] = typer.Option(
-        None, "--api-base", envvar=API_BASE_ENV,
-        help="Upstream base URL (default: OPENAI_API_BASE / OPENAI_BASE_URL for openai/ models)."
+        None,
+        "--api-base",
+        envvar=API_BASE_ENV,
+        help="Upstream base URL (default: OPENAI_API_BASE / OPENAI_BASE_URL for openai/ models).",
     ),
     k: Optional[int] = typer.Option(None, "--k", "-k", envvar=K_ENV, help="Default paraphrases per question."),
     equivalence: Optional[str] = typer.Option(
@@ -78,17 +93,21 @@ def serve(
     max_tokens_limit: Optional[int] = typer.Option(None, help="Largest max_tokens a request may ask for."),
     keepalive: Optional[float] = typer.Option(None, help="Seconds between SSE keep-alives while streaming."),
     upstream_transport: Optional[str] = typer.Option(
-        None, envvar=TRANSPORT_ENV, help="The upstream's transport (WrapConfig.transport): auto (default), "
-        "litellm or http (lean OpenAI-API client for openai/ and hosted_vllm/ upstreams: less CPU per call)."
+        None,
+        envvar=TRANSPORT_ENV,
+        help="The upstream's transport (WrapConfig.transport): auto (default), "
+        "litellm or http (lean OpenAI-API client for openai/ and hosted_vllm/ upstreams: less CPU per call).",
     ),
     workers: int = typer.Option(1, min=1, help="Worker processes (each a full proxy; limits apply per worker)."),
     any_model: Optional[bool] = typer.Option(
-        None, "--any-model/--own-models", help="Serve every requested model name with the upstream "
-        "(default: only its own names; others get 404)."
+        None,
+        "--any-model/--own-models",
+        help="Serve every requested model name with the upstream (default: only its own names; others get 404).",
     ),
     allow_client_api_base: Optional[bool] = typer.Option(
-        None, "--allow-client-api-base/--no-client-api-base", help="Let requests name their own upstream "
-        "(selfpara.api_base); the server's upstream key is never sent there."
+        None,
+        "--allow-client-api-base/--no-client-api-base",
+        help="Let requests name their own upstream (selfpara.api_base); the server's upstream key is never sent there.",
     ),
     graceful_timeout: float = typer.Option(30.0, help="Seconds to let in-flight requests finish on shutdown."),
     log_format: LogFormat = typer.Option(
@@ -110,15 +129,27 @@ def serve(
             api_key_env = PROXY_KEY_ENV
         config_file = str(config) if config else None
         upstream: dict[str, object] = {
-            "model": model, "api_base": api_base, "k": k, "equivalence": agreement or equivalence,
+            "model": model,
+            "api_base": api_base,
+            "k": k,
+            "equivalence": agreement or equivalence,
             "judge_model": judge_model,
-            "paraphrase_check": paraphrase_check, "temperature": temperature, "max_tokens": max_tokens,
-            "timeout_s": timeout, "retries": retries, "transport": upstream_transport,
+            "paraphrase_check": paraphrase_check,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "timeout_s": timeout,
+            "retries": retries,
+            "transport": upstream_transport,
         }
         server: dict[str, object] = {
-            "max_concurrent_requests": max_concurrent_requests, "upstream_concurrency": upstream_concurrency,
-            "max_body_bytes": max_body_bytes, "max_messages": max_messages, "max_k": max_k,
-            "max_max_tokens": max_tokens_limit, "keepalive_s": keepalive, "any_model": any_model,
+            "max_concurrent_requests": max_concurrent_requests,
+            "upstream_concurrency": upstream_concurrency,
+            "max_body_bytes": max_body_bytes,
+            "max_messages": max_messages,
+            "max_k": max_k,
+            "max_max_tokens": max_tokens_limit,
+            "keepalive_s": keepalive,
+            "any_model": any_model,
             "allow_client_api_base": allow_client_api_base,
         }
         settings = load_settings(
@@ -152,6 +183,7 @@ def serve(
             highlight=False,
             soft_wrap=True,  # one line, also when redirected
         )
+
         def run(app: str | Callable[..., Any], **extra: Any) -> None:
             """Serve `app` (an ASGI app, or the import string of an app factory)."""
             uvicorn.run(
@@ -168,8 +200,13 @@ def serve(
 
         if workers > 1:  # each worker process builds its own app from the same spec
             spec = {
-                "config_file": config_file, "upstream": upstream, "server": server, "api_key_env": api_key_env,
-                "upstream_key_env": upstream_key_env, "log_format": log_format.value, "verbose": verbose,
+                "config_file": config_file,
+                "upstream": upstream,
+                "server": server,
+                "api_key_env": api_key_env,
+                "upstream_key_env": upstream_key_env,
+                "log_format": log_format.value,
+                "verbose": verbose,
             }
             os.environ[SPEC_ENV] = json.dumps(spec)
             run("selfpara.server.app:app_from_env", factory=True, workers=workers)

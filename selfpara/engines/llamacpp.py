@@ -85,7 +85,10 @@ class LlamaCppModel(QueuedEngine):
             threads = self.threads or idle_cores()
             try:
                 llm = Llama(
-                    model_path=str(path), n_ctx=self.n_ctx, n_threads=threads, n_threads_batch=threads,
+                    model_path=str(path),
+                    n_ctx=self.n_ctx,
+                    n_threads=threads,
+                    n_threads_batch=threads,
                     verbose=False,  # llama.cpp would print its load log to stderr
                 )
             except (ValueError, RuntimeError) as exc:

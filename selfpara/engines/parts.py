@@ -91,9 +91,7 @@ def _names(names: Sequence[str], shown: int = 6) -> str:
     return ", ".join(names[:shown]) + f", … {len(names) - shown} more"
 
 
-def assembled(
-    spec: PartedFile, directory: Path | None = None, progress: Callable[[str], None] | None = None
-) -> Path:
+def assembled(spec: PartedFile, directory: Path | None = None, progress: Callable[[str], None] | None = None) -> Path:
     """The verified whole file in `directory` (default `cache_dir()`), assembling it if needed.
 
     Args:

@@ -69,8 +69,11 @@ def create_app(settings: ServerSettings | None = None, *, client: ModelClient | 
             await warm_litellm(settings.upstream.model)
         log.info(
             "selfpara proxy serving %s (k=%d, auth=%s, max_concurrent=%d, transport=%s)",
-            settings.upstream.model, settings.upstream.k, "on" if settings.api_key else "off",
-            settings.max_concurrent_requests, "custom" if proxy.custom_client else settings.resolved_transport(),
+            settings.upstream.model,
+            settings.upstream.k,
+            "on" if settings.api_key else "off",
+            settings.max_concurrent_requests,
+            "custom" if proxy.custom_client else settings.resolved_transport(),
         )
         yield
         if proxy.preload_task is not None and not proxy.preload_task.done():
@@ -126,8 +129,9 @@ class _RequestIdMiddleware:
                 headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-request-id"]
                 message = {**message, "headers": [*headers, (b"x-request-id", rid.encode())]}
                 sent["started"] = True
-                sent["stream"] = any(k.lower() == b"content-type" and v.startswith(b"text/event-stream")
-                                     for k, v in headers)
+                sent["stream"] = any(
+                    k.lower() == b"content-type" and v.startswith(b"text/event-stream") for k, v in headers
+                )
             elif message["type"] == "http.response.body" and not message.get("more_body"):
                 sent["finished"] = True
             await send(message)
@@ -136,8 +140,13 @@ class _RequestIdMiddleware:
             if sent["finished"]:
                 return
             if not sent["started"]:
-                await send_with_id({"type": "http.response.start", "status": err.status,
-                                    "headers": [(b"content-type", b"application/json")]})
+                await send_with_id(
+                    {
+                        "type": "http.response.start",
+                        "status": err.status,
+                        "headers": [(b"content-type", b"application/json")],
+                    }
+                )
                 await send_with_id({"type": "http.response.body", "body": json.dumps(err.body()).encode()})
             elif sent["stream"]:
                 await send_with_id({"type": "http.response.body", "body": error_event(err.body()) + DONE})
@@ -149,13 +158,20 @@ class _RequestIdMiddleware:
             # uvicorn cancels the requests still running when the shutdown grace period ends
             log.warning("request_id=%s cancelled by the server's shutdown", rid, extra={"request_id": rid})
             with contextlib.suppress(Exception):
-                await fail(ProxyError(503, f"the proxy is shutting down; retry (request id {rid})",
-                                      type="server_error", code="shutting_down"))
+                await fail(
+                    ProxyError(
+                        503,
+                        f"the proxy is shutting down; retry (request id {rid})",
+                        type="server_error",
+                        code="shutting_down",
+                    )
+                )
         except Exception:
             log.exception("request_id=%s unexpected error on %r", rid, scope.get("path"), extra={"request_id": rid})
             with contextlib.suppress(Exception):
-                await fail(ProxyError(500, f"internal error (request id {rid})", type="server_error",
-                                      code="internal_error"))
+                await fail(
+                    ProxyError(500, f"internal error (request id {rid})", type="server_error", code="internal_error")
+                )
 
 
 SPEC_ENV = "SELFPARA_SERVE_SPEC"

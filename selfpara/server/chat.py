@@ -38,8 +38,16 @@ async def _chat(call: Call, body: dict[str, Any]) -> Response:
     call.enter()
     if plan.mode == "passthrough":
         assert plan.reason is not None
-        return await passthrough.respond(call, plan.client, plan.model, body, endpoint="chat/completions",
-                                         requested_model=req.model, reason=plan.reason, stream=req.stream)
+        return await passthrough.respond(
+            call,
+            plan.client,
+            plan.model,
+            body,
+            endpoint="chat/completions",
+            requested_model=req.model,
+            reason=plan.reason,
+            stream=req.stream,
+        )
     fingerprint = wrapped.fingerprint(plan.cfg)
     work = plan.paraphraser.aanswer(messages_of(req), **plan.overrides)
 
@@ -49,13 +57,24 @@ async def _chat(call: Call, body: dict[str, Any]) -> Response:
         include_usage = bool((req.stream_options or {}).get("include_usage"))
 
         def render(wa: WrappedAnswer) -> list[bytes]:
-            return list(answer_events(
-                completion_id, created, req.model, wa.answer, chunk_chars=call.proxy.settings.stream_chunk_chars,
-                finish_reason=wrapped.finish_reason(wa), usage=_usage(wa), include_usage=include_usage,
-                report=wrapped.report(wa, call, ignored=plan.ignored, notes=wrapped.logprob_notes(wa, req.logprobs)),
-                secrets=call.secrets, system_fingerprint=fingerprint,
-                logprobs=wrapped.chosen_logprobs(wa) if req.logprobs else None,
-            ))
+            return list(
+                answer_events(
+                    completion_id,
+                    created,
+                    req.model,
+                    wa.answer,
+                    chunk_chars=call.proxy.settings.stream_chunk_chars,
+                    finish_reason=wrapped.finish_reason(wa),
+                    usage=_usage(wa),
+                    include_usage=include_usage,
+                    report=wrapped.report(
+                        wa, call, ignored=plan.ignored, notes=wrapped.logprob_notes(wa, req.logprobs)
+                    ),
+                    secrets=call.secrets,
+                    system_fingerprint=fingerprint,
+                    logprobs=wrapped.chosen_logprobs(wa) if req.logprobs else None,
+                )
+            )
 
         def error_events(err: ProxyError) -> list[bytes]:
             return [error_event(err.body()), DONE]
@@ -67,8 +86,13 @@ async def _chat(call: Call, body: dict[str, Any]) -> Response:
     completion = ChatCompletion(
         id=f"chatcmpl-{uuid.uuid4().hex}",
         model=req.model,
-        choices=[Choice(message=ResponseMessage(content=wa.answer), finish_reason=wrapped.finish_reason(wa),
-                        logprobs=None if tokens is None else {"content": tokens, "refusal": None})],
+        choices=[
+            Choice(
+                message=ResponseMessage(content=wa.answer),
+                finish_reason=wrapped.finish_reason(wa),
+                logprobs=None if tokens is None else {"content": tokens, "refusal": None},
+            )
+        ],
         usage=CompletionUsage(**_usage(wa)),
         system_fingerprint=fingerprint,
         selfpara=wrapped.report(wa, call, ignored=plan.ignored, notes=wrapped.logprob_notes(wa, req.logprobs)),

@@ -40,13 +40,26 @@ async def _completions(call: Call, body: dict[str, Any]) -> Response:
     call.model = req.model
     settings = call.proxy.settings
     if not settings.serves(req.model):
-        raise ProxyError(404, f"unknown model {req.model!r}; this proxy serves {settings.model_names()}",
-                         param="model", code="model_not_found")
+        raise ProxyError(
+            404,
+            f"unknown model {req.model!r}; this proxy serves {settings.model_names()}",
+            param="model",
+            code="model_not_found",
+        )
     if req.max_tokens is not None and req.max_tokens > settings.max_max_tokens:
-        raise bad_request(f"max_tokens={req.max_tokens} exceeds this proxy's limit {settings.max_max_tokens}",
-                          param="max_tokens")
+        raise bad_request(
+            f"max_tokens={req.max_tokens} exceeds this proxy's limit {settings.max_max_tokens}", param="max_tokens"
+        )
     if (req.n or 1) > settings.max_k + 1:
         raise bad_request(f"n={req.n} exceeds this proxy's limit {settings.max_k + 1}", param="n")
     call.enter()
-    return await passthrough.respond(call, call.proxy.client, settings.upstream.model, body, endpoint="completions",
-                                     requested_model=req.model, reason="completions", stream=req.stream)
+    return await passthrough.respond(
+        call,
+        call.proxy.client,
+        settings.upstream.model,
+        body,
+        endpoint="completions",
+        requested_model=req.model,
+        reason="completions",
+        stream=req.stream,
+    )

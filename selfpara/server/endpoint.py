@@ -26,6 +26,7 @@ log = logging.getLogger("selfpara.server")
 
 T = TypeVar("T")
 
+
 class ClientGone(Exception):
     """The client disconnected before its answer was ready; its work was cancelled."""
 
@@ -50,8 +51,13 @@ class Call:
         slot = self.proxy.gate.try_enter()
         if slot is None:
             limit = self.proxy.settings.max_concurrent_requests
-            raise ProxyError(429, f"the proxy is handling its limit of {limit} requests; retry shortly",
-                             type="rate_limit_error", code="proxy_overloaded", headers={"Retry-After": "1"})
+            raise ProxyError(
+                429,
+                f"the proxy is handling its limit of {limit} requests; retry shortly",
+                type="rate_limit_error",
+                code="proxy_overloaded",
+                headers={"Retry-After": "1"},
+            )
         self.slot = slot
         return slot
 
@@ -61,14 +67,25 @@ class Call:
 
     def deadline_error(self) -> ProxyError:
         limit = self.proxy.settings.request_timeout_s
-        return ProxyError(504, f"the request did not finish within the proxy's deadline of {limit:g}s "
-                          "(request_timeout_s)", type="server_error", code="request_timeout")
+        return ProxyError(
+            504,
+            f"the request did not finish within the proxy's deadline of {limit:g}s (request_timeout_s)",
+            type="server_error",
+            code="request_timeout",
+        )
 
     def done(self, status: int, **fields: Any) -> None:
         """The request's one log line."""
         extra = " ".join(f"{k}={printable(v, 300)}" for k, v in fields.items())
-        log.info("request_id=%s status=%d model=%s latency_ms=%.0f %s", self.rid, status, printable(self.model, 200),
-                 1000 * (time.monotonic() - self.started), extra, extra={"request_id": self.rid})
+        log.info(
+            "request_id=%s status=%d model=%s latency_ms=%.0f %s",
+            self.rid,
+            status,
+            printable(self.model, 200),
+            1000 * (time.monotonic() - self.started),
+            extra,
+            extra={"request_id": self.rid},
+        )
 
     def failed(self, exc: SelfparaError, *, stream: bool = False) -> ProxyError:
         """The client's error for `exc` (generic for upstream failures); the details go to the log."""

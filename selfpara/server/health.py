@@ -60,8 +60,12 @@ async def model(request: Request) -> Response:
     try:
         check_auth(request, proxy.settings)
         if not proxy.settings.serves(name):
-            raise ProxyError(404, f"unknown model {name!r}; this proxy serves {proxy.settings.model_names()}",
-                             param="model", code="model_not_found")
+            raise ProxyError(
+                404,
+                f"unknown model {name!r}; this proxy serves {proxy.settings.model_names()}",
+                param="model",
+                code="model_not_found",
+            )
     except ProxyError as err:
         return error_response(err)
     return JSONResponse(ModelCard(id=name, created=proxy.started).model_dump())

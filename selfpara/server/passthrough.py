@@ -55,13 +55,17 @@ async def respond(
 
     if not client.can_pass_through(model, endpoint):
         if endpoint != "chat/completions":
-            raise ProxyError(400, f"this proxy's upstream ({model}) cannot take {endpoint} requests",
-                             code="unsupported_endpoint")
+            raise ProxyError(
+                400, f"this proxy's upstream ({model}) cannot take {endpoint} requests", code="unsupported_endpoint"
+            )
         data = await call.guarded(complete_text(client, model, body))
         call.done(200, mode="passthrough", reason=reason, stream=stream)
         if stream:  # a text-only backend: send the finished answer as a stream
-            return StreamingResponse(iterate(_as_events(data, requested_model, call, marker, body)),
-                                     media_type="text/event-stream", headers={**headers, **SSE_HEADERS})
+            return StreamingResponse(
+                iterate(_as_events(data, requested_model, call, marker, body)),
+                media_type="text/event-stream",
+                headers={**headers, **SSE_HEADERS},
+            )
         return ScrubbedJSON(mark(data, True), secrets=secrets, headers=headers)
 
     if not stream:
@@ -92,12 +96,21 @@ def _as_events(
     data: dict[str, Any], model: str, call: Call, marker: dict[str, Any], body: dict[str, Any]
 ) -> list[bytes]:
     choice = data["choices"][0]
-    return list(answer_events(
-        data["id"], data["created"], model, choice["message"]["content"] or "",
-        chunk_chars=call.proxy.settings.stream_chunk_chars, finish_reason=choice.get("finish_reason") or "stop",
-        usage=data.get("usage"), include_usage=bool((body.get("stream_options") or {}).get("include_usage")),
-        report=marker, report_first=True, secrets=call.secrets,
-    ))
+    return list(
+        answer_events(
+            data["id"],
+            data["created"],
+            model,
+            choice["message"]["content"] or "",
+            chunk_chars=call.proxy.settings.stream_chunk_chars,
+            finish_reason=choice.get("finish_reason") or "stop",
+            usage=data.get("usage"),
+            include_usage=bool((body.get("stream_options") or {}).get("include_usage")),
+            report=marker,
+            report_first=True,
+            secrets=call.secrets,
+        )
+    )
 
 
 def _text_messages(messages: list[dict[str, Any]]) -> list[Message]:
@@ -116,9 +129,13 @@ async def complete_text(client: ModelClient, model: str, body: dict[str, Any]) -
     messages = _text_messages(body["messages"])
     results = await asyncio.gather(
         *[
-            client.complete(model, messages, usage=usage,
-                            temperature=0.0 if temperature is None else float(temperature),
-                            max_tokens=int(max_tokens))
+            client.complete(
+                model,
+                messages,
+                usage=usage,
+                temperature=0.0 if temperature is None else float(temperature),
+                max_tokens=int(max_tokens),
+            )
             for _ in range(n)
         ]
     )
@@ -128,8 +145,12 @@ async def complete_text(client: ModelClient, model: str, body: dict[str, Any]) -
         "created": int(time.time()),
         "model": model,
         "choices": [
-            {"index": i, "message": {"role": "assistant", "content": r.text}, "finish_reason": r.finish_reason,
-             "logprobs": None}
+            {
+                "index": i,
+                "message": {"role": "assistant", "content": r.text},
+                "finish_reason": r.finish_reason,
+                "logprobs": None,
+            }
             for i, r in enumerate(results)
         ],
         "usage": {
@@ -138,4 +159,3 @@ async def complete_text(client: ModelClient, model: str, body: dict[str, Any]) -
             "total_tokens": usage.total_tokens,
         },
     }
-

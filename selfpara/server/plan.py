@@ -24,9 +24,23 @@ from selfpara.server.state import Proxy
 
 # Top-level request fields the wrapped path honours; the rest are listed as ignored.
 _WRAPPED_FIELDS = {
-    "model", "messages", "stream", "stream_options", "temperature", "max_tokens", "max_completion_tokens",
-    "selfpara", "n", "user", "tools", "tool_choice", "functions", "function_call", "response_format",
-    "logprobs", "top_logprobs",
+    "model",
+    "messages",
+    "stream",
+    "stream_options",
+    "temperature",
+    "max_tokens",
+    "max_completion_tokens",
+    "selfpara",
+    "n",
+    "user",
+    "tools",
+    "tool_choice",
+    "functions",
+    "function_call",
+    "response_format",
+    "logprobs",
+    "top_logprobs",
 }
 
 
@@ -69,7 +83,9 @@ def check_content_type(request: Request) -> None:
     media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
         raise ProxyError(
-            415, f"send the body as Content-Type: application/json (got {media[:60]!r})" if media
+            415,
+            f"send the body as Content-Type: application/json (got {media[:60]!r})"
+            if media
             else "send the body as Content-Type: application/json (no Content-Type given)",
             code="unsupported_media_type",
         )
@@ -80,8 +96,9 @@ async def read_body(request: Request, limit: int, timeout_s: float | None = None
     try:
         return await asyncio.wait_for(_read(request, limit), timeout_s)
     except asyncio.TimeoutError:
-        raise ProxyError(408, f"the request body did not arrive within {timeout_s:g}s",
-                         code="request_body_timeout") from None
+        raise ProxyError(
+            408, f"the request body did not arrive within {timeout_s:g}s", code="request_body_timeout"
+        ) from None
 
 
 async def _read(request: Request, limit: int) -> bytes:
@@ -178,8 +195,9 @@ def plan_request(proxy: Proxy, req: ChatCompletionRequest) -> Plan:
         raise bad_request(f"{len(req.messages)} messages; the limit is {settings.max_messages}", param="messages")
     max_tokens = req.requested_max_tokens
     if max_tokens is not None and max_tokens > settings.max_max_tokens:
-        raise bad_request(f"max_tokens={max_tokens} exceeds this proxy's limit {settings.max_max_tokens}",
-                          param="max_tokens")
+        raise bad_request(
+            f"max_tokens={max_tokens} exceeds this proxy's limit {settings.max_max_tokens}", param="max_tokens"
+        )
     if (req.n or 1) > settings.max_k + 1:
         raise bad_request(f"n={req.n} exceeds this proxy's limit {settings.max_k + 1}", param="n")
     if opts.k is not None and opts.k > settings.max_k:
@@ -208,8 +226,9 @@ def plan_request(proxy: Proxy, req: ChatCompletionRequest) -> Plan:
     client, paraphraser = proxy.client, proxy.paraphraser
     if opts.api_base is not None:
         if not settings.allow_client_api_base:
-            raise bad_request("this proxy does not let a request choose its upstream (selfpara.api_base)",
-                              param="selfpara.api_base")
+            raise bad_request(
+                "this proxy does not let a request choose its upstream (selfpara.api_base)", param="selfpara.api_base"
+            )
         # The server's key never goes to a client-chosen host: the client's key or a dummy.
         api_base, api_key = opts.api_base, opts.api_key or "no-key"
         from selfpara.pipeline import SelfParaphraser
@@ -251,4 +270,3 @@ def messages_of(req: ChatCompletionRequest) -> list[dict[str, Any]]:
             message["name"] = m.name
         out.append(message)
     return out
-

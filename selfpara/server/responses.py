@@ -52,8 +52,22 @@ class ResponsesRequest(BaseModel):
 
 
 # Fields the wrapped path reads; others (metadata, store, top_p, ...) are listed in ignored_params.
-_WRAPPED_FIELDS = {"model", "input", "instructions", "stream", "temperature", "max_output_tokens", "tools",
-                   "tool_choice", "previous_response_id", "text", "selfpara", "store", "metadata", "user"}
+_WRAPPED_FIELDS = {
+    "model",
+    "input",
+    "instructions",
+    "stream",
+    "temperature",
+    "max_output_tokens",
+    "tools",
+    "tool_choice",
+    "previous_response_id",
+    "text",
+    "selfpara",
+    "store",
+    "metadata",
+    "user",
+}
 
 
 def to_messages(req: ResponsesRequest) -> tuple[list[dict[str, Any]], str | None]:
@@ -108,11 +122,21 @@ async def _responses(call: Call, body: dict[str, Any]) -> Response:
     if reason is not None:
         if not plan.client.can_pass_through(plan.model, "responses"):
             raise ProxyError(
-                400, f"this proxy cannot wrap this Responses request ({reason}) and its upstream transport does not "
-                "take /responses; send it to /v1/chat/completions instead", code="unsupported_responses_input",
+                400,
+                f"this proxy cannot wrap this Responses request ({reason}) and its upstream transport does not "
+                "take /responses; send it to /v1/chat/completions instead",
+                code="unsupported_responses_input",
             )
-        return await passthrough.respond(call, plan.client, plan.model, body, endpoint="responses",
-                                         requested_model=req.model, reason=reason, stream=req.stream)
+        return await passthrough.respond(
+            call,
+            plan.client,
+            plan.model,
+            body,
+            endpoint="responses",
+            requested_model=req.model,
+            reason=reason,
+            stream=req.stream,
+        )
 
     ignored = sorted(k for k in body if k not in _WRAPPED_FIELDS)
     work = plan.paraphraser.aanswer(messages_of(chat_req), **plan.overrides)
@@ -122,12 +146,24 @@ async def _responses(call: Call, body: dict[str, Any]) -> Response:
         return build(req, response_id, message_id, created, wa, call, ignored)
 
     if req.stream:
+
         def render(wa: WrappedAnswer) -> list[bytes]:
             return stream_events(response(None), response(wa), call)
 
         def error_events(err: ProxyError) -> list[bytes]:
-            return [sse("error", {"type": "error", "code": err.code, "message": err.message, "param": err.param,
-                                  "sequence_number": 0, "error": err.body()["error"]})]
+            return [
+                sse(
+                    "error",
+                    {
+                        "type": "error",
+                        "code": err.code,
+                        "message": err.message,
+                        "param": err.param,
+                        "sequence_number": 0,
+                        "error": err.body()["error"],
+                    },
+                )
+            ]
 
         return await wrapped.stream(call, work, render, error_events)
 
@@ -136,15 +172,35 @@ async def _responses(call: Call, body: dict[str, Any]) -> Response:
     return ScrubbedJSON(response(wa), secrets=call.secrets, headers=wrapped.headers(wa))
 
 
-def build(req: ResponsesRequest, response_id: str, message_id: str, created: int, wa: WrappedAnswer | None,
-          call: Call, ignored: list[str]) -> dict[str, Any]:
+def build(
+    req: ResponsesRequest,
+    response_id: str,
+    message_id: str,
+    created: int,
+    wa: WrappedAnswer | None,
+    call: Call,
+    ignored: list[str],
+) -> dict[str, Any]:
     """The `response` object: in progress (no answer yet) or finished with `wa`."""
     out: dict[str, Any] = {
-        "id": response_id, "object": "response", "created_at": created, "model": req.model,
-        "status": "in_progress", "error": None, "incomplete_details": None, "instructions": req.instructions,
-        "max_output_tokens": req.max_output_tokens, "temperature": req.temperature, "top_p": None,
-        "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "text": {"format": {"type": "text"}},
-        "metadata": body_metadata(req), "output": [], "usage": None,
+        "id": response_id,
+        "object": "response",
+        "created_at": created,
+        "model": req.model,
+        "status": "in_progress",
+        "error": None,
+        "incomplete_details": None,
+        "instructions": req.instructions,
+        "max_output_tokens": req.max_output_tokens,
+        "temperature": req.temperature,
+        "top_p": None,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "text": {"format": {"type": "text"}},
+        "metadata": body_metadata(req),
+        "output": [],
+        "usage": None,
     }
     if wa is None:
         return out
@@ -152,14 +208,21 @@ def build(req: ResponsesRequest, response_id: str, message_id: str, created: int
     cut = wrapped.finish_reason(wa) == "length"
     out["status"] = "incomplete" if cut else "completed"
     out["incomplete_details"] = {"reason": "max_output_tokens"} if cut else None
-    out["output"] = [{
-        "id": message_id, "type": "message", "status": out["status"], "role": "assistant",
-        "content": [{"type": "output_text", "text": text, "annotations": []}],
-    }]
+    out["output"] = [
+        {
+            "id": message_id,
+            "type": "message",
+            "status": out["status"],
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": text, "annotations": []}],
+        }
+    ]
     out["usage"] = {
-        "input_tokens": wa.usage.prompt_tokens, "output_tokens": wa.usage.completion_tokens,
+        "input_tokens": wa.usage.prompt_tokens,
+        "output_tokens": wa.usage.completion_tokens,
         "total_tokens": wa.usage.prompt_tokens + wa.usage.completion_tokens,
-        "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0},
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": 0},
     }
     out["selfpara"] = wrapped.report(wa, call, ignored=ignored)
     return scrub(out, call.secrets)
@@ -186,8 +249,10 @@ def stream_events(started: dict[str, Any], done: dict[str, Any], call: Call) -> 
         ("response.in_progress", {"response": started}),
         ("response.output_item.added", {"output_index": 0, "item": {**item, "status": "in_progress", "content": []}}),
         ("response.content_part.added", {**ids, "part": {"type": "output_text", "text": "", "annotations": []}}),
-        *[("response.output_text.delta", {**ids, "delta": piece})
-          for piece in split_text(text, call.proxy.settings.stream_chunk_chars)],
+        *[
+            ("response.output_text.delta", {**ids, "delta": piece})
+            for piece in split_text(text, call.proxy.settings.stream_chunk_chars)
+        ],
         ("response.output_text.done", {**ids, "text": text}),
         ("response.content_part.done", {**ids, "part": item["content"][0]}),
         ("response.output_item.done", {"output_index": 0, "item": item}),

@@ -64,9 +64,18 @@ class SelfparaOptions(BaseModel):
 
     def overrides(self) -> dict[str, Any]:
         """The WrapConfig overrides this block asks for (None values dropped)."""
-        fields = ("k", "equivalence", "judge_model", "paraphrase_model", "paraphrase_check",
-                  "paraphrase_temperature", "max_overlap", "nli_threshold", "low_agreement",
-                  "low_agreement_threshold")
+        fields = (
+            "k",
+            "equivalence",
+            "judge_model",
+            "paraphrase_model",
+            "paraphrase_check",
+            "paraphrase_temperature",
+            "max_overlap",
+            "nli_threshold",
+            "low_agreement",
+            "low_agreement_threshold",
+        )
         return {f: getattr(self, f) for f in fields if getattr(self, f) is not None}
 
 
@@ -166,9 +175,15 @@ def chunk(
         "object": "chat.completion.chunk",
         "created": created,
         "model": model,
-        "choices": [] if no_choices else [
-            {"index": 0, "delta": delta or {}, "finish_reason": finish_reason,
-             "logprobs": None if logprobs is None else {"content": logprobs, "refusal": None}}
+        "choices": []
+        if no_choices
+        else [
+            {
+                "index": 0,
+                "delta": delta or {},
+                "finish_reason": finish_reason,
+                "logprobs": None if logprobs is None else {"content": logprobs, "refusal": None},
+            }
         ],
     }
     if usage is not None:

@@ -72,12 +72,16 @@ class ServerSettings(BaseModel):
     )
     backoff_s: float = Field(0.5, ge=0, description="First retry wait of an upstream call (doubles per attempt).")
     ready_cache_s: float = Field(
-        5.0, ge=0, description="Seconds a readiness result (good or bad) is reused: /ready probes the upstream at "
-        "most once per period, however often it is called."
+        5.0,
+        ge=0,
+        description="Seconds a readiness result (good or bad) is reused: /ready probes the upstream at "
+        "most once per period, however often it is called.",
     )
     request_timeout_s: float = Field(
-        300.0, gt=0, description="Whole-request deadline: a request still running after this many seconds is "
-        "cancelled and answered 504 request_timeout (stages x retries x call timeout can add up far beyond it)."
+        300.0,
+        gt=0,
+        description="Whole-request deadline: a request still running after this many seconds is "
+        "cancelled and answered 504 request_timeout (stages x retries x call timeout can add up far beyond it).",
     )
     body_timeout_s: float = Field(30.0, gt=0, description="Seconds a client has to send its whole body (408 after).")
     header_timeout_s: float = Field(
@@ -212,8 +216,10 @@ def load_settings(
     if not isinstance(file_upstream, dict):
         raise ConfigError("config file: `upstream` must be a table/object")
     if "api_key" in data or "api_key" in file_upstream:
-        raise ConfigError("config file: keys do not belong in files; name an environment variable with "
-                          "`api_key_env` / `upstream_key_env` instead")
+        raise ConfigError(
+            "config file: keys do not belong in files; name an environment variable with "
+            "`api_key_env` / `upstream_key_env` instead"
+        )
     file_key_env = data.pop("api_key_env", None)
     file_upstream_key_env = data.pop("upstream_key_env", None)
 

@@ -108,4 +108,3 @@ async def preload(proxy: Proxy) -> None:
     except Exception as exc:  # readiness reports it; requests will raise it themselves
         proxy.preload_error = redact(f"{type(exc).__name__}: {exc}", proxy.secrets)
         log.error("embedded model failed to load: %s", proxy.preload_error)
-

@@ -45,8 +45,12 @@ def report(wa: WrappedAnswer, call: Call, *, ignored: list[str] = (), notes: lis
             details.append(f"paraphrase check: {item['detail']}")
             item["detail"] = public_reason(item["detail"])
     if details:
-        log.warning("request_id=%s upstream failures: %s", call.rid, redact("; ".join(details), call.secrets)[:2000],
-                    extra={"request_id": call.rid})
+        log.warning(
+            "request_id=%s upstream failures: %s",
+            call.rid,
+            redact("; ".join(details), call.secrets)[:2000],
+            extra={"request_id": call.rid},
+        )
     out["passthrough"] = False
     out["failed_variants"] = wa.failed_variants
     out["request_id"] = call.rid
@@ -74,8 +78,14 @@ def headers(wa: WrappedAnswer) -> dict[str, str]:
 
 
 def log_fields(wa: WrappedAnswer) -> dict[str, Any]:
-    return {"mode": "wrapped", "k": wa.k_requested, "k_kept": wa.k_kept, "vote_share": f"{wa.vote_share:.2f}",
-            "calls": wa.usage.calls, "flags": ",".join(wa.flags) or "-"}
+    return {
+        "mode": "wrapped",
+        "k": wa.k_requested,
+        "k_kept": wa.k_kept,
+        "vote_share": f"{wa.vote_share:.2f}",
+        "calls": wa.usage.calls,
+        "flags": ",".join(wa.flags) or "-",
+    }
 
 
 def chosen(wa: WrappedAnswer) -> Answer | None:
@@ -124,8 +134,7 @@ async def stream(
         wa = task.result()  # raises SelfparaError -> the caller's error response
         items = render(wa)
         call.done(200, stream=True, **log_fields(wa))
-        return StreamingResponse(iterate(items), media_type="text/event-stream",
-                                 headers={**SSE_HEADERS, **headers(wa)})
+        return StreamingResponse(iterate(items), media_type="text/event-stream", headers={**SSE_HEADERS, **headers(wa)})
 
     async def body() -> AsyncIterator[bytes]:
         yield KEEPALIVE
@@ -148,8 +157,9 @@ async def stream(
         except Exception:
             log.exception("request_id=%s pipeline failed", call.rid, extra={"request_id": call.rid})
             call.done(500, stream=True, error="internal_error")
-            items = error_events(ProxyError(500, f"internal error (request id {call.rid})", type="server_error",
-                                            code="internal_error"))
+            items = error_events(
+                ProxyError(500, f"internal error (request id {call.rid})", type="server_error", code="internal_error")
+            )
         else:
             call.done(200, stream=True, **log_fields(wa))
         for item in items:

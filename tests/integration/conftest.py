@@ -24,9 +24,23 @@ def proxy(fake: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Itera
     """`selfpara serve` (the real command) with k=3 by default, in front of the fake upstream."""
     log = tmp_path_factory.mktemp("proxy") / "proxy.log"
     port = free_port()
-    command = [sys.executable, "-m", "selfpara", "serve", "--model", f"openai/{MODEL}",
-               "--api-base", fake.url, "--port", str(port), "--k", "3",  # type: ignore[attr-defined]
-               "--api-key-env", "SELFPARA_PROXY_KEY", "--verbose"]
+    command = [
+        sys.executable,
+        "-m",
+        "selfpara",
+        "serve",
+        "--model",
+        f"openai/{MODEL}",
+        "--api-base",
+        fake.url,
+        "--port",
+        str(port),
+        "--k",
+        "3",  # type: ignore[attr-defined]
+        "--api-key-env",
+        "SELFPARA_PROXY_KEY",
+        "--verbose",
+    ]
     env = harness_env(SELFPARA_PROXY_KEY=PROXY_KEY, OPENAI_API_KEY="sk-upstream-unused")
     with log.open("w") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO)

@@ -58,9 +58,16 @@ def free_port() -> int:
 def harness_env(**extra: str) -> dict[str, str]:
     """The environment of a harness subprocess: offline, this checkout first on the path."""
     env = dict(os.environ)
-    env.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                "INSPECT_DISPLAY": "plain", "NO_COLOR": "1",
-                "PYTHONPATH": os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)})
+    env.update(
+        {
+            "HF_HUB_OFFLINE": "1",
+            "HF_DATASETS_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "INSPECT_DISPLAY": "plain",
+            "NO_COLOR": "1",
+            "PYTHONPATH": os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+        }
+    )
     env.update(extra)
     return env
 

@@ -14,7 +14,7 @@ from .harness import QUESTIONS, TARGET, Proxy, harness_env, needs, wrapped_with_
 pytestmark = pytest.mark.integration
 needs("inspect_ai", "inspect-ai")  # the whole module skips, before the proxy starts
 
-TASK = f'''
+TASK = f"""
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
 from inspect_ai.scorer import includes
@@ -25,7 +25,7 @@ from inspect_ai.solver import generate
 def capitals() -> Task:
     return Task(dataset=[Sample(input=q, target={TARGET!r}) for q in {QUESTIONS!r}],
                 solver=generate(), scorer=includes())
-'''
+"""
 
 
 def run_inspect(proxy: Proxy, tmp_path: Path, *flags: str) -> object:
@@ -35,8 +35,18 @@ def run_inspect(proxy: Proxy, tmp_path: Path, *flags: str) -> object:
     task = tmp_path / "capitals.py"
     task.write_text(TASK)
     logs = tmp_path / "logs"
-    command = [str(Path(sys.executable).parent / "inspect"), "eval", task.name, "--model", "openai/llama3.2",
-               "--log-dir", str(logs), "--display", "plain", *flags]
+    command = [
+        str(Path(sys.executable).parent / "inspect"),
+        "eval",
+        task.name,
+        "--model",
+        "openai/llama3.2",
+        "--log-dir",
+        str(logs),
+        "--display",
+        "plain",
+        *flags,
+    ]
     env = harness_env(OPENAI_BASE_URL=proxy.base, OPENAI_API_KEY=proxy.key)
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

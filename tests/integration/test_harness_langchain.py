@@ -15,8 +15,14 @@ def test_langchain_chat_openai(proxy: Proxy) -> None:
     from langchain_openai import ChatOpenAI
 
     start = proxy.log_length()
-    llm = ChatOpenAI(model=MODEL, base_url=proxy.base, api_key=proxy.key, max_retries=0,
-                     extra_body={"selfpara": {"k": 2}}, include_response_headers=True)
+    llm = ChatOpenAI(
+        model=MODEL,
+        base_url=proxy.base,
+        api_key=proxy.key,
+        max_retries=0,
+        extra_body={"selfpara": {"k": 2}},
+        include_response_headers=True,
+    )
     messages = llm.batch(QUESTIONS)
     assert [m.content for m in messages] == [TARGET] * 3
     for m in messages:
@@ -32,8 +38,14 @@ def test_langchain_responses_mode(proxy: Proxy) -> None:
     from langchain_openai import ChatOpenAI
 
     start = proxy.log_length()
-    llm = ChatOpenAI(model=MODEL, base_url=proxy.base, api_key=proxy.key, max_retries=0,
-                     use_responses_api=True, extra_body={"selfpara": {"k": 1}})
+    llm = ChatOpenAI(
+        model=MODEL,
+        base_url=proxy.base,
+        api_key=proxy.key,
+        max_retries=0,
+        use_responses_api=True,
+        extra_body={"selfpara": {"k": 1}},
+    )
     messages = llm.batch(QUESTIONS)
     assert [m.text for m in messages] == [TARGET] * 3
     assert all(m.response_metadata["status"] == "completed" for m in messages)

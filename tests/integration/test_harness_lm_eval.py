@@ -45,14 +45,24 @@ def test_lm_eval_local_chat_completions(proxy: Proxy, tmp_path: Path) -> None:
     write_task(tasks)
     start = proxy.log_length()
     command = [
-        str(Path(sys.executable).parent / "lm_eval"), "--model", "local-chat-completions", "--apply_chat_template",
-        "--model_args", f"model={MODEL},base_url={proxy.base}/chat/completions,num_concurrent=3",
-        "--include_path", str(tasks), "--tasks", "capitals",
-        "--gen_kwargs", json.dumps({"selfpara": {"k": 2}}),  # per-request settings ride in the body
-        "--output_path", str(out),
+        str(Path(sys.executable).parent / "lm_eval"),
+        "--model",
+        "local-chat-completions",
+        "--apply_chat_template",
+        "--model_args",
+        f"model={MODEL},base_url={proxy.base}/chat/completions,num_concurrent=3",
+        "--include_path",
+        str(tasks),
+        "--tasks",
+        "capitals",
+        "--gen_kwargs",
+        json.dumps({"selfpara": {"k": 2}}),  # per-request settings ride in the body
+        "--output_path",
+        str(out),
     ]
-    done = subprocess.run(command, env=harness_env(OPENAI_API_KEY=proxy.key), capture_output=True, text=True,
-                          timeout=500, cwd=tmp_path)
+    done = subprocess.run(
+        command, env=harness_env(OPENAI_API_KEY=proxy.key), capture_output=True, text=True, timeout=500, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     [results] = list(out.rglob("results_*.json"))
     scores = json.loads(results.read_text())["results"]["capitals"]
