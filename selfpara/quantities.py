@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-_UNITS = {
+UNIT_WORDS = {
     "zero": 0,
     "one": 1,
     "two": 2,
@@ -31,7 +31,16 @@ _UNITS = {
     "eighteen": 18,
     "nineteen": 19,
 }
-_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+TENS_WORDS = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
 _SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _ORDINALS = {
     "first": 1,
@@ -49,7 +58,7 @@ _ORDINALS = {
     "hundredth": 100,
 }
 _MULTIPLES: dict[str, Fraction] = {"twice": Fraction(2), "thrice": Fraction(3), "half": Fraction(1, 2)}
-NUMBER_WORDS = frozenset({*_UNITS, *_TENS, *_SCALES, *_ORDINALS, *_MULTIPLES, "hundred", "second", "dozen"})
+NUMBER_WORDS = frozenset({*UNIT_WORDS, *TENS_WORDS, *_SCALES, *_ORDINALS, *_MULTIPLES, "hundred", "second", "dozen"})
 """Words that state a number (or, like "second", often do)."""
 # "second" is left out of the ordinals: in "60 metres per second" it is a unit, not a rank.
 
@@ -86,7 +95,8 @@ def numbers(text: str) -> list[Fraction]:
             i = j
             continue
         word = (m.group("word") or "").lower()
-        if word in _UNITS or word in _TENS or word == "hundred" or (word in ("a", "an") and _scale_follows(tokens, i)):
+        spelled_start = word in UNIT_WORDS or word in TENS_WORDS or word == "hundred"
+        if spelled_start or (word in ("a", "an") and _scale_follows(tokens, i)):
             value, j, spelled = _spelled(tokens, i)
             if spelled != ["one"]:
                 out.append(value)
@@ -119,10 +129,10 @@ def _spelled(tokens: list[re.Match[str]], i: int) -> tuple[Fraction, int, list[s
         word = (tokens[j].group("word") or "").lower()
         if word in ("a", "an") and not used and _scale_follows(tokens, j):
             current = 1
-        elif word in _UNITS:
-            current += _UNITS[word]
-        elif word in _TENS:
-            current += _TENS[word]
+        elif word in UNIT_WORDS:
+            current += UNIT_WORDS[word]
+        elif word in TENS_WORDS:
+            current += TENS_WORDS[word]
         elif word == "hundred":
             current = (current or 1) * 100
         elif word in _SCALES:
@@ -132,7 +142,7 @@ def _spelled(tokens: list[re.Match[str]], i: int) -> tuple[Fraction, int, list[s
             word == "and"
             and used
             and j + 1 < len(tokens)
-            and ((tokens[j + 1].group("word") or "").lower() in {**_UNITS, **_TENS})
+            and ((tokens[j + 1].group("word") or "").lower() in {**UNIT_WORDS, **TENS_WORDS})
             and used[-1] in ("hundred", *_SCALES)
         ):
             pass  # "two hundred and six"

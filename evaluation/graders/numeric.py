@@ -9,39 +9,9 @@ from evaluation.graders.base import label_by_match
 from evaluation.graders.registry import register_grader
 from evaluation.schema import Item, Label
 from selfpara import mathanswer
+from selfpara.quantities import TENS_WORDS as _TENS_WORDS
+from selfpara.quantities import UNIT_WORDS as _UNITS_WORDS
 
-_UNITS_WORDS = {
-    "zero": 0,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "thirteen": 13,
-    "fourteen": 14,
-    "fifteen": 15,
-    "sixteen": 16,
-    "seventeen": 17,
-    "eighteen": 18,
-    "nineteen": 19,
-}
-_TENS_WORDS = {
-    "twenty": 20,
-    "thirty": 30,
-    "forty": 40,
-    "fifty": 50,
-    "sixty": 60,
-    "seventy": 70,
-    "eighty": 80,
-    "ninety": 90,
-}
 _SCALE_WORDS = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _NUMBER_WORD_RUN = re.compile(
     r"\b(?:(?:" + "|".join([*_UNITS_WORDS, *_TENS_WORDS, *_SCALE_WORDS, "a"]) + r")\b(?:[\s-]+(?:and[\s-]+)?)?)+",
