@@ -135,7 +135,7 @@ class WrapConfig(BaseModel):
         "the answer flagged low_agreement), abstain (return abstention_text instead, flagged) or off.",
     )
     low_agreement_threshold: float = Field(
-        0.5, ge=0.0, le=1.0, description="Vote share below which the low-agreement policy acts."
+        0.6, ge=0.0, le=1.0, description="Vote share below which the low-agreement policy acts (0.6: a tie or worse)."
     )
     abstention_text: str = Field(
         "I am not confident enough to answer this reliably.",

@@ -239,7 +239,8 @@ async def test_original_kept_without_a_decisive_majority():
     assert r.answer == "Paris" and r.original_won and "original_kept" in r.flags
     assert "short of the margin 2" in r.original_kept and r.vote_share == 0.25
     r = await sp.aanswer("What is the capital of France?", overrule_margin=1)
-    assert r.answer == "Lyon" and not r.original_won and r.original_kept is None and r.flags == []
+    assert r.answer == "Lyon" and not r.original_won and r.original_kept is None
+    assert r.flags == ["low_agreement"]  # 2 of 4 votes: a tie-level share
 
 
 async def test_logprobs_requested_only_when_the_vote_uses_them():
@@ -269,7 +270,7 @@ def _scattered(model, messages, params):
 async def test_low_agreement_policy_flag_abstain_off():
     sp, _ = make(_scattered, k=3, equivalence="exact", paraphrase_check="off")
     q = "What is the capital of France?"
-    flagged = await sp.aanswer(q)  # default: flag below 0.5
+    flagged = await sp.aanswer(q)  # default: flag below 0.6
     assert flagged.vote_share == 0.25 and flagged.answer == "Paris" and "low_agreement" in flagged.flags
     assert not flagged.abstained and flagged.withheld_answer is None
     abstained = await sp.aanswer(q, low_agreement="abstain", abstention_text="Not sure.")

@@ -55,7 +55,7 @@ def ask(
     low_agreement: str = typer.Option(
         "flag", help="Below --low-agreement-threshold: flag the answer, abstain (print --abstention-text) or off."
     ),
-    low_agreement_threshold: float = typer.Option(0.5, help="Vote share below which --low-agreement acts."),
+    low_agreement_threshold: float = typer.Option(0.6, help="Vote share below which --low-agreement acts."),
     abstention_text: Optional[str] = typer.Option(None, help="What to print when abstaining on low agreement."),
     system: Optional[str] = typer.Option(None, help="System prompt sent with every wording."),
     show: bool = typer.Option(False, "--show", "-s", help="Print a table of variants, answers and clusters."),
