@@ -28,8 +28,10 @@ def drift_table(questions: list[dict]) -> None:
     print(f"drift checks on {len(rows)} candidates ({drifted} drifted, {len(rows) - drifted} good or copies)")
     combos = (["numbers"], ["entities"], ["negation"], ["numbers", "entities"], ["numbers", "entities", "negation"])
     for names in combos:
+
         def hit(q: str, p: str, names: list[str] = names) -> bool:
             return any(DRIFT_CHECKS[n][1](q, p) is not None for n in names)
+
         caught = sum(1 for q, p, lab in rows if lab == "d" and hit(q, p))
         wrong = sum(1 for q, p, lab in rows if lab != "d" and hit(q, p))
         print(f"  {','.join(names):28s} drifted caught {caught:3d}   good/copies rejected {wrong:3d}")
@@ -37,15 +39,19 @@ def drift_table(questions: list[dict]) -> None:
 
 def overlap_table(questions: list[dict]) -> None:
     print("near-copy rule (a candidate alone against the question)")
-    for label, changes in (("overlap >= 0.8", None), ("overlap >= 0.8 and < 2 words changed", 2),
-                           ("overlap >= 0.8 and < 3 words changed", 3)):
+    for label, changes in (
+        ("overlap >= 0.8", None),
+        ("overlap >= 0.8 and < 2 words changed", 2),
+        ("overlap >= 0.8 and < 3 words changed", 3),
+    ):
         lost = {"g": 0, "c": 0, "d": 0}
         for q in questions:
             for c in q["candidates"]:
                 _, rejected = lexical_filter(q["question"], [c["text"]], 0.8, False, changes)
                 lost[c["label"]] += bool(rejected)
-        print(f"  {label:38s} good lost {lost['g']:3d}   copies rejected {lost['c']:3d}"
-              f"   drifted rejected {lost['d']:3d}")
+        print(
+            f"  {label:38s} good lost {lost['g']:3d}   copies rejected {lost['c']:3d}   drifted rejected {lost['d']:3d}"
+        )
 
 
 async def pair_table(pairs: list[dict]) -> None:
@@ -66,8 +72,10 @@ async def pair_table(pairs: list[dict]) -> None:
                 merged += verdict and not p["same"]
                 split += (not verdict) and p["same"]
             head = "cheap functions + " if use_cheap else ""
-            print(f"  {head + prompt:34s} errors {merged + split:2d} (merged {merged}, split {split}),"
-                  f" judge asked {asked}")
+            print(
+                f"  {head + prompt:34s} errors {merged + split:2d} (merged {merged}, split {split}),"
+                f" judge asked {asked}"
+            )
 
 
 def main() -> None:
