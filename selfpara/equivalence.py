@@ -242,7 +242,7 @@ class LLMJudge:
     async def __call__(self, question: str, a: str, b: str, usage: Usage | None) -> bool | None:
         prompt = prompts.same_answer(question, a, b)
         reply = await self.client.complete(
-            self.model, [{"role": "user", "content": prompt}], usage=usage, temperature=0.0, max_tokens=8
+            self.model, [{"role": "user", "content": prompt}], usage=usage, temperature=0.0, max_tokens=8, kind="judge"
         )
         return parse_yes_no(reply.text)
 

@@ -16,7 +16,7 @@ import re
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
@@ -27,6 +27,8 @@ from selfpara.http_backend import HttpBackend, HttpTransport, Transport, endpoin
 from selfpara.result import Completion, Message, Usage
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 _KEYLIKE = re.compile(r"\b(sk|key|pk|rk)-[A-Za-z0-9_\-*]{4,}")
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{6,}")
@@ -53,6 +55,11 @@ class Backend(Protocol):
     """Makes one model call. Raise UpstreamError (retryable or not) on failure."""
 
     async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion: ...
+
+
+CallObserver = Callable[[str, UpstreamError | None], None]
+"""Told of every upstream attempt: its kind (paraphrase, answer, judge, passthrough, or
+call when the caller named none) and its error, None when it succeeded (the proxy's /metrics)."""
 
 
 class RawBackend(Backend, Protocol):
@@ -90,6 +97,9 @@ class ModelClient:
             always HttpBackend for them (ConfigError without a base URL). litellm: litellm.
         http: the connection pool of the http transport; pass another client's
             `http` to share it (default: this client's own, made on first use).
+        routes: backends for chosen model strings, used before the choice by name (the
+            proxy's deployment groups, `selfpara.routing`); they get no base URL or key.
+        observer: called after every attempt (see CallObserver); it must not raise.
         environ: where base URLs and keys the client was not given are read (default
             `os.environ`).
     """
@@ -108,6 +118,8 @@ class ModelClient:
         transport: Transport = "auto",
         http: HttpTransport | None = None,
         environ: Mapping[str, str] | None = None,
+        routes: Mapping[str, Backend] | None = None,
+        observer: CallObserver | None = None,
     ) -> None:
         if transport not in ("auto", "litellm", "http"):
             raise ValueError(f"transport must be auto, litellm or http, not {transport!r}")
@@ -122,6 +134,8 @@ class ModelClient:
         self.transport = transport
         self.http = http
         self._environ = environ
+        self.routes = dict(routes or {})
+        self.observer = observer
         self._litellm: Backend | None = None
         self._http_backends: dict[tuple[str, str | None], HttpBackend] = {}
         # A semaphore belongs to one event loop; the sync API runs a new loop per call.
@@ -155,6 +169,8 @@ class ModelClient:
         """The backend that serves `model`."""
         if self._backend is not None:
             return self._backend
+        if model in self.routes:
+            return self.routes[model]
         if is_embedded(model):
             from selfpara.extras import requires_extra
 
@@ -205,9 +221,12 @@ class ModelClient:
         usage: Usage | None = None,
         temperature: float = 0.0,
         max_tokens: int = 256,
+        kind: str = "call",
         **extra: Any,
     ) -> Completion:
         """Call `model` on `messages`; add the call's tokens and cost to `usage`.
+
+        `kind` names what the call is for (paraphrase, answer, judge, passthrough) for the observer.
 
         Raises UpstreamError (UpstreamTimeout for timeouts) once retries are spent or
         at once for failures retrying cannot fix (bad key, unknown model, bad request).
@@ -225,7 +244,7 @@ class ModelClient:
                 with attempt:
                     if usage is not None:
                         usage.calls += 1
-                    result = await self._attempt(backend, model, messages, params)
+                    result = await self._observed(kind, self._attempt(backend, model, messages, params))
         except UpstreamError as exc:
             if usage is not None:
                 usage.failed_calls += 1
@@ -312,10 +331,27 @@ class ModelClient:
             async for attempt in self._retrying():
                 with attempt:
                     async with self._limit():
-                        result = await self._bounded(model, make_call())
+                        result = await self._observed("passthrough", self._bounded(model, make_call()))
         except UpstreamError as exc:
             raise self._redacted(exc, params) from None
         return result
+
+    async def _observed(self, kind: str, attempt: Awaitable[T]) -> T:
+        """`attempt`'s result, the observer told of its outcome."""
+        try:
+            result = await attempt
+        except UpstreamError as exc:
+            self._observe(kind, exc)
+            raise
+        self._observe(kind, None)
+        return result
+
+    def _observe(self, kind: str, error: UpstreamError | None) -> None:
+        if self.observer is not None:
+            try:
+                self.observer(kind, error)
+            except Exception:  # counting must never fail a call
+                log.exception("call observer failed")
 
     async def _bounded(self, model: str, call: Any) -> Any:
         """Await `call` within the timeout; any failure becomes an UpstreamError."""
@@ -393,9 +429,9 @@ class LiteLLMBackend:
     raw_endpoints = frozenset({"chat/completions", "completions"})
 
     async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion:
-        litellm = import_litellm()
+        call = self._call("chat/completions")
         try:
-            response = await litellm.acompletion(model=model, messages=messages, num_retries=0, **params)
+            response = await call(messages=messages, **self._target(model, params))
         except Exception as exc:
             raise _classify(model, exc) from None
         return completion_from_response(response)
@@ -403,7 +439,7 @@ class LiteLLMBackend:
     async def raw(self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
         call = self._call(endpoint)
         try:
-            response = await call(**_litellm_kwargs(model, body, params))
+            response = await call(**_litellm_kwargs(self._target(model, params), body))
         except Exception as exc:
             raise _classify(model, exc) from None
         return _dump(response, exclude_none=False)
@@ -413,7 +449,7 @@ class LiteLLMBackend:
     ) -> AsyncIterator[dict[str, Any]]:
         call = self._call(endpoint)
         try:
-            response = await call(**_litellm_kwargs(model, body, params), stream=True)
+            response = await call(**_litellm_kwargs(self._target(model, params), body), stream=True)
             iterator = response.__aiter__()
             try:  # the first chunk, so that an upstream failing at once raises before the stream opens
                 first: Any = await iterator.__anext__()
@@ -434,14 +470,19 @@ class LiteLLMBackend:
 
         return chunks()
 
-    @staticmethod
-    def _call(endpoint: str) -> Any:
+    def _call(self, endpoint: str) -> Any:
+        """The litellm function that serves `endpoint`."""
         litellm = import_litellm()
         return litellm.acompletion if endpoint == "chat/completions" else litellm.atext_completion
 
+    def _target(self, model: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The call's model and parameters as litellm takes them (retries are ModelClient's)."""
+        return {"model": model, "num_retries": 0, **params}
 
-def _litellm_kwargs(model: str, body: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"model": model, "num_retries": 0, **params}
+
+def _litellm_kwargs(target: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    """litellm keyword arguments: `target` (model and call parameters) and an OpenAI `body`."""
+    kwargs: dict[str, Any] = dict(target)
     extra_body: dict[str, Any] = {}
     for key, value in body.items():
         if key in ("model", "stream"):

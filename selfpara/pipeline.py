@@ -158,6 +158,7 @@ class SelfParaphraser:
             usage=usage,
             temperature=cfg.paraphrase_temperature,
             max_tokens=paraphrase_budget(question, cfg.k),
+            kind="paraphrase",
             **seeded,
         )
         return parse_paraphrases(reply.text)[: cfg.k]
@@ -212,7 +213,9 @@ class SelfParaphraser:
 
         async def llm_check(q: str, p: str) -> tuple[bool, str]:
             prompt = prompts.same_question(q, p)
-            reply = await self.client.complete(judge, [{"role": "user", "content": prompt}], usage=usage, max_tokens=8)
+            reply = await self.client.complete(
+                judge, [{"role": "user", "content": prompt}], usage=usage, max_tokens=8, kind="judge"
+            )
             verdict = parse_yes_no(reply.text)
             return verdict is True, f"judge said {reply.text.strip()[:40]!r}"
 
@@ -298,6 +301,7 @@ class _Run:
                 usage=self.usage,
                 temperature=self.cfg.temperature,
                 max_tokens=self.cfg.max_tokens,
+                kind="answer",
                 **seed,
                 **_logprob_params(self.cfg),
             )

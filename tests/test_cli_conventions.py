@@ -32,6 +32,7 @@ SETTINGS_ENV = {
         "SELFPARA_EQUIVALENCE",
         "SELFPARA_PROXY_KEY",
         "SELFPARA_CONFIG",
+        "SELFPARA_ROUTER_CONFIG",
     )
 }
 

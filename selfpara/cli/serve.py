@@ -19,6 +19,7 @@ from selfpara.cli.common import (
     K_ENV,
     MODEL_ENV,
     PROXY_KEY_ENV,
+    ROUTER_CONFIG_ENV,
     TRANSPORT_ENV,
     clean_errors,
     err_console,
@@ -98,6 +99,16 @@ def serve(
         help="The upstream's transport (WrapConfig.transport): auto (default), "
         "litellm or http (lean OpenAI-API client for openai/ and hosted_vllm/ upstreams: less CPU per call).",
     ),
+    router_config: Optional[Path] = typer.Option(
+        None,
+        "--router-config",
+        envvar=ROUTER_CONFIG_ENV,
+        help="litellm model_list file (YAML or JSON) naming several deployments of the upstream model: "
+        "load balancing, failover, cooldowns (docs/scale-out.md). Instead of --api-base.",
+    ),
+    metrics: Optional[bool] = typer.Option(
+        None, "--metrics/--no-metrics", help="Serve Prometheus metrics at /metrics (default on; needs the proxy key)."
+    ),
     workers: int = typer.Option(1, min=1, help="Worker processes (each a full proxy; limits apply per worker)."),
     any_model: Optional[bool] = typer.Option(
         None,
@@ -151,10 +162,16 @@ def serve(
             "keepalive_s": keepalive,
             "any_model": any_model,
             "allow_client_api_base": allow_client_api_base,
+            "router_config": str(router_config) if router_config else None,
+            "metrics": metrics,
         }
         settings = load_settings(
             config_file, upstream=upstream, server=server, api_key_env=api_key_env, upstream_key_env=upstream_key_env
         )
+        if settings.router_config is not None:  # litellm's Router checks its settings when built: now, not in a worker
+            from selfpara.server.state import default_client
+
+            default_client(settings)
         if check:
             public = settings.model_dump(mode="json", exclude={"api_key", "upstream"})
             public["upstream"] = settings.upstream.public_dict()

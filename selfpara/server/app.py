@@ -7,8 +7,8 @@ All state lives in the app built by `create_app` (one `Proxy` per app, see `stat
 per-request state lives in the handler's locals. Nothing is kept in module globals.
 The routes live in `chat` (chat completions, deciding each request in `plan`),
 `responses` (the Responses API), `completions` (text completions, passed through) and
-`health` (health, readiness, model list and card); what the POST routes share is in
-`endpoint`.
+`health` (health, readiness, metrics, model list and card); what the POST routes share
+is in `endpoint`.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from selfpara.config import is_embedded
 from selfpara.llm import ModelClient
 from selfpara.server import chat, completions, health, responses
 from selfpara.server.errors import ProxyError, error_response, for_status
+from selfpara.server.metrics import MetricsMiddleware, ProxyMetrics
 from selfpara.server.settings import ServerSettings
 from selfpara.server.state import Gate, Proxy, default_client, preload, warm_litellm
 from selfpara.server.streaming import DONE, error_event
@@ -45,7 +46,8 @@ def create_app(settings: ServerSettings | None = None, *, client: ModelClient | 
     Args:
         settings: the upstream, the proxy key and the limits (default: the embedded model).
         client: the model door for every upstream call (default: one built from
-            `settings`); pass one to plug in a fake backend or share a limit.
+            `settings`); pass one to plug in a fake backend or share a limit. With
+            metrics on, the app observes its calls (it sets `client.observer` when unset).
     """
     from selfpara.pipeline import SelfParaphraser
 
@@ -60,6 +62,10 @@ def create_app(settings: ServerSettings | None = None, *, client: ModelClient | 
         gate=Gate(settings.max_concurrent_requests),
         custom_client=custom,
     )
+    if settings.metrics:
+        proxy.metrics = ProxyMetrics(in_flight=lambda: proxy.gate.active, client=client)
+        if client.observer is None:
+            client.observer = proxy.metrics.observe_call
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -68,8 +74,9 @@ def create_app(settings: ServerSettings | None = None, *, client: ModelClient | 
         elif not proxy.custom_client and settings.resolved_transport() == "litellm":
             await warm_litellm(settings.upstream.model)
         log.info(
-            "selfpara proxy serving %s (k=%d, auth=%s, max_concurrent=%d, transport=%s)",
+            "selfpara proxy serving %s%s (k=%d, auth=%s, max_concurrent=%d, transport=%s)",
             settings.upstream.model,
+            _deployments(settings),
             settings.upstream.k,
             "on" if settings.api_key else "off",
             settings.max_concurrent_requests,
@@ -84,6 +91,8 @@ def create_app(settings: ServerSettings | None = None, *, client: ModelClient | 
     app = FastAPI(title="selfpara proxy", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.proxy = proxy
     app.add_middleware(_RequestIdMiddleware)
+    if proxy.metrics is not None:  # outermost: it sees the request-id layer's 500s too
+        app.add_middleware(MetricsMiddleware, metrics=proxy.metrics)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -92,6 +101,8 @@ def create_app(settings: ServerSettings | None = None, *, client: ModelClient | 
 
     app.add_api_route("/health", health.health, methods=["GET"])
     app.add_api_route("/ready", health.ready, methods=["GET"])
+    if proxy.metrics is not None:
+        app.add_api_route("/metrics", health.metrics, methods=["GET"])
     # Many clients are configured with the base URL without /v1: serve both.
     for prefix in ("/v1", ""):
         app.add_api_route(f"{prefix}/models", health.models, methods=["GET"])
@@ -100,6 +111,14 @@ def create_app(settings: ServerSettings | None = None, *, client: ModelClient | 
         app.add_api_route(f"{prefix}/completions", completions.completions, methods=["POST"])
         app.add_api_route(f"{prefix}/responses", responses.responses, methods=["POST"])
     return app
+
+
+def _deployments(settings: ServerSettings) -> str:
+    """' over N deployments (router config F)' for the startup line, or ''."""
+    config = settings.router_config
+    if config is None:
+        return ""
+    return f" over {len(config.groups()[settings.router_group()])} deployments (router config {config.path})"
 
 
 class _RequestIdMiddleware:

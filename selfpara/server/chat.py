@@ -97,5 +97,5 @@ async def _chat(call: Call, body: dict[str, Any]) -> Response:
         system_fingerprint=fingerprint,
         selfpara=wrapped.report(wa, call, ignored=plan.ignored, notes=wrapped.logprob_notes(wa, req.logprobs)),
     )
-    call.done(200, **wrapped.log_fields(wa))
+    wrapped.done(call, wa)
     return ScrubbedJSON(completion.model_dump(), secrets=call.secrets, headers=wrapped.headers(wa))

@@ -75,7 +75,10 @@ class Call:
         )
 
     def done(self, status: int, **fields: Any) -> None:
-        """The request's one log line."""
+        """The request's one log line (and, for an error, its count in the metrics)."""
+        metrics = self.proxy.metrics
+        if metrics is not None and status >= 400:
+            metrics.observe_error(str(fields.get("error") or status))
         extra = " ".join(f"{k}={printable(v, 300)}" for k, v in fields.items())
         log.info(
             "request_id=%s status=%d model=%s latency_ms=%.0f %s",

@@ -1,11 +1,13 @@
-"""The routes that are not chat: /health, /ready (readiness of the upstream), /v1/models
-and /v1/models/{id}.
+"""The routes that are not chat: /health, /ready (readiness of the upstream), /metrics,
+/v1/models and /v1/models/{id}.
 
 /health is open (liveness: the process answers; it touches nothing). /ready probes the
 upstream, so it needs the proxy key when one is set (an open /ready would let anyone
 make the proxy call its upstream) and its result, good or bad, is reused for
 `ready_cache_s`: the upstream sees at most one probe per period however often it is
-called."""
+called. With a router config, it probes every deployment of the upstream's group and is
+ready when one answers. /metrics needs the key too when one is set: its counts tell how
+the proxy is used (Prometheus sends it with `authorization: {credentials: ...}`)."""
 
 from __future__ import annotations
 
@@ -43,6 +45,17 @@ async def ready(request: Request) -> Response:
         return refused
     ok, detail = await readiness(proxy)
     return JSONResponse({"status": "ready" if ok else "not_ready", **detail}, status_code=200 if ok else 503)
+
+
+async def metrics(request: Request) -> Response:
+    """GET /metrics: the app's Prometheus metrics in the text exposition format."""
+    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+    proxy: Proxy = request.app.state.proxy
+    if (refused := _refused(request, proxy)) is not None:
+        return refused
+    assert proxy.metrics is not None  # the route exists only with metrics on
+    return Response(generate_latest(proxy.metrics.registry), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
 
 async def models(request: Request) -> Response:
@@ -102,6 +115,8 @@ async def _check(proxy: Proxy) -> tuple[bool, dict[str, Any]]:
         ok = loaded
     elif proxy.custom_client:
         checks["upstream"] = "in-process backend"
+    elif settings.router_config is not None:
+        ok, checks = await _probe_deployments(settings)
     else:
         base = upstream_base_url(settings)
         if base is None:
@@ -111,12 +126,34 @@ async def _check(proxy: Proxy) -> tuple[bool, dict[str, Any]]:
     return ok, {"model": model, "checks": checks}
 
 
-async def probe(base: str, model: str, settings: ServerSettings) -> tuple[bool, str]:
+async def _probe_deployments(settings: ServerSettings) -> tuple[bool, dict[str, str]]:
+    """Probe every deployment of the upstream's group at once; ready when one answers."""
+    assert settings.router_config is not None
+    group = settings.router_config.groups()[settings.router_group()]
+    with_base = [d for d in group if d.api_base]
+    results = await asyncio.gather(
+        *(
+            probe(d.api_base, d.model, settings, key=d.api_key.get_secret_value() if d.api_key else None)
+            for d in with_base
+            if d.api_base
+        )
+    )
+    checks = {f"deployment {d.label}": detail for d, (_, detail) in zip(with_base, results, strict=True)}
+    for d in group:
+        if not d.api_base:
+            checks[f"deployment {d.label}"] = "not checked (provider endpoint)"
+    ok = any(up for up, _ in results) or len(with_base) < len(group)
+    return ok, checks
+
+
+async def probe(base: str, model: str, settings: ServerSettings, *, key: str | None = None) -> tuple[bool, str]:
+    """Whether `base` answers `GET /models` (`/api/tags` for Ollama) with `key`
+    (default: the upstream's key)."""
     import httpx
 
     base = base.rstrip("/")
     url = f"{base}/api/tags" if model.startswith(("ollama/", "ollama_chat/")) else f"{base}/models"
-    key = upstream_api_key(settings)
+    key = key or upstream_api_key(settings)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
         async with httpx.AsyncClient(timeout=min(5.0, settings.upstream.call_timeout_s)) as http:

@@ -135,6 +135,7 @@ async def complete_text(client: ModelClient, model: str, body: dict[str, Any]) -
                 usage=usage,
                 temperature=0.0 if temperature is None else float(temperature),
                 max_tokens=int(max_tokens),
+                kind="passthrough",
             )
             for _ in range(n)
         ]

@@ -237,7 +237,9 @@ def plan_request(proxy: Proxy, req: ChatCompletionRequest) -> Plan:
             cfg = cfg.with_overrides(api_base=api_base, api_key=SecretStr(api_key))
         except ConfigError as exc:
             raise bad_request(str(exc), param="selfpara.api_base") from None
-        client = ModelClient.from_config(cfg, backoff_s=settings.backoff_s, http=proxy.client.http)
+        client = ModelClient.from_config(
+            cfg, backoff_s=settings.backoff_s, http=proxy.client.http, observer=proxy.client.observer
+        )
         paraphraser = SelfParaphraser(cfg, client=client)
 
     reason = passthrough_reason(req)

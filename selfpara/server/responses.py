@@ -168,7 +168,7 @@ async def _responses(call: Call, body: dict[str, Any]) -> Response:
         return await wrapped.stream(call, work, render, error_events)
 
     wa = await call.guarded(work)
-    call.done(200, **wrapped.log_fields(wa))
+    wrapped.done(call, wa)
     return ScrubbedJSON(response(wa), secrets=call.secrets, headers=wrapped.headers(wa))
 
 

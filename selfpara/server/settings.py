@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, m
 from selfpara.config import MAX_K, WrapConfig, build_config, is_embedded
 from selfpara.errors import ConfigError, config_error
 from selfpara.http_backend import endpoint_from_env, resolve_transport
+from selfpara.routing.config import RouterConfig
 
 
 class ServerSettings(BaseModel):
@@ -88,6 +89,15 @@ class ServerSettings(BaseModel):
         10.0, gt=0, description="Seconds a client has to send its request head; the connection is closed after."
     )
     preload: bool = Field(True, description="Load the embedded model at startup (when it is the upstream).")
+    router_config: RouterConfig | None = Field(
+        None,
+        description="A litellm model_list file (YAML or JSON; a path is loaded when the settings are made) "
+        "naming several deployments of the upstream model: calls are balanced over them, failed calls go to "
+        "another, failing ones cool down (docs/scale-out.md). Excludes api_base.",
+    )
+    metrics: bool = Field(
+        True, description="Serve Prometheus metrics at /metrics (it needs the proxy key when one is set)."
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -107,6 +117,11 @@ class ServerSettings(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> ServerSettings:
+        if self.router_config is not None:
+            if self.upstream.api_base:
+                raise ValueError("give the upstream's api_base or a router_config, not both")
+            self.router_config.require_group(self.upstream.model)
+            self.router_config.transport_for(self.router_group(), self.upstream.transport)
         if self.upstream.k > self.max_k:
             raise ValueError(f"upstream k={self.upstream.k} exceeds max_k={self.max_k}")
         if self.upstream.max_tokens > self.max_max_tokens:
@@ -143,8 +158,14 @@ class ServerSettings(BaseModel):
         provider = model.split("/", 1)[0] if "/" in model else None
         return provider is not None and name.startswith(provider + "/")
 
+    def router_group(self) -> str:
+        """The router config's model_name that serves the upstream ("" without a router config)."""
+        return self.router_config.group_for(self.upstream.model) or "" if self.router_config else ""
+
     def resolved_transport(self, environ: Mapping[str, str] | None = None) -> str:
         """The upstream's `transport` with auto resolved: "http" or "litellm" (or "embedded")."""
+        if self.router_config is not None:
+            return self.router_config.transport_for(self.router_group(), self.upstream.transport)
         return resolve_transport(self.upstream.transport, self.upstream.model, upstream_base_url(self, environ))
 
     def secrets(self) -> list[str | None]:
@@ -154,6 +175,8 @@ class ServerSettings(BaseModel):
             if key is not None:
                 out.append(key.get_secret_value())
         out.append(upstream_api_key(self))
+        if self.router_config is not None:
+            out += self.router_config.secrets()
         return out
 
 

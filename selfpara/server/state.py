@@ -13,6 +13,7 @@ from typing import Any
 
 from selfpara.http_backend import HttpTransport
 from selfpara.llm import ModelClient, redact
+from selfpara.server.metrics import ProxyMetrics
 from selfpara.server.settings import ServerSettings
 
 log = logging.getLogger("selfpara.server")
@@ -62,6 +63,7 @@ class Proxy:
     ready_lock: asyncio.Lock | None = None
     preload_task: asyncio.Task[None] | None = None
     preload_error: str | None = None
+    metrics: ProxyMetrics | None = None  # None when settings.metrics is off
 
     @property
     def secrets(self) -> list[str | None]:
@@ -69,16 +71,28 @@ class Proxy:
 
 
 def default_client(settings: ServerSettings) -> ModelClient:
-    """The one client every request's upstream calls go through."""
+    """The one client every request's upstream calls go through; with a router config, the
+    upstream (and a judge or paraphrase model the config also names) goes to its deployments.
+
+    Raises ConfigError for a transport that cannot reach the upstream, or a router config
+    litellm's Router refuses."""
     cfg = settings.upstream
     settings.resolved_transport()  # a forced http transport without a base URL fails now, not on a request
+    # Made now so that per-request clients (selfpara.api_base) and deployment pools share its connections.
+    http = HttpTransport(max_connections=settings.upstream_concurrency)
+    routes: dict[str, Any] = {}
+    if settings.router_config is not None:
+        from selfpara.routing import build_routes
+
+        models = [m for m in (cfg.model, cfg.judge_model, cfg.paraphrase_model) if m]
+        routes = build_routes(settings.router_config, models, transport=cfg.transport, http=http)
     return ModelClient.from_config(
         cfg,
         # One client serves every request, so its limit is the proxy's, not one wrapper's.
         concurrency=max(cfg.concurrency, settings.upstream_concurrency),
         backoff_s=settings.backoff_s,
-        # Made now so that per-request clients (selfpara.api_base) share its connections.
-        http=HttpTransport(max_connections=settings.upstream_concurrency),
+        http=http,
+        routes=routes,
     )
 
 

@@ -88,6 +88,13 @@ def log_fields(wa: WrappedAnswer) -> dict[str, Any]:
     }
 
 
+def done(call: Call, wa: WrappedAnswer, **fields: Any) -> None:
+    """A wrapped answer is on its way: its log line and metrics."""
+    if call.proxy.metrics is not None:
+        call.proxy.metrics.observe_answer(wa)
+    call.done(200, **fields, **log_fields(wa))
+
+
 def chosen(wa: WrappedAnswer) -> Answer | None:
     """The answer whose text was returned: in the winning cluster, with the returned text."""
     return next((a for a in wa.answers if a.ok and a.cluster == wa.winner and a.text == wa.answer), None)
@@ -133,7 +140,7 @@ async def stream(
     if await call.wait(task, settings.keepalive_s):  # raises ClientGone / the deadline error
         wa = task.result()  # raises SelfparaError -> the caller's error response
         items = render(wa)
-        call.done(200, stream=True, **log_fields(wa))
+        done(call, wa, stream=True)
         return StreamingResponse(iterate(items), media_type="text/event-stream", headers={**SSE_HEADERS, **headers(wa)})
 
     async def body() -> AsyncIterator[bytes]:
@@ -161,7 +168,7 @@ async def stream(
                 ProxyError(500, f"internal error (request id {call.rid})", type="server_error", code="internal_error")
             )
         else:
-            call.done(200, stream=True, **log_fields(wa))
+            done(call, wa, stream=True)
         for item in items:
             yield item
 

@@ -1,0 +1,363 @@
+"""The router config (litellm's model_list format) and the lean deployment pool, in
+process: parsing and its errors, which transport serves a group, and the pool's choice,
+failover and cooldown with fake deployments and a fake clock. The real servers are in
+tests/test_scaleout.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from selfpara.config import build_config
+from selfpara.errors import ConfigError, UpstreamError, UpstreamTimeout
+from selfpara.http_backend import HttpTransport
+from selfpara.llm import ModelClient
+from selfpara.result import Completion
+from selfpara.routing import DeploymentPool, RouterConfig, build_routes, load_router_config
+from selfpara.server.metrics import endpoint_of, reason_of
+from selfpara.server.settings import ServerSettings, load_settings
+
+KEY = "sk-deployment-secret-0123456789"
+
+
+def write(tmp_path: Path, text: str, name: str = "router.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+TWO = """
+model_list:
+  - model_name: qwen
+    litellm_params: {model: openai/Qwen2.5-7B, api_base: "http://a:8000/v1", api_key: os.environ/KEY_A}
+  - model_name: qwen
+    litellm_params: {model: openai/Qwen2.5-7B, api_base: "http://b:8000/v1"}
+  - model_name: judge
+    litellm_params: {model: anthropic/claude-x}
+router_settings: {routing_strategy: least-busy, allowed_fails: 1, cooldown_time: 2}
+"""
+
+
+# ---- the file ---------------------------------------------------------------------------------
+
+
+def test_yaml_file_with_a_key_from_the_environment(tmp_path: Path) -> None:
+    config = load_router_config(write(tmp_path, TWO), environ={"KEY_A": KEY})
+    groups = config.groups()
+    assert list(groups) == ["qwen", "judge"] and len(groups["qwen"]) == 2
+    first = groups["qwen"][0]
+    assert first.api_key is not None and first.api_key.get_secret_value() == KEY
+    assert first.label == "http://a:8000/v1" and groups["judge"][0].label == "anthropic/claude-x"
+    assert config.router_settings == {"routing_strategy": "least-busy", "allowed_fails": 1, "cooldown_time": 2}
+    assert config.secrets() == [KEY]
+    assert KEY not in json.dumps(config.model_dump(mode="json"))  # what `serve --check` prints
+
+
+def test_json_file_and_a_bare_list(tmp_path: Path) -> None:
+    entries = [{"model_name": "m", "litellm_params": {"model": "openai/m", "api_base": "http://x/v1"}}]
+    path = write(tmp_path, json.dumps(entries), "router.json")
+    assert [d.model for d in load_router_config(path).deployments] == ["openai/m"]
+
+
+def test_credentials_in_urls_and_secret_params_are_hidden(tmp_path: Path) -> None:
+    text = """
+model_list:
+  - model_name: m
+    litellm_params: {model: bedrock/x, api_base: "https://user:pass123@h/v1", aws_secret_access_key: hushhush99}
+"""
+    config = load_router_config(write(tmp_path, text))
+    dumped = json.dumps(config.model_dump(mode="json"))
+    assert "pass123" not in dumped and "hushhush99" not in dumped
+    assert config.deployments[0].label == "https://h/v1"
+    assert "hushhush99" in config.secrets()
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("model_list: [\n  - {model_name: m", "cannot parse"),
+        ("model_list: []", "non-empty list"),
+        ("just a string", "expected a `model_list`"),
+        ("model_list:\n  - {litellm_params: {model: openai/m}}", "model_name"),
+        ("model_list:\n  - {model_name: m, litellm_params: {api_base: 'http://x'}}", "litellm_params.model"),
+        ("model_list:\n  - {model_name: m, litellm_params: {model: openai/m, api_base: 'x:80'}}", "http(s) URL"),
+        ("model_list:\n  - {model_name: m, litellm_params: {model: openai/m}}\nrouters: {}", "unknown section"),
+        (
+            "model_list:\n  - {model_name: m, litellm_params: {model: openai/m}}\nrouter_settings: {allowed_fails: -1}",
+            "allowed_fails",
+        ),
+        (
+            "model_list:\n  - {model_name: m, litellm_params: {model: openai/m, api_key: os.environ/NOPE_X}}",
+            "variable NOPE_X is not set",
+        ),
+    ],
+)
+def test_a_file_that_cannot_be_used_is_a_config_error(tmp_path: Path, text: str, expected: str) -> None:
+    with pytest.raises(ConfigError, match=expected.replace("(", r"\(").replace(")", r"\)")):
+        load_router_config(write(tmp_path, text), environ={})
+
+
+def test_a_parse_error_does_not_echo_the_file(tmp_path: Path) -> None:
+    text = f"model_list:\n  - {{model_name: m, litellm_params: {{model: openai/m, api_key: {KEY}\n  - ]["
+    with pytest.raises(ConfigError) as info:
+        load_router_config(write(tmp_path, text))
+    assert KEY not in str(info.value) and "line" in str(info.value)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read router config"):
+        load_router_config(tmp_path / "nope.yaml")
+
+
+def test_a_litellm_proxy_config_is_read_as_it_is(tmp_path: Path) -> None:
+    text = TWO + "litellm_settings: {drop_params: true}\ngeneral_settings: {master_key: sk-1234}\n"
+    assert len(load_router_config(write(tmp_path, text), environ={"KEY_A": KEY}).deployments) == 3
+
+
+# ---- groups and transports ----------------------------------------------------------------------
+
+
+def test_group_of_a_model_string(tmp_path: Path) -> None:
+    config = load_router_config(write(tmp_path, TWO), environ={"KEY_A": KEY})
+    assert config.group_for("qwen") == "qwen" and config.group_for("openai/qwen") == "qwen"
+    assert config.group_for("openai/llama") is None
+    with pytest.raises(ConfigError, match=r"names no deployment of 'openai/llama'.*\['judge', 'qwen'\]"):
+        config.require_group("openai/llama")
+
+
+def test_transport_of_a_group(tmp_path: Path) -> None:
+    config = load_router_config(write(tmp_path, TWO), environ={"KEY_A": KEY})
+    assert config.transport_for("qwen", "auto") == "http"
+    assert config.transport_for("qwen", "litellm") == "litellm"
+    assert config.transport_for("judge", "auto") == "litellm"  # not an OpenAI-compatible server
+    with pytest.raises(ConfigError, match="not an openai/ or hosted_vllm/ model"):
+        config.transport_for("judge", "http")
+    rpm = config.model_copy(update={"router_settings": {"routing_strategy": "latency-based-routing"}})
+    assert rpm.pool_misfit("qwen") == "routing_strategy 'latency-based-routing' needs litellm's Router"
+    fallbacks = config.model_copy(update={"router_settings": {"fallbacks": [{"qwen": ["judge"]}]}})
+    assert fallbacks.transport_for("qwen", "auto") == "litellm"
+
+
+def test_server_settings_check_the_config_at_startup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KEY_A", KEY)
+    path = str(write(tmp_path, TWO))
+    settings = load_settings(upstream={"model": "openai/qwen"}, server={"router_config": path})
+    assert settings.router_group() == "qwen" and settings.resolved_transport() == "http"
+    assert KEY in settings.secrets()
+    with pytest.raises(ConfigError, match="names no deployment of 'openai/llama'"):
+        load_settings(upstream={"model": "openai/llama"}, server={"router_config": path})
+    with pytest.raises(ConfigError, match="api_base or a router_config, not both"):
+        load_settings(upstream={"model": "openai/qwen", "api_base": "http://c/v1"}, server={"router_config": path})
+    with pytest.raises(ConfigError, match="router_config: cannot read"):
+        load_settings(upstream={"model": "openai/qwen"}, server={"router_config": str(tmp_path / "no.yaml")})
+    settings_file = write(tmp_path, f'router_config = "{path}"\n[upstream]\nmodel = "openai/qwen"\n', "proxy.toml")
+    assert load_settings(settings_file).router_config is not None
+
+
+def test_routes_of_the_upstream_and_its_judge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KEY_A", KEY)
+    settings = ServerSettings(
+        upstream=build_config(model="openai/qwen", judge_model="openai/qwen"), router_config=str(write(tmp_path, TWO))
+    )
+    assert settings.router_config is not None
+    routes = build_routes(
+        settings.router_config, ["openai/qwen", "qwen", "openai/other"], transport="auto", http=HttpTransport()
+    )
+    assert set(routes) == {"openai/qwen", "qwen"} and routes["openai/qwen"] is routes["qwen"]
+    assert isinstance(routes["qwen"], DeploymentPool)
+    client = ModelClient.from_config(settings.upstream, routes=routes)
+    assert client.backend_for("openai/qwen") is routes["qwen"]
+    assert client.backend_for("openai/other") is not routes["qwen"]
+
+
+def test_a_router_setting_litellm_refuses_is_a_config_error(tmp_path: Path) -> None:
+    from selfpara.routing.litellm_router import RouterBackend
+
+    text = "model_list:\n  - {model_name: m, litellm_params: {model: openai/m, api_base: 'http://x/v1'}}\n"
+    good = load_router_config(write(tmp_path, text))
+    routes = build_routes(good, ["openai/m"], transport="litellm", http=HttpTransport())
+    assert isinstance(routes["openai/m"], RouterBackend) and routes["openai/m"].group == "m"
+    bad = RouterConfig(path="x", deployments=good.deployments, router_settings={"no_such_setting": 1})
+    with pytest.raises(ConfigError, match="litellm's Router refused it"):
+        build_routes(bad, ["openai/m"], transport="auto", http=HttpTransport())
+
+
+# ---- the pool -----------------------------------------------------------------------------------
+
+
+class FakeDeployment:
+    """Stands in for one deployment's HttpBackend: answers, or fails as scripted."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.calls = 0
+        self.error: UpstreamError | None = None
+        self.gate: asyncio.Event | None = None
+
+    async def complete(self, model: str, messages: Any, params: dict[str, Any]) -> Completion:
+        self.calls += 1
+        assert "api_key" not in params and "api_base" not in params  # each deployment has its own
+        if self.gate is not None:
+            await self.gate.wait()
+        if self.error is not None:
+            raise self.error
+        return Completion(text=self.name)
+
+    async def raw_stream(self, model: str, endpoint: str, body: Any, params: Any) -> Any:
+        self.calls += 1
+        if self.error is not None:
+            raise self.error
+
+        async def events() -> Any:
+            yield {"choices": [{"delta": {"content": self.name}}]}
+
+        return events()
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def pool_of(tmp_path: Path, n: int = 2, **kwargs: Any) -> tuple[DeploymentPool, list[FakeDeployment], Clock]:
+    entries = [
+        {"model_name": "m", "litellm_params": {"model": "openai/m", "api_base": f"http://d{i}/v1"}} for i in range(n)
+    ]
+    config = load_router_config(write(tmp_path, json.dumps(entries), "r.json"))
+    clock = Clock()
+    pool = DeploymentPool("m", config.deployments, HttpTransport(), clock=clock, rng=random.Random(0), **kwargs)
+    fakes = [FakeDeployment(f"d{i}") for i in range(n)]
+    for state, fake in zip(pool.states, fakes, strict=True):
+        state.backend = fake  # type: ignore[assignment]
+    return pool, fakes, clock
+
+
+def call(pool: DeploymentPool) -> str:
+    messages = [{"role": "user", "content": "q"}]
+    return asyncio.run(pool.complete("openai/m", messages, {"api_key": "client", "timeout": 1})).text
+
+
+def test_failover_then_cooldown_then_probe(tmp_path: Path) -> None:
+    pool, (bad, good), clock = pool_of(tmp_path, allowed_fails=2, cooldown_s=5)
+    bad.error = UpstreamError("m: upstream error 500", status=502, retryable=True)
+    answers = [call(pool) for _ in range(40)]
+    assert answers == ["d1"] * 40  # every call answered: failed ones went to the other at once
+    assert bad.calls == 3  # allowed_fails=2: the third failure in a row cooled it down
+    assert pool.states[0].cooldowns == 1 and pool.snapshot()[0]["cooling_down"]
+    clock.now += 5.1  # the cooldown is over: the next call that picks it is a probe
+    for _ in range(20):
+        call(pool)
+    assert bad.calls == 4 and pool.states[0].cooldowns == 2  # one failed probe cools it down again at once
+    bad.error = None
+    clock.now += 5.1
+    for _ in range(40):
+        call(pool)
+    assert bad.calls > 10 and pool.states[0].failures_in_row == 0  # back in the rotation
+
+
+def test_a_bad_request_is_not_sent_elsewhere(tmp_path: Path) -> None:
+    pool, (first, second), _ = pool_of(tmp_path, routing_strategy="least-busy")
+    first.error = second.error = UpstreamError("m: the upstream rejected the request", status=400)
+    with pytest.raises(UpstreamError, match="rejected"):
+        call(pool)
+    assert first.calls + second.calls == 1 and pool.states[0].failures == 0
+
+
+def test_a_wrong_key_or_model_name_fails_over_and_cools_down_at_once(tmp_path: Path) -> None:
+    pool, (bad, good), _ = pool_of(tmp_path, routing_strategy="least-busy")
+    bad.error = UpstreamError("m: the upstream rejected the API key (HTTP 401)", status=401)
+    assert [call(pool) for _ in range(6)] == ["d1"] * 6
+    assert bad.calls == 1 and pool.states[0].cooldowns == 1
+
+
+def test_all_failing_raises_the_last_error_and_all_cooling_still_tries(tmp_path: Path) -> None:
+    pool, fakes, _ = pool_of(tmp_path, allowed_fails=0)
+    for f in fakes:
+        f.error = UpstreamTimeout("m: timed out")
+    with pytest.raises(UpstreamTimeout):
+        call(pool)
+    assert [f.calls for f in fakes] == [1, 1]
+    assert all(s["cooling_down"] for s in pool.snapshot())
+    with pytest.raises(UpstreamTimeout):  # every one cooling: tried anyway, rather than no call at all
+        call(pool)
+    assert sum(f.calls for f in fakes) == 4
+
+
+def test_num_retries_bounds_the_failover(tmp_path: Path) -> None:
+    pool, fakes, _ = pool_of(tmp_path, n=3, num_retries=0)
+    for f in fakes:
+        f.error = UpstreamError("m: upstream error 503", status=502, retryable=True)
+    with pytest.raises(UpstreamError):
+        call(pool)
+    assert sum(f.calls for f in fakes) == 1
+
+
+def test_least_busy_spreads_concurrent_calls(tmp_path: Path) -> None:
+    pool, fakes, _ = pool_of(tmp_path, n=3, routing_strategy="least-busy")
+
+    async def run() -> list[int]:
+        gate = asyncio.Event()
+        for f in fakes:
+            f.gate = gate
+        tasks = [asyncio.create_task(pool.complete("openai/m", [], {})) for _ in range(9)]
+        await asyncio.sleep(0)
+        busy = [s.in_flight for s in pool.states]
+        gate.set()
+        await asyncio.gather(*tasks)
+        return busy
+
+    assert asyncio.run(run()) == [3, 3, 3]
+    assert [s.in_flight for s in pool.states] == [0, 0, 0]
+
+
+def test_simple_shuffle_follows_the_weights(tmp_path: Path) -> None:
+    entries = [
+        {"model_name": "m", "litellm_params": {"model": "openai/m", "api_base": "http://a/v1", "weight": 3}},
+        {"model_name": "m", "litellm_params": {"model": "openai/m", "api_base": "http://b/v1"}},
+    ]
+    config = load_router_config(write(tmp_path, json.dumps(entries), "w.json"))
+    assert config.pool_misfit("m") is None
+    pool = DeploymentPool("m", config.deployments, HttpTransport(), rng=random.Random(1))
+    fakes = [FakeDeployment("a"), FakeDeployment("b")]
+    for state, fake in zip(pool.states, fakes, strict=True):
+        state.backend = fake  # type: ignore[assignment]
+    answers = [call(pool) for _ in range(400)]
+    assert 0.65 < answers.count("a") / 400 < 0.85  # 3:1
+
+
+def test_a_stream_keeps_its_deployment_busy_until_it_is_closed(tmp_path: Path) -> None:
+    pool, (bad, good), _ = pool_of(tmp_path, routing_strategy="least-busy")
+    bad.error = UpstreamError("m: upstream unavailable", status=502, retryable=True)
+
+    async def run() -> list[Any]:
+        events = await pool.raw_stream("openai/m", "chat/completions", {}, {})
+        held = [s.in_flight for s in pool.states]
+        items = [item async for item in events]
+        return [held, items, [s.in_flight for s in pool.states]]
+
+    held, items, after = asyncio.run(run())
+    assert held == [0, 1] and items[0]["choices"][0]["delta"]["content"] == "d1" and after == [0, 0]
+
+
+# ---- metric labels ------------------------------------------------------------------------------
+
+
+def test_endpoint_labels_are_bounded() -> None:
+    assert endpoint_of("/v1/chat/completions") == endpoint_of("/chat/completions/") == "chat/completions"
+    assert endpoint_of("/v1/models/openai/fake") == "models/{id}"
+    assert endpoint_of("/metrics") == "metrics" and endpoint_of("/wp-login.php") == "other"
+
+
+def test_error_reasons() -> None:
+    assert reason_of(UpstreamTimeout("x")) == "timeout"
+    assert reason_of(UpstreamError("x", status=429, retryable=True)) == "rate_limited"
+    assert reason_of(UpstreamError("x", status=502, retryable=True)) == "unavailable"
+    assert reason_of(UpstreamError("x", status=401)) == "auth"

@@ -1,0 +1,209 @@
+"""Scale-out, end to end with real servers on loopback: the proxy over two deployments of
+one model (two fake upstreams, one answering every call with a 500) through the lean pool
+and through litellm's Router, and its Prometheus /metrics read back with
+prometheus_client's own parser. No network, no key, no GPU."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from selfpara.config import build_config
+from selfpara.server import ServerSettings, create_app
+
+try:  # tests/ as a package, or as a plain directory on sys.path (pytest's default)
+    from tests.fake_upstream import FakeUpstream, ThreadedServer
+except ImportError:
+    from fake_upstream import FakeUpstream, ThreadedServer  # type: ignore[no-redef]
+
+PROXY_KEY = "proxy-key-for-scaleout-tests"
+GOOD_KEY = "sk-good-deployment-0123456789"
+BAD_KEY = "sk-bad-deployment-9876543210"
+Q = "What is the capital of France?"
+
+
+@pytest.fixture(scope="module")
+def upstreams() -> Iterator[tuple[FakeUpstream, FakeUpstream]]:
+    good, bad = FakeUpstream(), FakeUpstream()
+    servers = [ThreadedServer(f, lifespan="off").start() for f in (good, bad)]
+    good.url, bad.url = (f"{s.base}/v1" for s in servers)  # type: ignore[attr-defined]
+    yield good, bad
+    for s in servers:
+        s.stop()
+
+
+@pytest.fixture(autouse=True)
+def _reset(upstreams: tuple[FakeUpstream, FakeUpstream]) -> None:
+    good, bad = upstreams
+    good.reset()
+    bad.reset()
+    bad.fail(500, times=None, message="deployment b is broken")
+
+
+def router_file(tmp_path: Path, upstreams: tuple[FakeUpstream, FakeUpstream], **router_settings: Any) -> str:
+    good, bad = upstreams
+    config = {
+        "model_list": [
+            {
+                "model_name": "fake",
+                "litellm_params": {"model": "openai/fake", "api_base": f.url, "api_key": key},  # type: ignore[attr-defined]
+            }
+            for f, key in ((bad, BAD_KEY), (good, GOOD_KEY))
+        ],
+        "router_settings": router_settings,
+    }
+    path = tmp_path / "router.json"
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+def proxy_settings(router_config: str | None, transport: str = "auto", **server: Any) -> ServerSettings:
+    upstream = build_config(
+        model="openai/fake", k=3, timeout_s=5.0, retries=2, transport=transport, equivalence="exact,numeric"
+    )
+    return ServerSettings(
+        upstream=upstream, router_config=router_config, api_key=PROXY_KEY, backoff_s=0.01, keepalive_s=0.2, **server
+    )
+
+
+def headers(key: str | None = PROXY_KEY) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+async def ask_many(base: str, n: int, concurrency: int, **extra: Any) -> list[httpx.Response]:
+    body = {"model": "openai/fake", "messages": [{"role": "user", "content": Q}], **extra}
+    limit = asyncio.Semaphore(concurrency)
+    async with httpx.AsyncClient(base_url=base, headers=headers(), timeout=30) as http:
+
+        async def one() -> httpx.Response:
+            async with limit:
+                return await http.post("/v1/chat/completions", json=body)
+
+        return list(await asyncio.gather(*(one() for _ in range(n))))
+
+
+def metrics_of(base: str) -> dict[str, list[Any]]:
+    """The proxy's /metrics parsed by prometheus_client: samples by metric family name."""
+    response = httpx.get(f"{base}/metrics", headers=headers(), timeout=10)
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
+    return {family.name: family.samples for family in text_string_to_metric_families(response.text)}
+
+
+def value(samples: list[Any], name: str, **labels: str) -> float:
+    return sum(s.value for s in samples if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()))
+
+
+@pytest.mark.parametrize("transport", ["auto", "litellm"])
+def test_a_failing_deployment_costs_no_client_an_error_and_is_cooled_down(
+    tmp_path: Path,
+    upstreams: tuple[FakeUpstream, FakeUpstream],
+    transport: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    good, bad = upstreams
+    config = router_file(tmp_path, upstreams, allowed_fails=1, cooldown_time=30)
+    with caplog.at_level(logging.INFO), ThreadedServer(create_app(proxy_settings(config, transport))) as server:
+        responses = asyncio.run(ask_many(server.base, 30, 4))
+        passthrough = asyncio.run(ask_many(server.base, 6, 3, selfpara={"enabled": False}))
+        metrics = metrics_of(server.base)
+    assert [r.status_code for r in responses + passthrough] == [200] * 36
+    assert {r.json()["choices"][0]["message"]["content"] for r in responses} == {"Paris"}
+    good_calls = len(good.calls)
+    # 36 requests made ~190 upstream calls; after its first failures the broken one got (almost) none
+    assert good_calls >= 36 * 4 and len(bad.calls) <= 8, (good_calls, len(bad.calls))
+    # each deployment got its own key
+    assert {c.authorization for c in good.calls} == {f"Bearer {GOOD_KEY}"}
+    assert {c.authorization for c in bad.calls} <= {f"Bearer {BAD_KEY}"}
+    assert GOOD_KEY not in caplog.text and BAD_KEY not in caplog.text
+
+    requests = metrics["selfpara_requests"]
+    assert value(requests, "selfpara_requests_total", endpoint="chat/completions", status="200") == 36
+    calls = metrics["selfpara_upstream_calls"]
+    assert value(calls, "selfpara_upstream_calls_total", kind="paraphrase") >= 30
+    assert value(calls, "selfpara_upstream_calls_total", kind="answer") >= 30 * 4
+    assert value(calls, "selfpara_upstream_calls_total", kind="passthrough") == 6 + value(
+        metrics["selfpara_upstream_errors"], "selfpara_upstream_errors_total", kind="passthrough"
+    )
+    stages = metrics["selfpara_stage_duration_seconds"]
+    for stage in ("paraphrase", "filter", "answer", "cluster", "total"):
+        assert value(stages, "selfpara_stage_duration_seconds_count", stage=stage) == 30
+    assert value(metrics["selfpara_wrapped_answers"], "selfpara_wrapped_answers_total") == 30
+    if transport == "auto":  # the lean pool reports each deployment
+        deployments = metrics["selfpara_deployment_cooldowns"]
+        assert value(deployments, "selfpara_deployment_cooldowns_total", deployment=bad.url) >= 1  # type: ignore[attr-defined]
+        assert value(deployments, "selfpara_deployment_cooldowns_total", deployment=good.url) == 0  # type: ignore[attr-defined]
+        assert (
+            value(
+                metrics["selfpara_deployment_calls"],
+                "selfpara_deployment_calls_total",
+                deployment=good.url,  # type: ignore[attr-defined]
+            )
+            == good_calls
+        )
+
+
+def test_streams_fail_over_too(tmp_path: Path, upstreams: tuple[FakeUpstream, FakeUpstream]) -> None:
+    good, bad = upstreams
+    config = router_file(tmp_path, upstreams, routing_strategy="least-busy", allowed_fails=0, cooldown_time=30)
+    body = {"model": "fake", "messages": [{"role": "user", "content": Q}], "stream": True}
+    with ThreadedServer(create_app(proxy_settings(config))) as server:
+        for passthrough in (False, True):
+            chunk = {**body, "selfpara": {"enabled": not passthrough}}
+            with httpx.stream("POST", f"{server.base}/v1/chat/completions", json=chunk, headers=headers()) as r:
+                text = r.read().decode()
+            assert r.status_code == 200 and "Paris" in text and 'data: {"error"' not in text
+    assert len(bad.calls) == 1  # least-busy took it first; one failure cooled it down
+
+
+def test_ready_while_one_deployment_answers(tmp_path: Path, upstreams: tuple[FakeUpstream, FakeUpstream]) -> None:
+    good, _ = upstreams
+    entries = [
+        {"model_name": "fake", "litellm_params": {"model": "openai/fake", "api_base": base}}
+        for base in ("http://127.0.0.1:9/v1", good.url)  # type: ignore[attr-defined]
+    ]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(entries))
+    with ThreadedServer(create_app(proxy_settings(str(path), ready_cache_s=0))) as server:
+        r = httpx.get(f"{server.base}/ready", headers=headers())
+        assert r.status_code == 200, r.text
+        checks = r.json()["checks"]
+        assert checks["deployment http://127.0.0.1:9/v1"].startswith("unreachable")
+        assert checks[f"deployment {good.url}"] == "reachable"  # type: ignore[attr-defined]
+    path.write_text(json.dumps(entries[:1]))
+    with ThreadedServer(create_app(proxy_settings(str(path), ready_cache_s=0))) as server:
+        assert httpx.get(f"{server.base}/ready", headers=headers()).status_code == 503
+
+
+def test_metrics_need_the_key_count_per_app_and_can_be_off(upstreams: tuple[FakeUpstream, FakeUpstream]) -> None:
+    good, _ = upstreams
+    upstream = build_config(model="openai/fake", api_base=good.url, k=2, equivalence="exact")  # type: ignore[attr-defined]
+    one = ThreadedServer(create_app(ServerSettings(upstream=upstream, api_key=PROXY_KEY))).start()
+    two = ThreadedServer(create_app(ServerSettings(upstream=upstream))).start()
+    off = ThreadedServer(create_app(ServerSettings(upstream=upstream, metrics=False))).start()
+    try:
+        assert httpx.get(f"{one.base}/metrics").status_code == 401
+        asyncio.run(ask_many(one.base, 3, 3))
+        r = httpx.post(f"{one.base}/v1/chat/completions", json={"model": "nope", "messages": []}, headers=headers())
+        assert r.status_code in (400, 404)
+        ones = metrics_of(one.base)
+        assert (
+            value(ones["selfpara_requests"], "selfpara_requests_total", endpoint="chat/completions", status="200") == 3
+        )
+        assert value(ones["selfpara_requests"], "selfpara_requests_total", endpoint="metrics", status="401") == 1
+        assert value(ones["selfpara_errors"], "selfpara_errors_total") == 1
+        twos = httpx.get(f"{two.base}/metrics")  # no proxy key: open, and its own counts
+        assert twos.status_code == 200
+        families = {f.name: f.samples for f in text_string_to_metric_families(twos.text)}
+        assert value(families["selfpara_requests"], "selfpara_requests_total", endpoint="chat/completions") == 0
+        assert httpx.get(f"{off.base}/metrics").status_code == 404
+    finally:
+        for s in (one, two, off):
+            s.stop()
