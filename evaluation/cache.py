@@ -1,14 +1,18 @@
-"""An on-disk cache of model calls, so that reruns of a benchmark are free.
+"""The bench's call cache: reruns are free and arms share identical calls.
 
-The cache sits under ModelClient as a Backend (`CachingBackend`): every call an arm
-makes, the pipeline's own calls included, is looked up by a key made of the arm's
-label (so arms never share answers), the model, the exact messages (the prompt), every
-generation parameter (temperature, max_tokens, the sample's seed, ...) and the sample
-index. Only successful calls are stored. Because the whole path above the backend runs
-unchanged on a hit, usage (calls, tokens, cost) is still counted as the arm spent it;
-hits are counted separately.
+It is selfpara's call cache (`selfpara.cache`: one key scheme, CallCache over a
+SQLiteStore) placed *under* each arm's ModelClient as a Backend (`CachingBackend`), so
+that the whole path above it runs unchanged on a hit and usage (calls, tokens, cost) is
+counted as the arm spent it; hits are counted apart (`tally_calls`).
 
-Storage is one SQLite file (WAL mode), safe for several processes at once.
+Keys: a deterministic call (temperature 0, or seeded) is keyed by what it is (model,
+messages, parameters), so arms share it: the selfpara arm's greedy answer to the original
+wording is the raw arm's call, and self-consistency's samples are keyed by their seeds.
+An unseeded sampled call is a fresh draw per arm: it is keyed by the arm's label too, and
+replayed only to that arm on a rerun. Only successful calls are stored.
+
+Files: `bench-calls-v2.sqlite` in the cache folder. Rows of the older `bench-calls.sqlite`
+(keyed by arm label) are still read, never written, so a rerun of the same arms reuses them.
 """
 
 from __future__ import annotations
@@ -18,97 +22,89 @@ import contextvars
 import hashlib
 import json
 import os
-import sqlite3
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from selfpara.cache import CallCache, cacheable, call_key
+from selfpara.cache.sqlite_store import SQLiteStore
+from selfpara.cache.stores import CacheStoreError
 from selfpara.errors import ConfigError
 from selfpara.llm import Backend, ModelClient
 from selfpara.result import Completion, Message
 
-# Params that do not change what the model says.
-_IGNORED_PARAMS = {"timeout", "api_key"}
-
 DEFAULT_CACHE_ENV = "SELFPARA_CACHE_DIR"
+CACHE_FILE = "bench-calls-v2.sqlite"
+LEGACY_CACHE_FILE = "bench-calls.sqlite"
+
+
+def cache_dir() -> Path:
+    """`$SELFPARA_CACHE_DIR`, else `$XDG_CACHE_HOME/selfpara`, else `~/.cache/selfpara`."""
+    root = os.environ.get(DEFAULT_CACHE_ENV)
+    if root:
+        return Path(root).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "selfpara"
 
 
 def default_cache_path() -> Path:
-    """`$SELFPARA_CACHE_DIR/bench-calls.sqlite`, else `$XDG_CACHE_HOME/selfpara/...`, else `~/.cache/selfpara/...`."""
-    root = os.environ.get(DEFAULT_CACHE_ENV)
-    if root:
-        return Path(root).expanduser() / "bench-calls.sqlite"
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "selfpara" / "bench-calls.sqlite"
+    """The bench's call cache file: `bench-calls-v2.sqlite` in `cache_dir()`."""
+    return cache_dir() / CACHE_FILE
 
 
-def call_key(namespace: dict[str, Any], model: str, messages: list[Message], params: dict[str, Any]) -> str:
-    """SHA-256 over everything that determines a call's output."""
+def legacy_call_key(namespace: dict[str, Any], model: str, messages: list[Message], params: dict[str, Any]) -> str:
+    """The key rows of the first cache file were written under (arm label in `namespace`). Frozen: never change it."""
     payload = {
         "ns": namespace,
         "model": model,
         "messages": messages,
-        "params": {k: v for k, v in sorted(params.items()) if k not in _IGNORED_PARAMS},
+        "params": {k: v for k, v in sorted(params.items()) if k not in ("timeout", "api_key")},
     }
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-class CallCache:
-    """A key -> Completion store in one SQLite file.
+@dataclass
+class BenchCache:
+    """The bench's cache: a CallCache over one SQLite file, and the older file it still reads.
 
-    Args:
-        path: the database file (its folder is created).
+    Attributes:
+        calls: the cache new rows go to.
+        legacy: a store of rows keyed by `legacy_call_key`, read on a miss; None: none.
+        made: keys of the calls made since `new_run` (a hit on one is a call shared within the run).
     """
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path).expanduser()
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, completion TEXT NOT NULL, "
-                "created REAL DEFAULT (julianday('now')))"
-            )
-        except (OSError, sqlite3.Error) as exc:
-            raise ConfigError(
-                f"{self.path}: cannot open the call cache ({exc}); pass another --cache or --no-cache"
-            ) from None
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
+    calls: CallCache
+    legacy: SQLiteStore | None = None
+    made: set[str] = field(default_factory=set)
 
-    def get(self, key: str) -> Completion | None:
-        with self._lock:
-            row = self._db.execute("SELECT completion FROM calls WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            self.misses += 1
+    def new_run(self) -> None:
+        """Start counting shared calls afresh: a hit on a call of an earlier run is a replay."""
+        self.made.clear()
+
+    @property
+    def path(self) -> Path:
+        store = self.calls.store
+        assert isinstance(store, SQLiteStore)
+        return store.path
+
+    def legacy_get(
+        self, namespace: dict[str, Any], model: str, messages: list[Message], params: dict[str, Any]
+    ) -> Completion | None:
+        """A result stored by an earlier version for this arm's identical call, or None."""
+        if self.legacy is None:
             return None
         try:
-            completion = Completion.model_validate_json(row[0])
-        except ValueError:
-            self.misses += 1
+            raw = self.legacy.get_now(legacy_call_key(namespace, model, messages, params))
+            return None if raw is None else Completion.model_validate_json(raw)
+        except (CacheStoreError, ValueError):
             return None
-        self.hits += 1
-        return completion
-
-    def put(self, key: str, completion: Completion) -> None:
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO calls (key, completion) VALUES (?, ?)", (key, completion.model_dump_json())
-            )
 
     def __len__(self) -> int:
-        with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0])
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        store = self.calls.store
+        assert isinstance(store, SQLiteStore)
+        return len(store)
 
 
 _SAMPLE_TALLY: contextvars.ContextVar[CallTally | None] = contextvars.ContextVar("selfpara_sample_tally", default=None)
@@ -116,10 +112,12 @@ _SAMPLE_TALLY: contextvars.ContextVar[CallTally | None] = contextvars.ContextVar
 
 @dataclass
 class CallTally:
-    """Calls of one sample: made (`calls`) and answered from the cache (`hits`)."""
+    """Calls of one sample: made (`calls`), answered from the cache (`hits`), and of those,
+    made by another arm earlier in the same run (`shared`)."""
 
     calls: int = 0
     hits: int = 0
+    shared: int = 0
 
 
 @contextlib.contextmanager
@@ -137,15 +135,15 @@ def tally_calls() -> Iterator[CallTally]:
 
 
 class CachingBackend:
-    """A Backend that answers from a CallCache and otherwise asks the backend `client` picks for the model.
+    """A Backend that answers from a BenchCache and otherwise asks the backend `client` picks for the model.
 
     Args:
         client: the ModelClient whose backends make real calls (`client.backend_for(model)`).
         cache: where completions are kept; None disables caching (calls pass through).
-        namespace: extra key parts, e.g. {"arm": label, "sample": 0}.
+        namespace: what keeps one arm's unseeded sampled calls apart, e.g. {"arm": label, "sample": 0}.
     """
 
-    def __init__(self, client: ModelClient, cache: CallCache | None, namespace: dict[str, Any] | None = None) -> None:
+    def __init__(self, client: ModelClient, cache: BenchCache | None, namespace: dict[str, Any] | None = None) -> None:
         self.client = client
         self.cache = cache
         self.namespace = namespace or {}
@@ -155,29 +153,42 @@ class CachingBackend:
     async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion:
         backend: Backend = self.client.backend_for(model)
         tally = _SAMPLE_TALLY.get()
-        if self.cache is None:
+        cache = self.cache
+        if cache is None:
             self.calls += 1
             if tally is not None:
                 tally.calls += 1
             return await backend.complete(model, messages, params)
-        key = call_key(self.namespace, model, messages, params)
-        found = self.cache.get(key)
-        if found is not None:
+        key = call_key(model, messages, params, None if cacheable(params) else self.namespace)
+        called = False
+
+        async def call() -> Completion:
+            nonlocal called
+            found = cache.legacy_get(self.namespace, model, messages, params)
+            if found is not None:
+                return found
+            result = await backend.complete(model, messages, params)
+            called = True
+            cache.made.add(key)  # before waiters on this call resume: theirs is a shared hit
+            return result
+
+        result, hit = await cache.calls.fetch(key, call)
+        if called:
+            self.calls += 1
+            if tally is not None:
+                tally.calls += 1
+        else:
             self.hits += 1
             if tally is not None:
                 tally.hits += 1
-            return found
-        self.calls += 1
-        if tally is not None:
-            tally.calls += 1
-        result = await backend.complete(model, messages, params)
-        self.cache.put(key, result)
+                if hit and key in cache.made:
+                    tally.shared += 1
         return result
 
 
 def caching_client(
     base: ModelClient,
-    cache: CallCache | None,
+    cache: BenchCache | None,
     namespace: dict[str, Any] | None = None,
     *,
     api_key: str | None = None,
@@ -200,8 +211,23 @@ def caching_client(
     return client, backend
 
 
-def open_cache(path: str | Path | None, enabled: bool = True) -> CallCache | None:
-    """The call cache at `path` (default location when None), or None when disabled."""
+def open_cache(path: str | Path | None = None, enabled: bool = True) -> BenchCache | None:
+    """The bench's call cache at `path` (default `default_cache_path()`), or None when disabled.
+
+    The rows of an older version are read from the same file when `path` is given (its
+    keys never collide with the new ones), else from the default folder's `bench-calls.sqlite`,
+    opened read-only. Raises ConfigError when the file cannot be opened.
+    """
     if not enabled:
         return None
-    return CallCache(path or default_cache_path())
+    try:
+        if path is not None:
+            store = SQLiteStore(path)
+            return BenchCache(CallCache(store), legacy=store)
+        legacy = cache_dir() / LEGACY_CACHE_FILE
+        return BenchCache(
+            CallCache(SQLiteStore(default_cache_path())),
+            legacy=SQLiteStore(legacy, readonly=True) if legacy.exists() else None,
+        )
+    except ConfigError as exc:
+        raise ConfigError(f"{exc}; pass another --cache or --no-cache") from None

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from evaluation.arms import prompts as arm_prompts
-from evaluation.cache import CallCache
+from evaluation.cache import BenchCache
 from evaluation.schema import SampleRecord
 from selfpara.config import EMBEDDED_MODEL, MAX_K
 from selfpara.llm import ModelClient
@@ -47,7 +47,7 @@ class RunOptions:
     """How to run, not what: none of this changes results, so none of it is in the config."""
 
     concurrency: int = 8
-    cache: CallCache | None = None
+    cache: BenchCache | None = None
     progress: bool = True
     overwrite: bool = False
     api_key: str | None = None

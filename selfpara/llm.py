@@ -21,6 +21,7 @@ from typing import Any, Protocol, TypeVar
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from selfpara._litellm import import_litellm
+from selfpara.cache import CallCache, cacheable, call_key, open_call_cache
 from selfpara.config import WrapConfig, is_embedded
 from selfpara.errors import SelfparaError, UpstreamError, UpstreamTimeout
 from selfpara.http_backend import HttpBackend, HttpTransport, Transport, endpoint_from_env, resolve_transport
@@ -102,6 +103,9 @@ class ModelClient:
         observer: called after every attempt (see CallObserver); it must not raise.
         environ: where base URLs and keys the client was not given are read (default
             `os.environ`).
+        cache: answers identical cacheable calls (temperature 0, or seeded) of `complete`
+            across requests; a hit is counted in `Usage.cache_hits`, not in `calls`. None:
+            no cache (`from_config` builds the one the config's `cache` names).
     """
 
     def __init__(
@@ -120,6 +124,7 @@ class ModelClient:
         environ: Mapping[str, str] | None = None,
         routes: Mapping[str, Backend] | None = None,
         observer: CallObserver | None = None,
+        cache: CallCache | None = None,
     ) -> None:
         if transport not in ("auto", "litellm", "http"):
             raise ValueError(f"transport must be auto, litellm or http, not {transport!r}")
@@ -136,6 +141,7 @@ class ModelClient:
         self._environ = environ
         self.routes = dict(routes or {})
         self.observer = observer
+        self.cache = cache
         self._litellm: Backend | None = None
         self._http_backends: dict[tuple[str, str | None], HttpBackend] = {}
         # A semaphore belongs to one event loop; the sync API runs a new loop per call.
@@ -152,8 +158,10 @@ class ModelClient:
             config: the settings to read.
             **changes: constructor arguments that replace what `config` gives (e.g.
                 `concurrency=`, `backoff_s=`, `http=`, or `provider=None` to send the base
-                URL and key to every model).
+                URL and key to every model, `cache=None` for no cache).
         """
+        if "cache" not in changes:
+            changes["cache"] = open_call_cache(config.cache, size=config.cache_size, ttl_s=config.cache_ttl_s)
         values: dict[str, Any] = {
             "api_base": config.api_base,
             "api_key": config.api_key.get_secret_value() if config.api_key else None,
@@ -201,10 +209,12 @@ class ModelClient:
         return env_base, env_key
 
     async def aclose(self) -> None:
-        """Close the http transport's connections of the running loop (asyncio.run and
-        uvicorn close them anyway when their loop ends)."""
+        """Close the http transport's and the cache's connections of the running loop
+        (asyncio.run and uvicorn close them anyway when their loop ends)."""
         if self.http is not None:
             await self.http.aclose()
+        if self.cache is not None:
+            await self.cache.aclose()
 
     def _limit(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
@@ -227,13 +237,25 @@ class ModelClient:
         """Call `model` on `messages`; add the call's tokens and cost to `usage`.
 
         `kind` names what the call is for (paraphrase, answer, judge, passthrough) for the observer.
-
+        A cacheable call (temperature 0, or a `seed`) is answered from `cache` when an
+        identical one succeeded before; it then counts in `usage.cache_hits` only.
         Raises UpstreamError (UpstreamTimeout for timeouts) once retries are spent or
         at once for failures retrying cannot fix (bad key, unknown model, bad request).
         """
         params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens, **extra}
         for key, value in self._call_params(model).items():
             params[key] = value if key == "timeout" else params.get(key, value)
+        if self.cache is not None and cacheable(params):
+            key = call_key(model, messages, params)
+            call = lambda: self._complete(model, messages, params, usage, kind)  # noqa: E731
+            result, _ = await self.cache.fetch(key, call, usage)
+            return result
+        return await self._complete(model, messages, params, usage, kind)
+
+    async def _complete(
+        self, model: str, messages: list[Message], params: dict[str, Any], usage: Usage | None, kind: str
+    ) -> Completion:
+        """One call (retried) through the model's backend, counted in `usage`."""
         backend = self.backend_for(model)
         load = getattr(backend, "load", None)
         if load is not None and not getattr(backend, "is_loaded", True):

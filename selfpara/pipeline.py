@@ -348,6 +348,8 @@ class _Run:
             self.flags.append("low_agreement")
             if self.cfg.low_agreement == "abstain":
                 answer, withheld = self.cfg.abstention_text, chosen_text
+        if self.usage.cache_errors:
+            self.flags.append("cache_unavailable")
         return WrappedAnswer(
             answer=answer,
             withheld_answer=withheld,

@@ -12,13 +12,21 @@ Message = dict[str, object]
 
 
 class Usage(BaseModel):
-    """Model calls of one request, summed over every call (failed calls count too)."""
+    """Model calls of one request, summed over every call (failed calls count too).
+
+    `calls`, tokens and cost are what the upstream was asked for; a call answered from the
+    call cache (see `selfpara.cache`) is counted in `cache_hits` instead.
+    """
 
     calls: int = 0
     failed_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
+    cache_hits: int = Field(0, description="Model calls answered from the call cache (not sent upstream).")
+    cache_errors: int = Field(
+        0, description="Cacheable calls made without the cache because it was unreachable (e.g. Redis down)."
+    )
 
     @property
     def total_tokens(self) -> int:
@@ -31,6 +39,8 @@ class Usage(BaseModel):
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.cost += other.cost
+        self.cache_hits += other.cache_hits
+        self.cache_errors += other.cache_errors
 
 
 class Completion(BaseModel):
@@ -139,6 +149,7 @@ Flag = Literal[
     "original_kept",  # a larger cluster lost to the original's: no decisive majority (see original_kept)
     "judge_is_model_under_test",  # the LLM judge is the small or local answering model: weak verdicts
     "low_agreement",  # the vote share is below the low-agreement threshold (see low_agreement policy)
+    "cache_unavailable",  # the call cache was unreachable: calls went upstream (see usage.cache_errors)
 ]
 
 

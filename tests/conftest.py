@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -22,3 +24,30 @@ def fake() -> FakeBackend:
 @pytest.fixture
 def client(fake: FakeBackend) -> ModelClient:
     return ModelClient(backend=fake, retries=2, backoff_s=0.001, timeout_s=5)
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[Any]:
+    """A real redis-server on a free loopback port, started for the session (skipped when not installed)."""
+    try:
+        from tests.redis_server import RedisServer, redis_binary
+    except ImportError:
+        from redis_server import RedisServer, redis_binary  # type: ignore[no-redef]
+    if redis_binary() is None:
+        pytest.skip("redis-server is not installed (Debian package redis-server; .ci/run installs it)")
+    pytest.importorskip("redis", reason="the redis package (the `redis` extra) is not installed")
+    with RedisServer() as server:
+        yield server
+
+
+@pytest.fixture
+def redis_url(redis_server: Any) -> str:
+    """The session's redis-server, emptied for this test."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    try:
+        client.flushall()
+    finally:
+        client.close()
+    return str(redis_server.url)

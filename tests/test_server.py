@@ -50,6 +50,9 @@ def settings_for(fake: FakeUpstream, upstream: dict[str, Any] | None = None, **s
         "k": 3,  # type: ignore[attr-defined]
         "timeout_s": 3.0,
         "retries": 2,
+        # These proxies live for a whole module and the tests script and count upstream calls of
+        # repeated questions: no call cache here (tests/test_cache_proxy.py tests it).
+        "cache": "off",
         **(upstream or {}),
     }
     srv = {

@@ -83,7 +83,12 @@ def bench(
     ),
     api_base: Optional[str] = typer.Option(None, "--api-base", help="Base URL of an OpenAI-compatible server."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder holding the public benchmark files."),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Call cache file (SQLite); default ~/.cache/selfpara."),
+    cache: Optional[Path] = typer.Option(
+        None,
+        "--cache",
+        help="Call cache file (SQLite); default ~/.cache/selfpara/bench-calls-v2.sqlite "
+        "($SELFPARA_CACHE_DIR). Arms share identical greedy and seeded calls; usage counts them as spent.",
+    ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the call cache."),
     overwrite: bool = typer.Option(
         False, "--overwrite", "--force", help="Start over in a run directory that holds another config."

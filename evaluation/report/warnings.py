@@ -112,10 +112,19 @@ def abstention_warnings(abstention: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def cache_warnings(totals: dict[str, dict[str, Any]]) -> list[str]:
-    """A note for every arm with answers served from the call cache (left out of latency figures)."""
-    return [
+    """A note for every arm with answers served from the call cache (left out of latency figures), and
+    for every arm that reused calls another arm made in the same run (timed, but with those calls done)."""
+    out = [
         f"arm {arm}: {t['cached_samples']} of {t['samples']} answers came (at least in part) from the call cache; "
         f"latency covers the other {t['latency_samples']}"
         for arm, t in totals.items()
         if t.get("cached_samples")
     ]
+    out += [
+        f"arm {arm}: {t['shared_samples']} of {t['samples']} answers reused {t['shared_calls']} identical calls "
+        "another arm made earlier in this run (counted in its calls and tokens as spent; its latency was timed "
+        "with them already done)"
+        for arm, t in totals.items()
+        if t.get("shared_calls")
+    ]
+    return out

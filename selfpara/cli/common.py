@@ -31,6 +31,8 @@ TRANSPORT_ENV = "SELFPARA_TRANSPORT"
 ROUTER_CONFIG_ENV = "SELFPARA_ROUTER_CONFIG"
 PROXY_KEY_ENV = "SELFPARA_PROXY_KEY"
 """Holds the proxy's own key; `serve` uses it when no other variable is named for the key."""
+CACHE_ENV = "SELFPARA_CACHE"
+"""The call cache (WrapConfig.cache): memory, off, redis://... or sqlite:///...; replicas name one Redis here."""
 
 
 def setup_logging(verbose: bool) -> None:

@@ -14,6 +14,7 @@ import typer
 from selfpara.cli import app
 from selfpara.cli.common import (
     API_BASE_ENV,
+    CACHE_ENV,
     EQUIVALENCE_ENV,
     JUDGE_MODEL_ENV,
     K_ENV,
@@ -109,6 +110,13 @@ def serve(
     metrics: Optional[bool] = typer.Option(
         None, "--metrics/--no-metrics", help="Serve Prometheus metrics at /metrics (default on; needs the proxy key)."
     ),
+    cache: Optional[str] = typer.Option(
+        None,
+        "--cache",
+        envvar=CACHE_ENV,
+        help="Cache of identical deterministic upstream calls: memory (default), off, redis://HOST:PORT/DB "
+        "(shared by replicas and workers) or sqlite:///PATH.",
+    ),
     workers: int = typer.Option(1, min=1, help="Worker processes (each a full proxy; limits apply per worker)."),
     any_model: Optional[bool] = typer.Option(
         None,
@@ -151,6 +159,7 @@ def serve(
             "timeout_s": timeout,
             "retries": retries,
             "transport": upstream_transport,
+            "cache": cache,
         }
         server: dict[str, object] = {
             "max_concurrent_requests": max_concurrent_requests,

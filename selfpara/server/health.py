@@ -123,6 +123,9 @@ async def _check(proxy: Proxy) -> tuple[bool, dict[str, Any]]:
             checks["upstream"] = "not checked (provider endpoint)"
         else:
             ok, checks["upstream"] = await probe(base, model, settings)
+    cache = proxy.client.cache
+    if cache is not None:  # never a reason to be unready: without it calls go upstream
+        checks["cache"] = f"{cache.name}: {'ok' if cache.available else 'unavailable, answering without it'}"
     return ok, {"model": model, "checks": checks}
 
 

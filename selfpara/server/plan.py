@@ -237,8 +237,9 @@ def plan_request(proxy: Proxy, req: ChatCompletionRequest) -> Plan:
             cfg = cfg.with_overrides(api_base=api_base, api_key=SecretStr(api_key))
         except ConfigError as exc:
             raise bad_request(str(exc), param="selfpara.api_base") from None
+        # No call cache: answers from a host the client chose must not be served to other clients.
         client = ModelClient.from_config(
-            cfg, backoff_s=settings.backoff_s, http=proxy.client.http, observer=proxy.client.observer
+            cfg, backoff_s=settings.backoff_s, http=proxy.client.http, observer=proxy.client.observer, cache=None
         )
         paraphraser = SelfParaphraser(cfg, client=client)
 

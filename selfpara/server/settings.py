@@ -25,6 +25,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
@@ -177,6 +178,7 @@ class ServerSettings(BaseModel):
         out.append(upstream_api_key(self))
         if self.router_config is not None:
             out += self.router_config.secrets()
+        out.append(urlsplit(self.upstream.cache).password)  # a Redis URL's password
         return out
 
 

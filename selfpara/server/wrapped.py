@@ -71,6 +71,7 @@ def headers(wa: WrappedAnswer) -> dict[str, str]:
         "X-Selfpara-Entropy": f"{wa.entropy:.4f}",
         "X-Selfpara-Original-Won": "true" if wa.original_won else "false",
         "X-Selfpara-Low-Agreement": "true" if "low_agreement" in wa.flags else "false",
+        "X-Selfpara-Cache-Hits": str(wa.usage.cache_hits),
     }
     if wa.flags:
         out["X-Selfpara-Flags"] = ",".join(wa.flags)
@@ -84,6 +85,7 @@ def log_fields(wa: WrappedAnswer) -> dict[str, Any]:
         "k_kept": wa.k_kept,
         "vote_share": f"{wa.vote_share:.2f}",
         "calls": wa.usage.calls,
+        "cache_hits": wa.usage.cache_hits,
         "flags": ",".join(wa.flags) or "-",
     }
 
@@ -120,7 +122,9 @@ def logprob_notes(wa: WrappedAnswer, asked: bool | None) -> list[str]:
 def fingerprint(cfg: WrapConfig) -> str:
     """`system_fingerprint`: changes when selfpara's version or the wrapping settings that
     shape answers change (as OpenAI's changes with its backend configuration)."""
-    public = {k: v for k, v in cfg.public_dict().items() if k not in ("logprobs", "top_logprobs")}
+    # Where calls are cached does not shape answers: replicas with other cache settings share a fingerprint.
+    unshaping = ("logprobs", "top_logprobs", "cache", "cache_size", "cache_ttl_s")
+    public = {k: v for k, v in cfg.public_dict().items() if k not in unshaping}
     digest = hashlib.sha256(json.dumps([selfpara.__version__, public], sort_keys=True, default=str).encode())
     return "fp_selfpara_" + digest.hexdigest()[:12]
 

@@ -1,0 +1,138 @@
+"""`selfpara bench` arms share identical calls through the call cache, and still report usage as spent."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evaluation.cache import CachingBackend, default_cache_path, legacy_call_key, open_cache
+from evaluation.config import BenchConfig, RunOptions
+from evaluation.datasets import save_items
+from evaluation.report import build_report
+from evaluation.runner import run_bench
+from selfpara.cache import cacheable
+from selfpara.cache.sqlite_store import SQLiteStore
+from selfpara.llm import ModelClient
+from selfpara.result import Completion
+from selfpara.testing import FakeBackend
+
+try:
+    from tests.test_eval_runner import make_items, responder
+except ImportError:  # run from inside tests/
+    from test_eval_runner import make_items, responder  # type: ignore[no-redef]
+
+MSGS = [{"role": "user", "content": "What is the capital of France?"}]
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    return save_items(make_items(), tmp_path / "data.jsonl")
+
+
+def fake_client() -> tuple[ModelClient, FakeBackend]:
+    fake = FakeBackend(responder)
+    return ModelClient(backend=fake, retries=0, backoff_s=0.001, timeout_s=5), fake
+
+
+def run(config: BenchConfig, out: Path, **options: Any) -> Any:
+    return asyncio.run(run_bench(config, out, RunOptions(progress=False, **options)))
+
+
+def outcomes(result: Any) -> dict[tuple[str, int, str], tuple[Any, ...]]:
+    return {
+        (r.item_id, r.variant_id, r.arm): (r.answer, r.label, r.calls, r.prompt_tokens, r.completion_tokens)
+        for r in result.records
+    }
+
+
+def signature(call: tuple[str, list, dict]) -> str:
+    model, messages, params = call
+    return json.dumps([model, messages, {k: v for k, v in params.items() if k != "timeout"}], sort_keys=True)
+
+
+@pytest.mark.parametrize("arms", [["raw", "selfpara", "sc"], ["sc[k=2]", "sc[k=3]"]])
+def test_arms_share_identical_calls_and_report_usage_as_spent(dataset: Path, tmp_path: Path, arms: list[str]) -> None:
+    cfg = BenchConfig(dataset=str(dataset), arms=arms, k=2)
+    alone, alone_fake = fake_client()
+    plain = run(cfg, tmp_path / "plain", client=alone)
+    client, fake = fake_client()
+    shared = run(cfg, tmp_path / "shared", client=client, cache=open_cache(tmp_path / "calls.sqlite"))
+    # Same answers, labels and per-arm usage as a run without any cache: nothing that differs collided.
+    assert outcomes(shared) == outcomes(plain)
+    # Fewer upstream calls: no identical greedy or seeded call was sent twice.
+    sent = [signature(c) for c in fake.calls if cacheable(c[2])]
+    assert len(sent) == len(set(sent))
+    saved = len(alone_fake.calls) - len(fake.calls)
+    assert saved > 0 and saved == sum(r.shared_calls for r in shared.records)
+    assert all(r.cached_calls == 0 for r in shared.records)  # nothing came from an earlier run
+    assert shared.model_calls == len(fake.calls)
+
+
+def test_the_selfpara_arms_answer_to_the_original_is_the_raw_arms_call(dataset: Path, tmp_path: Path) -> None:
+    cfg = BenchConfig(dataset=str(dataset), arms=["raw", "selfpara"], k=2)
+    client, fake = fake_client()
+    result = run(cfg, tmp_path / "run", client=client, cache=open_cache(tmp_path / "calls.sqlite"), concurrency=1)
+    by_arm = {arm: [r for r in result.records if r.arm == arm] for arm in ("raw", "selfpara")}
+    assert all(r.shared_calls == 0 for r in by_arm["raw"])
+    assert all(r.shared_calls == 1 for r in by_arm["selfpara"])  # its original's answer, nothing else
+    spent = sum(r.calls for r in result.records)
+    assert len(fake.calls) == spent - len(by_arm["selfpara"])  # one call per selfpara answer saved, still counted
+    report_warnings = build_report(tmp_path / "run", n_boot=10)["warnings"]
+    assert any("reused" in w and "selfpara" in w for w in report_warnings)
+
+
+def test_unseeded_sampled_calls_stay_with_their_arm_and_deterministic_ones_are_shared(tmp_path: Path) -> None:
+    cache = open_cache(tmp_path / "calls.sqlite")
+    fake = FakeBackend()
+    base = ModelClient(backend=fake, retries=0)
+    a = CachingBackend(base, cache, {"arm": "a", "sample": 0})
+    b = CachingBackend(base, cache, {"arm": "b", "sample": 0})
+
+    async def calls() -> None:
+        sampled = {"temperature": 0.7, "max_tokens": 8}
+        await a.complete("openai/m", MSGS, sampled)
+        await b.complete("openai/m", MSGS, sampled)  # another arm's draw: made again
+        await a.complete("openai/m", MSGS, sampled)  # its own draw: replayed
+        for params in ({"temperature": 0.0, "max_tokens": 8}, {"temperature": 0.7, "max_tokens": 8, "seed": 4}):
+            await a.complete("openai/m", MSGS, params)
+            await b.complete("openai/m", MSGS, params)  # identical: shared
+
+    asyncio.run(calls())
+    assert len(fake.calls) == 2 + 1 + 1
+    assert (a.calls, a.hits, b.calls, b.hits) == (3, 1, 1, 2)
+
+
+def test_rows_of_the_first_cache_file_are_read_and_never_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SELFPARA_CACHE_DIR", str(tmp_path))
+    params = {"temperature": 0.0, "max_tokens": 8, "api_base": None}
+    old = tmp_path / "bench-calls.sqlite"
+    legacy = SQLiteStore(old)
+    legacy.put_now(
+        legacy_call_key({"arm": "raw", "sample": 0}, "openai/m", MSGS, params), Completion(text="v1").model_dump_json()
+    )
+    legacy.close()
+    digest = hashlib.sha256(old.read_bytes()).hexdigest()
+
+    cache = open_cache()
+    assert cache is not None and cache.path == default_cache_path() == tmp_path / "bench-calls-v2.sqlite"
+    fake = FakeBackend()
+    base = ModelClient(backend=fake, retries=0)
+    raw = CachingBackend(base, cache, {"arm": "raw", "sample": 0})
+    other = CachingBackend(base, cache, {"arm": "selfpara", "sample": 0})
+
+    async def calls() -> list[str]:
+        first = await raw.complete("openai/m", MSGS, params)  # the old row, under the old key
+        shared = await other.complete("openai/m", MSGS, params)  # now in the new file, shared
+        return [first.text, shared.text]
+
+    assert asyncio.run(calls()) == ["v1", "v1"] and fake.calls == []
+    assert hashlib.sha256(old.read_bytes()).hexdigest() == digest  # the old file is untouched
+    wal = tmp_path / "bench-calls.sqlite-wal"  # a reader of a WAL database may open one: it must stay empty
+    assert len(cache) == 1 and (not wal.exists() or wal.stat().st_size == 0)

@@ -1,0 +1,118 @@
+"""The proxy's call cache: per process by default, shared by replicas through one Redis, reported per request."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from selfpara.cli import app as cli_app
+from selfpara.config import build_config
+from selfpara.server import ServerSettings, create_app
+
+try:
+    from tests.fake_upstream import FakeUpstream, ThreadedServer, serve_fake
+except ImportError:  # run from inside tests/
+    from fake_upstream import FakeUpstream, ThreadedServer, serve_fake  # type: ignore[no-redef]
+
+Q = "What is the capital of France?"
+UPSTREAM_KEY = "sk-upstream-cache-test-0123456789"
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[FakeUpstream]:
+    yield from serve_fake()
+
+
+@pytest.fixture(autouse=True)
+def _reset(upstream: FakeUpstream) -> None:
+    upstream.reset()
+
+
+def settings(upstream: FakeUpstream, cache: str = "memory", **server: Any) -> ServerSettings:
+    up = build_config(
+        model="openai/fake", api_base=upstream.url, api_key=UPSTREAM_KEY, k=3, retries=0, timeout_s=5.0, cache=cache
+    )
+    return ServerSettings(upstream=up, backoff_s=0.01, **server)
+
+
+def ask(server: ThreadedServer, question: str = Q, **extra: Any) -> httpx.Response:
+    body = {"model": "openai/fake", "messages": [{"role": "user", "content": question}], **extra}
+    response = httpx.post(f"{server.base}/v1/chat/completions", json=body, timeout=30)
+    assert response.status_code == 200, response.text
+    return response
+
+
+def test_a_repeated_request_is_answered_without_upstream_calls(upstream: FakeUpstream) -> None:
+    with ThreadedServer(create_app(settings(upstream))) as proxy:
+        first = ask(proxy)
+        made = len(upstream.calls)
+        second = ask(proxy)
+    assert made > 0 and len(upstream.calls) == made
+    assert first.headers["x-selfpara-cache-hits"] == "0"
+    assert second.headers["x-selfpara-cache-hits"] == str(made)
+    report = second.json()["selfpara"]
+    assert report["usage"]["calls"] == 0 and report["usage"]["cache_hits"] == made
+    assert second.json()["choices"][0]["message"]["content"] == first.json()["choices"][0]["message"]["content"]
+
+
+def test_two_replicas_on_one_redis_share_answers(upstream: FakeUpstream, redis_url: str) -> None:
+    with (
+        ThreadedServer(create_app(settings(upstream, redis_url))) as one,
+        ThreadedServer(create_app(settings(upstream, redis_url))) as two,
+    ):
+        ask(one)
+        made = len(upstream.calls)
+        answered_by_two = ask(two)
+        after = len(upstream.calls)
+        ready = httpx.get(f"{two.base}/ready", timeout=10).json()
+    assert made > 0 and after == made  # a hit on the other replica
+    assert answered_by_two.json()["selfpara"]["usage"]["cache_hits"] == made
+    assert ready["checks"]["cache"] == f"{redis_url}: ok"
+
+
+def test_with_redis_down_the_proxy_answers_and_flags_it(upstream: FakeUpstream) -> None:
+    try:
+        from tests.redis_server import free_port
+    except ImportError:
+        from redis_server import free_port  # type: ignore[no-redef]
+    pytest.importorskip("redis")
+    with ThreadedServer(create_app(settings(upstream, f"redis://127.0.0.1:{free_port()}/0"))) as proxy:
+        response = ask(proxy)
+        ready = httpx.get(f"{proxy.base}/ready", timeout=10)
+    assert "cache_unavailable" in response.json()["selfpara"]["flags"]
+    assert "cache_unavailable" in response.headers["x-selfpara-flags"]
+    assert ready.status_code == 200 and "unavailable" in ready.json()["checks"]["cache"]
+
+
+def test_answers_from_a_client_chosen_upstream_are_not_cached(upstream: FakeUpstream) -> None:
+    with ThreadedServer(create_app(settings(upstream, allow_client_api_base=True))) as proxy:
+        for _ in range(2):
+            ask(proxy, selfpara={"api_base": upstream.url, "api_key": "client-own-key"})
+        client_chosen = len(upstream.calls)
+        assert client_chosen > 0 and client_chosen % 2 == 0  # both requests went upstream in full
+        ask(proxy)  # the server's own upstream: not served from the client's calls
+        assert len(upstream.calls) > client_chosen
+
+
+runner = CliRunner()
+ENV = {"SELFPARA_MODEL": "openai/m", "SELFPARA_API_BASE": "http://up:1/v1", "SELFPARA_CONFIG": None, "SELFPARA_K": None}
+
+
+def test_serve_takes_the_cache_from_selfpara_cache_and_never_shows_its_password() -> None:
+    result = runner.invoke(cli_app, ["serve", "--check"], env={**ENV, "SELFPARA_CACHE": "redis://:hunter2pw@r:6379/1"})
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["upstream"]["cache"] == "redis://:***@r:6379/1"
+    assert "hunter2pw" not in result.output
+    default = runner.invoke(cli_app, ["serve", "--check"], env={**ENV, "SELFPARA_CACHE": None})
+    assert json.loads(default.stdout)["upstream"]["cache"] == "memory"
+
+
+def test_serve_refuses_a_malformed_cache_url_at_startup() -> None:
+    result = runner.invoke(cli_app, ["serve", "--check", "--cache", "redis://:hunter2pw@r:port/1"], env=ENV)
+    assert result.exit_code == 1
+    assert "cache" in result.output and "port" in result.output and "hunter2pw" not in result.output

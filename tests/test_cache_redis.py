@@ -1,0 +1,130 @@
+"""The Redis call cache against a real redis-server (started by the `redis_server` fixture on a free port)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+
+from selfpara import SelfParaphraser
+from selfpara.cache import CallCache, open_call_cache
+from selfpara.cache.redis_store import KEY_PREFIX, RedisStore
+from selfpara.config import build_config
+from selfpara.llm import ModelClient
+from selfpara.testing import FakeBackend
+
+Q = "What is the capital of France?"
+SECRET = "sk-secret-upstream-0123456789"
+
+
+def paraphraser(fake: FakeBackend, url: str, **settings: Any) -> SelfParaphraser:
+    cfg = build_config(
+        model="openai/fake",
+        api_key=SECRET,
+        k=3,
+        paraphrase_check="off",
+        equivalence="exact",
+        cache=url,
+        **settings,
+    )
+    return SelfParaphraser(cfg, client=ModelClient.from_config(cfg, backend=fake))
+
+
+def redis_contents(url: str) -> dict[bytes, bytes]:
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        return {key: client.get(key) for key in client.scan_iter("*")}
+    finally:
+        client.close()
+
+
+async def test_two_processes_worth_of_clients_share_one_redis(redis_url: str) -> None:
+    # Two paraphrasers with their own clients and connections stand for two proxy replicas.
+    one, two = FakeBackend(), FakeBackend()
+    first = await paraphraser(one, redis_url).aanswer(Q)
+    second = await paraphraser(two, redis_url).aanswer(Q)
+    assert len(one.calls) == first.usage.calls > 0
+    assert len(two.calls) == 0 and second.usage.cache_hits == first.usage.calls
+    assert second.answer == first.answer
+
+
+async def test_redis_holds_hashes_and_answers_but_no_key_and_entries_expire(redis_url: str) -> None:
+    fake = FakeBackend()
+    await paraphraser(fake, redis_url, cache_ttl_s=600).aanswer(Q)
+    contents = redis_contents(redis_url)
+    assert len(contents) == len(fake.calls)
+    for key, value in contents.items():
+        assert key.startswith(KEY_PREFIX.encode()) and len(key) == len(KEY_PREFIX) + 64
+        assert SECRET.encode() not in key and SECRET.encode() not in value
+        assert b"Authorization" not in value and b"api_key" not in value
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    try:
+        ttls = [client.pttl(key) for key in contents]
+    finally:
+        client.close()
+    assert all(0 < ttl <= 600_000 for ttl in ttls)
+
+
+def test_the_blocking_api_reuses_redis_across_its_event_loops(redis_url: str) -> None:
+    fake = FakeBackend()
+    sp = paraphraser(fake, redis_url)
+    first = sp.answer(Q)  # asyncio.run: a new event loop per call, each with its own connection
+    second = sp.answer(Q)
+    assert second.usage.calls == 0 and second.usage.cache_hits == first.usage.calls
+
+
+async def test_a_redis_that_is_down_answers_without_the_cache(caplog: pytest.LogCaptureFixture) -> None:
+    from tests.redis_server import free_port
+
+    url = f"redis://:hunter2pw@127.0.0.1:{free_port()}/0"  # nothing listens there
+    fake = FakeBackend()
+    sp = paraphraser(fake, url)
+    with caplog.at_level(logging.WARNING, logger="selfpara.cache"):
+        result = await sp.aanswer(Q)
+    assert result.answer == "Paris" and result.usage.calls == len(fake.calls)
+    assert "cache_unavailable" in result.flags and result.usage.cache_errors == result.usage.calls
+    cache = sp.client.cache
+    assert cache is not None and not cache.available
+    logged = " ".join(r.getMessage() for r in caplog.records)
+    assert "unavailable" in logged and "hunter2pw" not in logged and "***" in logged
+
+
+async def test_redis_coming_back_is_used_again(redis_server: Any) -> None:
+    from tests.redis_server import RedisServer
+
+    with RedisServer() as server:
+        cache = CallCache(RedisStore(server.url), retry_after_s=0.0)
+        fake = FakeBackend()
+        cfg = build_config(model="openai/fake", k=2, paraphrase_check="off", equivalence="exact")
+        sp = SelfParaphraser(cfg, client=ModelClient(backend=fake, retries=0, cache=cache))
+        await sp.aanswer(Q)
+        server.stop()
+        down = await sp.aanswer(Q)
+        assert "cache_unavailable" in down.flags and not cache.available
+        server.start()  # the same port again
+        await sp.aanswer(Q)
+        back = await sp.aanswer(Q)
+        assert cache.available and back.usage.calls == 0 and "cache_unavailable" not in back.flags
+        await sp.client.aclose()
+
+
+def test_a_redis_url_is_checked_when_the_cache_opens() -> None:
+    pytest.importorskip("redis")
+    cache = open_call_cache("redis://:pw@127.0.0.1:6399/3", ttl_s=5)
+    assert cache is not None and cache.name == "redis://:***@127.0.0.1:6399/3"
+
+
+async def test_closing_the_client_closes_this_loops_connection(redis_url: str) -> None:
+    store = RedisStore(redis_url)
+    await store.put("k", "v")
+    assert await store.get("k") == "v"
+    await store.aclose()
+    assert await store.get("k") == "v"  # a later call opens a new connection
+    await store.aclose()
+    await asyncio.sleep(0)
