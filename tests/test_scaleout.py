@@ -66,8 +66,15 @@ def router_file(tmp_path: Path, upstreams: tuple[FakeUpstream, FakeUpstream], **
 
 
 def proxy_settings(router_config: str | None, transport: str = "auto", **server: Any) -> ServerSettings:
+    # Every request asks the same question and the tests count upstream calls: no call cache.
     upstream = build_config(
-        model="openai/fake", k=3, timeout_s=5.0, retries=2, transport=transport, equivalence="exact,numeric"
+        model="openai/fake",
+        k=3,
+        timeout_s=5.0,
+        retries=2,
+        transport=transport,
+        equivalence="exact,numeric",
+        cache="off",
     )
     return ServerSettings(
         upstream=upstream, router_config=router_config, api_key=PROXY_KEY, backoff_s=0.01, keepalive_s=0.2, **server
