@@ -26,7 +26,15 @@ def drift_table(questions: list[dict]) -> None:
     rows = [(q["question"], c["text"], c["label"]) for q in questions for c in q["candidates"]]
     drifted = sum(1 for r in rows if r[2] == "d")
     print(f"drift checks on {len(rows)} candidates ({drifted} drifted, {len(rows) - drifted} good or copies)")
-    combos = (["numbers"], ["entities"], ["negation"], ["numbers", "entities"], ["numbers", "entities", "negation"])
+    combos = (
+        ["numbers"],
+        ["entities"],
+        ["negation"],
+        ["qualifiers"],
+        ["numbers", "entities"],
+        ["numbers", "entities", "negation"],
+        ["numbers", "entities", "qualifiers"],
+    )
     for names in combos:
 
         def hit(q: str, p: str, names: list[str] = names) -> bool:

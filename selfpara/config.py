@@ -86,9 +86,10 @@ class WrapConfig(BaseModel):
         "(sent to embedded and OpenAI-compatible models; None: unseeded).",
     )
     drift_checks: str = Field(
-        "numbers,entities",
+        "numbers,entities,qualifiers",
         description="Comma-separated cheap checks a paraphrase must pass (selfpara.drift): numbers (same "
-        "numbers, digits and number words normalised), entities (every capitalised name kept), negation "
+        "numbers, digits and number words normalised), entities (every capitalised name kept), qualifiers "
+        "(narrowing words such as capital, adult, largest, most kept and none added), negation "
         "(negated iff the question is); off: none.",
     )
     paraphrase_check: Literal["auto", "off", "llm", "nli"] = Field(

@@ -83,9 +83,45 @@ def entities_changed(question: str, paraphrase: str) -> str | None:
     return f"dropped {', '.join(missing)}" if missing else None
 
 
+# Words that narrow what is asked without being a name or a number: "capital" is not
+# "largest city", "the adult body" is not "the body". Measured on hand-labelled Qwen
+# paraphrases (docs/guards.md), these were the drift that numbers and names missed.
+_QUALIFIERS = frozenset(
+    """capital adult largest smallest major most least populous highest lowest longest shortest
+    oldest youngest earliest latest fastest slowest deepest heaviest lightest official main
+    primary current former""".split()
+)
+# Same qualifier, other word: "the biggest ocean" asks what "the largest ocean" asks.
+_QUALIFIER_SYNONYMS = {"biggest": "largest", "tallest": "highest", "adults": "adult", "greatest": "largest"}
+
+
+def _qualifiers(text: str, kept: frozenset[str] = frozenset()) -> set[str]:
+    """The qualifiers in `text`; a word that extends one of `kept` counts as it (capital's, capitals)."""
+    found = set()
+    for w in words(text):
+        w = _QUALIFIER_SYNONYMS.get(w, w)
+        found.add(next((k for k in kept if w.startswith(k)), w))
+    return found & _QUALIFIERS
+
+
+def qualifiers_changed(question: str, paraphrase: str) -> str | None:
+    """A narrowing word ("capital", "adult", "largest", "most", ...) was dropped or added."""
+    q = frozenset(_qualifiers(question))
+    p = _qualifiers(paraphrase, kept=q)
+    if q == p:
+        return None
+    parts = []
+    if q - p:
+        parts.append(f"dropped {_fmt(q - p)}")
+    if p - q:
+        parts.append(f"added {_fmt(p - q)}")
+    return "; ".join(parts)
+
+
 DRIFT_CHECKS: dict[str, tuple[str, DriftCheck]] = {
     "numbers": ("numbers_changed", numbers_changed),
     "entities": ("entities_changed", entities_changed),
     "negation": ("negation_changed", negation_changed),
+    "qualifiers": ("qualifiers_changed", qualifiers_changed),
 }
 """Check name -> (rejection reason, check)."""

@@ -78,6 +78,7 @@ class RejectedParaphrase(BaseModel):
         "numbers_changed",
         "entities_changed",
         "negation_changed",
+        "qualifiers_changed",
         "not_equivalent",
         "empty",
         "check_failed",

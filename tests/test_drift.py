@@ -2,7 +2,7 @@ from fractions import Fraction
 
 import pytest
 
-from selfpara.drift import entities_changed, negation_changed, numbers_changed
+from selfpara.drift import entities_changed, negation_changed, numbers_changed, qualifiers_changed
 from selfpara.paraphrase import drift_filter
 from selfpara.quantities import number_set, numbers
 
@@ -77,6 +77,17 @@ def test_entities():
     assert changed("Who won the Chilean National Prize in 2019?", "Who won Chile's national prize in 2019?") is None
     # sentence openers and stopwords are not names
     assert changed("Between which cities? Name them. Sam has 10 apples.", "Sam: 10 apples, which cities?") is None
+
+
+def test_qualifiers_dropped_or_added():
+    q = "What is the capital of Canada?"
+    assert qualifiers_changed(q, "What is the largest city in Canada?") == "dropped capital; added largest"
+    assert qualifiers_changed(q, "Which city is Canada's capital?") is None
+    assert qualifiers_changed("How many bones are in the adult human body?", "How many bones has a human?") == (
+        "dropped adult"
+    )
+    assert qualifiers_changed("Which planet is largest?", "Which planet is the biggest?") is None
+    assert qualifiers_changed("Who wrote Hamlet?", "Who was the main author of Hamlet?") == "added main"
 
 
 def test_negation():
