@@ -136,3 +136,14 @@ def test_rows_of_the_first_cache_file_are_read_and_never_written(
     assert hashlib.sha256(old.read_bytes()).hexdigest() == digest  # the old file is untouched
     wal = tmp_path / "bench-calls.sqlite-wal"  # a reader of a WAL database may open one: it must stay empty
     assert len(cache) == 1 and (not wal.exists() or wal.stat().st_size == 0)
+
+
+def test_the_selfpara_arm_takes_no_library_cache_setting() -> None:
+    from evaluation.arms import make_arm, parse_arm_list
+    from selfpara.errors import ConfigError
+
+    client, _ = fake_client()
+    with pytest.raises(ConfigError, match="cache"):
+        parse_arm_list("selfpara[cache=off]")
+    arm = make_arm(parse_arm_list("selfpara")[0], client, "openai/m", k=2, max_tokens=8, api_base=None)
+    assert "cache" not in arm.describe()["config"] and arm.describe()["config"]["model"] == "openai/m"

@@ -13,8 +13,10 @@ from evaluation.schema import ItemKind, ItemVariant
 from selfpara.config import DEPRECATED_NAMES, WrapConfig, build_config
 from selfpara.errors import ConfigError, UpstreamError
 
+# The call cache is the bench's own (--cache, under every arm): the library's settings would do nothing here.
+_CACHE_FIELDS = {"cache", "cache_size", "cache_ttl_s"}
 # WrapConfig fields the run itself sets for every arm; not arm settings.
-_RUN_FIELDS = {"model", "api_base", "api_key"}
+_RUN_FIELDS = {"model", "api_base", "api_key", *_CACHE_FIELDS}
 
 
 _FAILURE_FLAGS = ("paraphrase_failed", "partial_failure", "original_failed")
@@ -45,7 +47,7 @@ class SelfParaArm(Arm):
 
     def describe(self) -> dict[str, Any]:
         described = super().describe()
-        described["config"] = self.config.public_dict()
+        described["config"] = {k: v for k, v in self.config.public_dict().items() if k not in _CACHE_FIELDS}
         return described
 
     async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:
