@@ -22,7 +22,8 @@ It also serves /completions (kind "completion": the prompt echoed back) and /res
 `finish_reason` (`fake.finish_reason`, default "stop"), returns token logprobs when
 asked, and sets `system_fingerprint: "fp_fake"`.
 
-Run alone (for the benchmark):  python tests/fake_upstream.py --port 9100 --delay-ms 50
+Run alone (for the benchmarks):  python tests/fake_upstream.py --port 9100 --delay-ms 50
+(`--fail-status 500`: a broken server that answers every chat call with a 500)
 """
 
 from __future__ import annotations
@@ -591,12 +592,17 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=9100)
     parser.add_argument("--delay-ms", type=float, default=50.0)
     parser.add_argument("--answer", default="Paris")
+    parser.add_argument(
+        "--fail-status", type=int, default=None, help="answer every chat call with this HTTP status (a broken server)"
+    )
     args = parser.parse_args()
 
     import uvicorn
 
     fake = FakeUpstream(args.answer, delay_s=args.delay_ms / 1000)
     fake.light = True
+    if args.fail_status is not None:
+        fake.fail(args.fail_status, times=None, message=f"this fake upstream answers {args.fail_status} to every call")
     uvicorn.run(
         fake, host=args.host, port=args.port, log_level="warning", access_log=False, lifespan="on", backlog=4096
     )

@@ -263,6 +263,30 @@ def test_failover_then_cooldown_then_probe(tmp_path: Path) -> None:
     assert bad.calls > 10 and pool.states[0].failures_in_row == 0  # back in the rotation
 
 
+def test_one_probe_at_a_time_after_a_cooldown(tmp_path: Path) -> None:
+    pool, (bad, good), clock = pool_of(tmp_path, routing_strategy="least-busy", allowed_fails=0, cooldown_s=5)
+    bad.error = UpstreamError("m: upstream error 500", status=502, retryable=True)
+    call(pool)
+    assert bad.calls <= 1 and pool.states[0].cooldowns == bad.calls
+    if bad.calls == 0:  # least-busy took the healthy one first: make the broken one fail once
+        pool.states[1].in_flight = 1
+        call(pool)
+        pool.states[1].in_flight = 0
+    assert bad.calls == 1 and pool.snapshot()[0]["cooling_down"]
+    clock.now += 5.1
+
+    async def burst() -> list[str]:
+        bad.gate = good.gate = asyncio.Event()  # every call waits until all have chosen their deployment
+        tasks = [asyncio.create_task(pool.complete("openai/m", [], {})) for _ in range(10)]
+        await asyncio.sleep(0.01)
+        bad.gate.set()
+        return [c.text for c in await asyncio.gather(*tasks)]
+
+    assert asyncio.run(burst()) == ["d1"] * 10  # the probe failed over too
+    assert bad.calls == 2  # least-busy would have sent every idle-time call there; the probe kept them off
+    assert pool.states[0].cooldowns == 2 and not pool.states[0].probing
+
+
 def test_a_bad_request_is_not_sent_elsewhere(tmp_path: Path) -> None:
     pool, (first, second), _ = pool_of(tmp_path, routing_strategy="least-busy")
     first.error = second.error = UpstreamError("m: the upstream rejected the request", status=400)

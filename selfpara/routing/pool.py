@@ -16,7 +16,10 @@ names and defaults:
   or answers 429/401/404, is left out for `cooldown_time` seconds (default 5). Its first
   call after the cooldown is a probe: one more failure cools it down again at once, a
   success puts it back. When every deployment is cooling down, the one whose cooldown
-  ends first is tried rather than failing without a call.
+  ends first is tried rather than failing without a call. While a probe is in flight,
+  other calls keep away from that deployment (a half-open circuit breaker), so under
+  load a still-broken deployment costs one call per cooldown, not one per call that
+  happened to pick it meanwhile.
 
 It differs from the Router on purpose where the Router's rule needs traffic statistics
 (litellm cools a deployment down by its failure rate over the current minute): here it is
@@ -61,7 +64,8 @@ class DeploymentState:
     failures: int = 0
     cooldowns: int = 0
     failures_in_row: int = 0
-    cooled_until: float = 0.0
+    cooled_until: float = 0.0  # 0: not cooled since its last success
+    probing: bool = False  # its one call after a cooldown is in flight
     last_error: str = field(default="", repr=False)
 
     @property
@@ -70,6 +74,14 @@ class DeploymentState:
 
     def cooling(self, now: float) -> bool:
         return now < self.cooled_until
+
+    def available(self, now: float) -> bool:
+        """Not cooling down, and not waiting for the answer to its probe."""
+        return not self.cooling(now) and not self.probing
+
+    def recovering(self, now: float) -> bool:
+        """Its cooldown is over but it has not answered since: its next call is a probe."""
+        return self.cooled_until != 0.0 and not self.cooling(now)
 
 
 class DeploymentPool:
@@ -131,7 +143,7 @@ class DeploymentPool:
         left = [s for i, s in enumerate(self.states) if i not in tried]
         if not left:
             return None
-        ready = [s for s in left if not s.cooling(now)]
+        ready = [s for s in left if s.available(now)]
         if not ready:  # all cooling down: the one that comes back first, rather than no call at all
             return min(left, key=lambda s: s.cooled_until)
         if self.routing_strategy == "least-busy":
@@ -143,8 +155,10 @@ class DeploymentPool:
     def _succeeded(self, state: DeploymentState) -> None:
         state.failures_in_row = 0
         state.cooled_until = 0.0
+        state.probing = False
 
     def _failed(self, state: DeploymentState, exc: UpstreamError) -> None:
+        state.probing = False
         state.failures += 1
         state.failures_in_row += 1
         state.last_error = str(exc)[:200]
@@ -175,6 +189,8 @@ class DeploymentPool:
             if state is None:
                 break
             tried.add(self.states.index(state))
+            if state.recovering(self._clock()):
+                state.probing = True  # one call at a time finds out whether it is back
             state.calls += 1
             state.in_flight += 1
             try:
@@ -182,7 +198,10 @@ class DeploymentPool:
             except BaseException as exc:
                 state.in_flight -= 1
                 if not isinstance(exc, UpstreamError) or not (exc.retryable or exc.status in _FAILOVER):
-                    raise  # cancelled, or the request's own fault (400): no other deployment will take it
+                    # Cancelled, or the request's own fault (400): no other deployment will take it,
+                    # and a probe that ended so told nothing.
+                    state.probing = False
+                    raise
                 self._failed(state, exc)
                 last = exc
                 continue

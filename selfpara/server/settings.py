@@ -27,7 +27,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from selfpara.config import MAX_K, WrapConfig, build_config, is_embedded
 from selfpara.errors import ConfigError, config_error
@@ -116,13 +125,19 @@ class ServerSettings(BaseModel):
                     data["upstream"] = {**upstream, "transport": transport}
         return data
 
+    @field_validator("router_config")
+    @classmethod
+    def _serves_the_upstream(cls, config: RouterConfig | None, info: ValidationInfo) -> RouterConfig | None:
+        """The file must name deployments of the upstream model that its transport can reach."""
+        upstream = info.data.get("upstream")
+        if config is not None and isinstance(upstream, WrapConfig):
+            if upstream.api_base:
+                raise ValueError("give the upstream's api_base or a router_config, not both")
+            config.transport_for(config.require_group(upstream.model), upstream.transport)
+        return config
+
     @model_validator(mode="after")
     def _consistent(self) -> ServerSettings:
-        if self.router_config is not None:
-            if self.upstream.api_base:
-                raise ValueError("give the upstream's api_base or a router_config, not both")
-            self.router_config.require_group(self.upstream.model)
-            self.router_config.transport_for(self.router_group(), self.upstream.transport)
         if self.upstream.k > self.max_k:
             raise ValueError(f"upstream k={self.upstream.k} exceeds max_k={self.max_k}")
         if self.upstream.max_tokens > self.max_max_tokens:
