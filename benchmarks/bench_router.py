@@ -205,7 +205,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--sequential", type=int, default=40, help="requests of the one-client phase")
+    parser.add_argument("--sequential", type=int, default=100, help="requests of the one-client phase")
     parser.add_argument("--total", type=int, default=400, help="requests of the load phase")
     parser.add_argument("--transports", nargs="+", default=["http", "litellm"], choices=["http", "litellm"])
     parser.add_argument("--out", type=Path, default=RESULTS)

@@ -1,10 +1,10 @@
 """A pool of OpenAI-compatible deployments of one model on the lean http transport.
 
 litellm's Router does load balancing, retries on another deployment and cooldowns, but
-spends about 17 ms of CPU per call here against 0.4 ms for the http transport
-(benchmarks/results/router.json). For groups whose deployments are all plain
-OpenAI-compatible servers, this pool does the same few things with litellm's setting
-names and defaults:
+costs the proxy about ten times the CPU per request of this pool, which throughput and
+latency under load follow (benchmarks/bench_router.py, docs/scale-out.md). For groups
+whose deployments are all plain OpenAI-compatible servers, this pool does the same few
+things with litellm's setting names and defaults:
 
 - routing_strategy: `simple-shuffle` (default: a random deployment, by `weight`) or
   `least-busy` (fewest calls in flight; ties taken in turn);

@@ -16,6 +16,9 @@ so several apps in one process (tests, benchmarks) count apart. Counted:
   answer, cluster and total time (`selfpara.result.Timings`);
 - `selfpara_wrapped_answers_total` and `selfpara_answer_flags_total{flag}`: wrapped
   answers and the flags they carried (low_agreement, partial_failure, ...);
+- `selfpara_cache_hits_total`, `selfpara_cache_errors_total`: calls of wrapped answers
+  answered from the call cache (`Usage.cache_hits`), and cacheable calls made without it
+  because it was unreachable (`Usage.cache_errors`), counted when the answer is returned;
 - `selfpara_requests_in_flight`: requests holding a place under max_concurrent_requests;
 - `selfpara_deployment_*{group,deployment}`: calls, failures, cooldowns, calls in flight
   and cooling-down state of each deployment of a router config served by the lean pool.
@@ -117,6 +120,14 @@ class ProxyMetrics:
         self.flags = Counter(
             "selfpara_answer_flags", "Flags carried by wrapped answers (low_agreement, ...).", ["flag"], registry=r
         )
+        self.cache_hits = Counter(
+            "selfpara_cache_hits", "Model calls of wrapped answers answered from the call cache.", registry=r
+        )
+        self.cache_errors = Counter(
+            "selfpara_cache_errors",
+            "Cacheable model calls of wrapped answers made without the cache because it was unreachable.",
+            registry=r,
+        )
         if in_flight is not None:
             gauge = Gauge(
                 "selfpara_requests_in_flight", "Requests holding a place under max_concurrent_requests.", registry=r
@@ -139,6 +150,8 @@ class ProxyMetrics:
             self.stage_seconds.labels(stage=stage).observe(getattr(timings, f"{stage}_s"))
         for flag in wa.flags:
             self.flags.labels(flag=flag).inc()
+        self.cache_hits.inc(wa.usage.cache_hits)
+        self.cache_errors.inc(wa.usage.cache_errors)
 
     def observe_error(self, kind: str) -> None:
         self.errors.labels(kind=kind).inc()
