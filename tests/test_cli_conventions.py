@@ -79,7 +79,17 @@ def test_arguments_are_named_in_capitals() -> None:
     "command, names",
     [
         ("ask", ["SELFPARA_MODEL", "SELFPARA_API_BASE", "SELFPARA_K", "SELFPARA_EQUIVALENCE"]),
-        ("serve", ["SELFPARA_MODEL", "SELFPARA_API_BASE", "SELFPARA_K", "SELFPARA_PROXY_KEY", "SELFPARA_CONFIG"]),
+        (
+            "serve",
+            [
+                "SELFPARA_MODEL",
+                "SELFPARA_API_BASE",
+                "SELFPARA_K",
+                "SELFPARA_PROXY_KEY",
+                "SELFPARA_CONFIG",
+                "SELFPARA_ROUTER_CONFIG",
+            ],
+        ),
     ],
 )
 def test_help_names_the_environment_variables(command: str, names: list[str]) -> None:

@@ -385,3 +385,20 @@ def test_error_reasons() -> None:
     assert reason_of(UpstreamError("x", status=429, retryable=True)) == "rate_limited"
     assert reason_of(UpstreamError("x", status=502, retryable=True)) == "unavailable"
     assert reason_of(UpstreamError("x", status=401)) == "auth"
+
+
+def test_serve_check_reads_the_router_config_from_the_environment(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from selfpara.cli import app
+
+    path = str(write(tmp_path, TWO))
+    env = {"KEY_A": KEY, "SELFPARA_ROUTER_CONFIG": path, "SELFPARA_MODEL": None, "SELFPARA_API_BASE": None}
+    runner = CliRunner()
+    result = runner.invoke(app, ["serve", "--model", "openai/qwen", "--check"], env=env)
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.stdout)
+    assert shown["router_config"]["path"] == path and len(shown["router_config"]["deployments"]) == 3
+    assert KEY not in result.output
+    wrong = runner.invoke(app, ["serve", "--model", "openai/llama", "--check"], env=env)
+    assert wrong.exit_code != 0 and "names no deployment of 'openai/llama'" in wrong.output
