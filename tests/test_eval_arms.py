@@ -188,8 +188,8 @@ def pipeline_responder(answer_for: dict[str, str]) -> Any:
         text = last_user_text(messages)
         if PARAPHRASE_MARKER in text:
             return (
-                "1. Which city serves as France's seat of government?\n2. Name the French capital city.\n"
-                "3. Tell me France's main political city."
+                "1. Which city serves as France's capital?\n2. Name the French capital city.\n"
+                "3. Tell me the capital city of the French Republic."
             )
         return answer_for.get(text, "Paris")
 
