@@ -49,7 +49,9 @@ def _tie_key(cluster: Cluster | None, mean: float, new_id: int) -> tuple[bool, b
     return (not cluster.abstention, ORIGINAL in cluster.members, mean, -cluster.id)
 
 
-def _overtakes(challenger: Cluster | None, leader: Cluster, clusters: list[Cluster], answers: dict[int, Answer], r: int) -> bool:
+def _overtakes(
+    challenger: Cluster | None, leader: Cluster, clusters: list[Cluster], answers: dict[int, Answer], r: int
+) -> bool:
     """Whether `challenger` (None: a new cluster) can end above `leader` in `choose_winner`'s order when
     all `r` remaining answers join it and none joins the leader."""
     votes = _grown(0.0 if challenger is None else (challenger.votes or 0.0), r)

@@ -144,6 +144,37 @@ class WrapConfig(BaseModel):
         min_length=1,
         description="The answer returned when the low-agreement policy abstains.",
     )
+    adaptive: bool = Field(
+        False,
+        description="Adaptive k: answer the original and a first stage of paraphrases, then more only while "
+        "the answers still to come could change the returned answer (selfpara.adaptive); the paraphrase call "
+        "still asks for k. The vote share is then that of the answers asked.",
+    )
+    adaptive_first: int | None = Field(
+        None,
+        ge=0,
+        le=MAX_K,
+        description="Paraphrases answered in adaptive k's first stage; None: the fewest that could settle the "
+        "vote if they agree with the original (2 at k=5 with overrule_margin 2).",
+    )
+    adaptive_step: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_K,
+        description="Paraphrases added per later stage of adaptive k; None: the fewest more that could settle it.",
+    )
+    adaptive_agreement: float | None = Field(
+        None,
+        gt=0.0,
+        le=1.0,
+        description="Adaptive k also stops, after its first stage, once the leading cluster's vote share reaches "
+        "this (it may then return another answer than fixed k would); None: only when the vote is settled.",
+    )
+    stream_paraphrases: bool = Field(
+        True,
+        description="Stream the paraphrase call where the backend can (http, litellm) and answer each "
+        "paraphrase as soon as its line has arrived and passed the filters; else the whole reply is awaited.",
+    )
     judge_model: str | None = Field(None, description="Model for the LLM judges; default: `model`.")
     nli_model: str | None = Field(None, description="Local directory of an NLI sequence-classification model.")
 

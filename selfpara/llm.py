@@ -319,15 +319,33 @@ class ModelClient:
         return await self._retried(model, params, lambda: backend.raw(model, endpoint, body, params))
 
     async def raw_stream(
-        self, model: str, body: dict[str, Any], *, endpoint: str = "chat/completions"
+        self,
+        model: str,
+        body: dict[str, Any],
+        *,
+        endpoint: str = "chat/completions",
+        usage: Usage | None = None,
+        kind: str = "passthrough",
     ) -> AsyncIterator[dict[str, Any]]:
         """`raw` for `stream: true`: opens the stream (retrying until it opens; errors
         raise here, before a byte reaches the caller's client) and returns an iterator of
         the upstream's event objects. The timeout bounds the opening and each gap between
-        events; a failure mid-stream raises UpstreamError from the iterator."""
+        events; a failure mid-stream raises UpstreamError from the iterator. Each attempt
+        to open counts in `usage` (a failure to open as a failed call)."""
         backend = self._raw_backend(model, endpoint)
         params = self._call_params(model)
-        events = await self._retried(model, params, lambda: backend.raw_stream(model, endpoint, body, params))
+
+        def attempt() -> Awaitable[AsyncIterator[dict[str, Any]]]:
+            if usage is not None:
+                usage.calls += 1
+            return backend.raw_stream(model, endpoint, body, params)
+
+        try:
+            events = await self._retried(model, params, attempt, kind)
+        except UpstreamError:
+            if usage is not None:
+                usage.failed_calls += 1
+            raise
 
         async def bounded() -> AsyncIterator[dict[str, Any]]:
             iterator = events.__aiter__()
@@ -347,13 +365,67 @@ class ModelClient:
 
         return bounded()
 
-    async def _retried(self, model: str, params: Mapping[str, Any], make_call: Callable[[], Awaitable[Any]]) -> Any:
+    async def stream_text(
+        self,
+        model: str,
+        messages: list[Message],
+        *,
+        usage: Usage | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        kind: str = "call",
+        **extra: Any,
+    ) -> AsyncIterator[str] | None:
+        """`complete`, streamed: the reply's text in pieces as the upstream generates it, or None when
+        `model`'s backend cannot stream (the embedded model, text-only fakes): then call `complete`.
+
+        Opening the stream raises UpstreamError as `complete` does; a failure mid-stream raises
+        it from the iterator. Tokens count in `usage` where the upstream reports them (the
+        request asks for them with `stream_options`)."""
+        if not self.can_pass_through(model):
+            return None
+        body: dict[str, Any] = {
+            "messages": messages,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            **extra,
+            "stream_options": {"include_usage": True},
+        }
+        events = await self.raw_stream(model, body, usage=usage, kind=kind)
+
+        async def pieces() -> AsyncIterator[str]:
+            try:
+                async for event in events:
+                    for choice in event.get("choices") or []:
+                        text = (choice.get("delta") or {}).get("content") if choice.get("index", 0) == 0 else None
+                        if text:
+                            yield text
+                    counts = event.get("usage") or {}
+                    if usage is not None and counts:
+                        usage.prompt_tokens += int(counts.get("prompt_tokens") or 0)
+                        usage.completion_tokens += int(counts.get("completion_tokens") or 0)
+            except UpstreamError:
+                if usage is not None:
+                    usage.failed_calls += 1
+                raise
+            finally:
+                await events.aclose()  # type: ignore[attr-defined]
+
+        return pieces()
+
+    async def _retried(
+        self,
+        model: str,
+        params: Mapping[str, Any],
+        make_call: Callable[[], Awaitable[Any]],
+        kind: str = "passthrough",
+    ) -> Any:
         """Await a fresh `make_call()` per attempt under the limit, timeout and retries; errors redacted."""
         try:
             async for attempt in self._retrying():
                 with attempt:
                     async with self._limit():
-                        result = await self._observed("passthrough", self._bounded(model, make_call()))
+                        result = await self._observed(kind, self._bounded(model, make_call()))
         except UpstreamError as exc:
             raise self._redacted(exc, params) from None
         return result

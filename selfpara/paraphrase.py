@@ -35,17 +35,60 @@ def parse_paraphrases(text: str) -> list[str]:
         if isinstance(data, list):
             items = [str(x.get("text", x.get("paraphrase", "")) if isinstance(x, dict) else x) for x in data]
             return [s for s in (_clean(i) for i in items) if s]
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or _PREAMBLE.match(line) or (line.endswith(":") and not _LEAD.match(line)):
-            continue
-        if line.lower().startswith(("question:", "example:")) or _TAG_LINE.match(line):
-            continue
-        cleaned = _clean(_LEAD.sub("", line, count=1))
-        if cleaned:
-            out.append(cleaned)
-    return out
+    return [item for line in text.splitlines() if (item := parse_line(line))]
+
+
+def parse_line(line: str) -> str | None:
+    """The rewording one line of a list-shaped reply holds, or None (blank, a preamble, a label, an echoed tag)."""
+    line = line.strip()
+    if not line or _PREAMBLE.match(line) or (line.endswith(":") and not _LEAD.match(line)):
+        return None
+    if line.lower().startswith(("question:", "example:")) or _TAG_LINE.match(line):
+        return None
+    return _clean(_LEAD.sub("", line, count=1)) or None
+
+
+class LineParser:
+    """`parse_paraphrases` for a reply that arrives in pieces: each rewording as soon as its line is complete.
+
+    Lines are given out early only while the reply holds no "[" (a JSON list may follow, and
+    the whole reply's parse would then be the list). `finish` compares what was given out
+    with the whole reply's parse, so the result is always `parse_paraphrases(reply)[:limit]`.
+
+    Args:
+        limit: rewordings to give out at most (the k asked for).
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.text = ""
+        self.given: list[str] = []
+        self._consumed = 0  # characters of `text` whose lines were parsed
+
+    def feed(self, piece: str) -> list[str]:
+        """Add a piece of the reply; the rewordings of the lines it completed."""
+        self.text += piece
+        if "[" in self.text:
+            return []
+        lines = self.text[self._consumed :].splitlines(keepends=True)
+        if lines and lines[-1].splitlines()[0] == lines[-1]:
+            lines.pop()  # the last line has no line break yet
+        out = []
+        for line in lines:
+            self._consumed += len(line)
+            item = parse_line(line)
+            if item and len(self.given) < self.limit:
+                self.given.append(item)
+                out.append(item)
+        return out
+
+    def finish(self) -> tuple[list[str], bool]:
+        """(the rewordings not given out yet, False), or (all of them, True) when the whole reply's parse
+        does not begin with those given out (a JSON list came after them)."""
+        full = parse_paraphrases(self.text)[: self.limit]
+        if full[: len(self.given)] == self.given:
+            return full[len(self.given) :], False
+        return full, True
 
 
 def _clean(item: str) -> str:
@@ -70,23 +113,47 @@ def lexical_filter(
     changes at overlap 0.83). With `reject_unrelated`, candidates sharing no content word
     with `question` are dropped too: a weak model's off-topic output, not a rewording.
     """
-    kept: list[str] = []
-    rejected: list[RejectedParaphrase] = []
-    for cand in candidates:
+    check = LexicalFilter(question, max_overlap, reject_unrelated, min_word_changes)
+    rejected = [r for cand in candidates if (r := check(cand)) is not None]
+    return check.kept, rejected
+
+
+LEXICAL_REASONS = ("empty", "unrelated", "overlap")
+"""The rejection reasons of the lexical filter (the drift checks and the equivalence check give the others)."""
+
+
+class LexicalFilter:
+    """`lexical_filter` one candidate at a time: call it on each in order; it remembers those it kept."""
+
+    def __init__(
+        self,
+        question: str,
+        max_overlap: float = 0.8,
+        reject_unrelated: bool = False,
+        min_word_changes: int | None = None,
+    ) -> None:
+        self.question, self.max_overlap = question, max_overlap
+        self.reject_unrelated, self.min_word_changes = reject_unrelated, min_word_changes
+        self.kept: list[str] = []
+
+    def __call__(self, cand: str) -> RejectedParaphrase | None:
+        """Why `cand` is rejected, or None (then it is kept, and later candidates are compared with it too)."""
         if not cand.strip():
-            rejected.append(RejectedParaphrase(text=cand, reason="empty"))
-            continue
-        if reject_unrelated and not shares_content(cand, question):
-            rejected.append(RejectedParaphrase(text=cand, reason="unrelated", detail="no content word in common"))
-            continue
+            return RejectedParaphrase(text=cand, reason="empty")
+        if self.reject_unrelated and not shares_content(cand, self.question):
+            return RejectedParaphrase(text=cand, reason="unrelated", detail="no content word in common")
         copy = next(
-            (d for other in [question, *kept] if (d := _near_copy(cand, other, max_overlap, min_word_changes))), None
+            (
+                d
+                for other in [self.question, *self.kept]
+                if (d := _near_copy(cand, other, self.max_overlap, self.min_word_changes))
+            ),
+            None,
         )
-        if copy is None:
-            kept.append(cand)
-        else:
-            rejected.append(RejectedParaphrase(text=cand, reason="overlap", detail=copy))
-    return kept, rejected
+        if copy is not None:
+            return RejectedParaphrase(text=cand, reason="overlap", detail=copy)
+        self.kept.append(cand)
+        return None
 
 
 def _near_copy(cand: str, other: str, max_overlap: float, min_word_changes: int | None) -> str | None:
@@ -106,18 +173,18 @@ def drift_filter(question: str, candidates: list[str], checks: list[str]) -> tup
     A rejected candidate carries the first failing check's reason (`numbers_changed`, ...)
     and what changed ("dropped 3").
     """
-    kept: list[str] = []
-    rejected: list[RejectedParaphrase] = []
-    for cand in candidates:
-        for name in checks:
-            reason, check = DRIFT_CHECKS[name]
-            detail = check(question, cand)
-            if detail is not None:
-                rejected.append(RejectedParaphrase(text=cand, reason=reason, detail=detail))  # type: ignore[arg-type]
-                break
-        else:
-            kept.append(cand)
-    return kept, rejected
+    verdicts = [(cand, drift_rejection(question, cand, checks)) for cand in candidates]
+    return [c for c, r in verdicts if r is None], [r for _, r in verdicts if r is not None]
+
+
+def drift_rejection(question: str, cand: str, checks: list[str]) -> RejectedParaphrase | None:
+    """The first named drift check `cand` fails, as a rejection; None when it passes them all."""
+    for name in checks:
+        reason, check = DRIFT_CHECKS[name]
+        detail = check(question, cand)
+        if detail is not None:
+            return RejectedParaphrase(text=cand, reason=reason, detail=detail)  # type: ignore[arg-type]
+    return None
 
 
 EquivalenceCheck = Callable[[str, str], Awaitable[tuple[bool, str]]]

@@ -2,15 +2,18 @@
 
 question ──► paraphrase ──► filter ──► answer (fan-out) ──► cluster ──► vote
     └──────────── original answered at once, in parallel ─┘
+
+SelfParaphraser holds what outlives a request (the client, the equivalences with their pair
+caches); one request's run, with its streaming and adaptive k, is `selfpara.run.Run`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 from selfpara import prompts
 from selfpara.config import WrapConfig, build_config, takes_openai_params
@@ -27,11 +30,12 @@ from selfpara.paraphrase import (
     parse_paraphrases,
     parse_yes_no,
 )
-from selfpara.result import Answer, Flag, Message, RejectedParaphrase, Timings, Usage, Variant, WrappedAnswer
+from selfpara.result import Message, RejectedParaphrase, Usage, WrappedAnswer
+from selfpara.run import Run
 from selfpara.text import words
-from selfpara.vote import VoteRule, vote
 
 log = logging.getLogger(__name__)
+
 
 MAX_QUESTION_CHARS = 32_000
 MAX_EQUIVALENCES = 32
@@ -60,16 +64,20 @@ def paraphrase_budget(question: str, k: int) -> int:
     return min(4096, 16 + k * (2 * len(words(question)) + 12))
 
 
-def with_question(messages: list[Message], text: str) -> list[Message]:
-    """`messages` with the last (user) message's content replaced by `text`; context kept."""
-    return [*messages[:-1], {**messages[-1], "content": text}]
+def paraphrase_request(question: str, cfg: WrapConfig) -> tuple[str, list[Message], dict[str, Any]]:
+    """(model, messages, call parameters) of the one call asking for cfg.k rewordings of `question`."""
+    model = cfg.paraphrase_model or cfg.model
+    params: dict[str, Any] = {
+        "temperature": cfg.paraphrase_temperature,
+        "max_tokens": paraphrase_budget(question, cfg.k),
+    }
+    if cfg.paraphrase_seed is not None and takes_openai_params(model):
+        params["seed"] = cfg.paraphrase_seed
+    return model, prompts.paraphrase_messages(question, cfg.k), params
 
 
-def _logprob_params(cfg: WrapConfig) -> dict[str, object]:
-    """The answer calls' logprob parameters: none unless `cfg.logprobs` asks for them or the vote uses them."""
-    if not (cfg.logprobs or cfg.wants_logprobs):
-        return {}
-    return {"logprobs": True} if cfg.top_logprobs is None else {"logprobs": True, "top_logprobs": cfg.top_logprobs}
+async def _whole(text: str) -> AsyncIterator[str]:
+    yield text
 
 
 class SelfParaphraser:
@@ -132,7 +140,7 @@ class SelfParaphraser:
         if given is not None and not all(given):
             raise InputError("a given paraphrase is empty")
         self.equivalence_for(cfg)  # loads an NLI model now: a bad path fails before any model call
-        return await _Run(self, cfg, messages, q, given=given, seeds=seeds).execute()
+        return await Run(self, cfg, messages, q, given=given, seeds=seeds).execute()
 
     async def paraphrase(self, question: str, **overrides: object) -> tuple[list[str], list[RejectedParaphrase]]:
         """Generate and filter paraphrases of `question` only (no answers): (kept, rejected).
@@ -150,18 +158,31 @@ class SelfParaphraser:
 
     async def generate_candidates(self, question: str, cfg: WrapConfig, usage: Usage) -> list[str]:
         """One call asking for cfg.k rewordings; the parsed candidates (at most k), unfiltered."""
-        model = cfg.paraphrase_model or cfg.model
-        seeded = {"seed": cfg.paraphrase_seed} if cfg.paraphrase_seed is not None and takes_openai_params(model) else {}
-        reply = await self.client.complete(
-            model,
-            prompts.paraphrase_messages(question, cfg.k),
-            usage=usage,
-            temperature=cfg.paraphrase_temperature,
-            max_tokens=paraphrase_budget(question, cfg.k),
-            kind="paraphrase",
-            **seeded,
-        )
+        model, messages, params = paraphrase_request(question, cfg)
+        reply = await self.client.complete(model, messages, usage=usage, kind="paraphrase", **params)
         return parse_paraphrases(reply.text)[: cfg.k]
+
+    async def paraphrase_reply(self, question: str, cfg: WrapConfig, usage: Usage) -> AsyncIterator[str]:
+        """The paraphrase call's reply in pieces: streamed as the model writes it where the backend can
+        stream and `cfg.stream_paraphrases`, else the whole reply as one piece.
+
+        An upstream that refuses the stream (a non-retryable error other than a rejected key: no
+        streaming, an unknown `stream_options`, a plain JSON answer) is asked again without it.
+        Raises UpstreamError as `ModelClient.complete` does.
+        """
+        model, messages, params = paraphrase_request(question, cfg)
+        if cfg.stream_paraphrases:
+            try:
+                stream = await self.client.stream_text(model, messages, usage=usage, kind="paraphrase", **params)
+            except UpstreamError as exc:
+                if exc.retryable or exc.status == 401:
+                    raise
+                log.info("the paraphrase call could not stream (%s): asking for the whole reply", exc)
+                stream = None
+            if stream is not None:
+                return stream
+        reply = await self.client.complete(model, messages, usage=usage, kind="paraphrase", **params)
+        return _whole(reply.text)
 
     async def filter_candidates(
         self, question: str, candidates: list[str], cfg: WrapConfig, usage: Usage
@@ -220,161 +241,6 @@ class SelfParaphraser:
             return verdict is True, f"judge said {reply.text.strip()[:40]!r}"
 
         return llm_check
-
-
-class _Run:
-    """State of one request; lives only for that request."""
-
-    def __init__(
-        self,
-        owner: SelfParaphraser,
-        cfg: WrapConfig,
-        messages: list[Message],
-        question: str,
-        *,
-        given: list[str] | None = None,
-        seeds: Sequence[int] | None = None,
-    ) -> None:
-        self.owner, self.cfg, self.messages, self.question = owner, cfg, messages, question
-        self.given, self.seeds = given, list(seeds or [])
-        self.usage = Usage()
-        self.timings = Timings()
-        self.flags: list[Flag] = ["judge_is_model_under_test"] if cfg.judge_is_model_under_test else []
-        self.failures: list[UpstreamError] = []
-
-    async def execute(self) -> WrappedAnswer:
-        started = time.perf_counter()
-        original = asyncio.create_task(self._answer(Variant(index=0, text=self.question)))
-        try:
-            kept, rejected = await self._paraphrases()
-        except BaseException:
-            original.cancel()
-            raise
-        variants = [Variant(index=0, text=self.question)] + [Variant(index=i + 1, text=t) for i, t in enumerate(kept)]
-        t = time.perf_counter()
-        if kept:
-            answers = list(await asyncio.gather(original, *(self._answer(v) for v in variants[1:])))
-        else:
-            answers = [await original]
-        self.timings.answer_s = time.perf_counter() - t
-        result = await self._vote(variants, rejected, list(answers))
-        result.timings.total_s = time.perf_counter() - started
-        log.info(
-            "answered k=%d kept=%d vote_share=%.2f calls=%d in %.2fs",
-            self.cfg.k,
-            len(kept),
-            result.vote_share,
-            self.usage.calls,
-            result.timings.total_s,
-        )
-        return result
-
-    async def _paraphrases(self) -> tuple[list[str], list[RejectedParaphrase]]:
-        if self.given is not None:  # the caller's own wordings: answered as given, not filtered
-            if not self.given:
-                self.flags.append("no_paraphrases")
-            return list(self.given), []
-        t = time.perf_counter()
-        try:
-            candidates = await self.owner.generate_candidates(self.question, self.cfg, self.usage)
-        except UpstreamError as exc:
-            log.warning("paraphrase call failed, answering the original only: %s", exc)
-            self.flags.append("paraphrase_failed")
-            self.timings.paraphrase_s = time.perf_counter() - t
-            return [], []
-        self.timings.paraphrase_s = time.perf_counter() - t
-        t = time.perf_counter()
-        kept, rejected = await self.owner.filter_candidates(self.question, candidates, self.cfg, self.usage)
-        self.timings.filter_s = time.perf_counter() - t
-        if not kept:
-            self.flags.append("no_paraphrases")
-        return kept, rejected
-
-    async def _answer(self, variant: Variant) -> Answer:
-        t = time.perf_counter()
-        # Unseeded calls send no seed at all, so their parameters (and cache keys) stay as they were.
-        seed = {"seed": self.seeds[variant.index]} if variant.index < len(self.seeds) else {}
-        try:
-            out = await self.owner.client.complete(
-                self.cfg.model,
-                with_question(self.messages, variant.text),
-                usage=self.usage,
-                temperature=self.cfg.temperature,
-                max_tokens=self.cfg.max_tokens,
-                kind="answer",
-                **seed,
-                **_logprob_params(self.cfg),
-            )
-        except UpstreamError as exc:
-            self.failures.append(exc)
-            return Answer(variant=variant.index, error=str(exc), latency_s=time.perf_counter() - t)
-        return Answer(
-            variant=variant.index,
-            text=out.text.strip(),
-            logprob=out.logprob,
-            finish_reason=out.finish_reason,
-            token_logprobs=out.token_logprobs,
-            latency_s=time.perf_counter() - t,
-        )
-
-    async def _vote(
-        self, variants: list[Variant], rejected: list[RejectedParaphrase], answers: list[Answer]
-    ) -> WrappedAnswer:
-        ok = [a for a in answers if a.ok]
-        if not ok:
-            errors = "; ".join(sorted({a.error or "" for a in answers}))
-            first = self.failures[0]
-            raise UpstreamError(f"every answer call failed: {errors}", status=first.status, retryable=first.retryable)
-        if len(ok) < len(answers):
-            self.flags.append("partial_failure")
-        if not answers[0].ok:
-            self.flags.append("original_failed")
-        t = time.perf_counter()
-        equivalence = self.owner.equivalence_for(self.cfg)
-        rule = VoteRule(
-            margin=self.cfg.overrule_margin,
-            confident_logprob=self.cfg.confident_logprob,
-            weighting=self.cfg.vote_weighting,
-        )
-        outcome = await vote(self.question, answers, equivalence, self.usage, rule)
-        self.timings.cluster_s = time.perf_counter() - t
-        if outcome.original_kept:
-            self.flags.append("original_kept")
-        winner = outcome.clusters[outcome.winner]
-        chosen_text = next(a.text for a in answers if a.variant == outcome.chosen) or ""
-        answer, withheld = chosen_text, None
-        low = self.cfg.low_agreement != "off" and outcome.vote_share < self.cfg.low_agreement_threshold
-        if low:
-            self.flags.append("low_agreement")
-            if self.cfg.low_agreement == "abstain":
-                answer, withheld = self.cfg.abstention_text, chosen_text
-        if self.usage.cache_errors:
-            self.flags.append("cache_unavailable")
-        return WrappedAnswer(
-            answer=answer,
-            withheld_answer=withheld,
-            question=self.question,
-            model=self.cfg.model,
-            k_requested=self.cfg.k,
-            k_kept=len(variants) - 1,
-            variants=variants,
-            rejected=rejected,
-            answers=answers,
-            clusters=outcome.clusters,
-            comparisons=outcome.comparisons,
-            winner=outcome.winner,
-            vote_share=outcome.vote_share,
-            entropy=outcome.entropy,
-            entropy_normalized=outcome.entropy_normalized,
-            original_won=0 in winner.members,
-            original_kept=outcome.original_kept,
-            abstained=winner.abstention or withheld is not None,
-            flags=self.flags,
-            paraphrase_check=self.cfg.resolved_paraphrase_check,
-            equivalence_functions=equivalence.names,
-            usage=self.usage,
-            timings=self.timings,
-        )
 
 
 async def aanswer(question: str | list[Message], **settings: object) -> WrappedAnswer:

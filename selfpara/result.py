@@ -144,7 +144,7 @@ class Timings(BaseModel):
 
 Flag = Literal[
     "no_paraphrases",  # every candidate was rejected: the raw answer is returned
-    "paraphrase_failed",  # the paraphrase call failed: the raw answer is returned
+    "paraphrase_failed",  # the paraphrase call failed: the vote is over the lines received before, if any
     "partial_failure",  # some answer calls failed: the vote ran over the rest
     "original_failed",  # the original's answer call failed
     "original_kept",  # a larger cluster lost to the original's: no decisive majority (see original_kept)
@@ -189,6 +189,16 @@ class WrappedAnswer(BaseModel):
         None, description="The vote's answer when the low-agreement policy abstained instead of returning it."
     )
     flags: list[Flag] = []
+    skipped_paraphrases: list[str] = Field(
+        default_factory=list,
+        description="Paraphrases adaptive k did not need: they passed the cheap filters and were neither "
+        "checked nor answered.",
+    )
+    calls_saved: int = Field(
+        0,
+        description="Upstream calls adaptive k did not make: each skipped paraphrase's answer call, and its "
+        "paraphrase-check call when an LLM checks paraphrases.",
+    )
     paraphrase_check: str = "off"
     equivalence_functions: list[str] = Field(
         default_factory=list,
