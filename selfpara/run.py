@@ -198,7 +198,7 @@ class Run:
                     await pending
             await lines.aclose()
 
-    def _take(self, item: str | _Restart) -> None:
+    def _take(self, item: list[str] | _Restart) -> None:
         if isinstance(item, _Restart):  # rare: a JSON list after early lines; start over with the whole list
             for c in self.candidates:
                 for task in (c.check, c.answer):
@@ -206,7 +206,7 @@ class Run:
                         task.cancel()
             self.candidates, self.placed, self.kept = [], 0, 0
             return
-        self.candidates.append(Candidate(text=item))
+        self.candidates.extend(Candidate(text=line) for line in item)
 
     def _place_and_pursue(self) -> None:
         """Take the verdicts that are in, in line order (starting the kept ones' answers), and start
@@ -299,12 +299,12 @@ class Run:
 
     # --- the pieces ----------------------------------------------------------------------------
 
-    async def _lines(self) -> AsyncIterator[str | _Restart]:
+    async def _lines(self) -> AsyncIterator[list[str] | _Restart]:
         """The lines of the paraphrase reply that pass the cheap filters (lexical, drift), in order, as the
-        reply arrives; the caller's own wordings as given. A failed call ends the lines (flagged)."""
+        reply arrives (those of each piece together); the caller's own wordings as given. A failed call
+        ends the lines (flagged)."""
         if self.given is not None:
-            for text in self.given:
-                yield text
+            yield list(self.given)
             return
         started = time.perf_counter()
         lexical = LexicalFilter(
@@ -315,10 +315,10 @@ class Run:
             pieces = await self.owner.paraphrase_reply(self.question, self.cfg, self.usage)
             async with contextlib.aclosing(pieces):
                 async for piece in pieces:
-                    for line in parser.feed(piece):
-                        self.seen += 1
-                        if self._cheap_filter(lexical, line):
-                            yield line
+                    lines = parser.feed(piece)
+                    self.seen += len(lines)
+                    if passed := [line for line in lines if self._cheap_filter(lexical, line)]:
+                        yield passed
             rest, restart = parser.finish()
         except UpstreamError as exc:
             log.warning("paraphrase call failed, voting over the lines received (%d): %s", self.seen, exc)
@@ -333,10 +333,9 @@ class Run:
             lexical = LexicalFilter(
                 self.question, self.cfg.max_overlap, self.cfg.reject_unrelated, self.cfg.min_word_changes
             )
-        for line in rest:
-            self.seen += 1
-            if self._cheap_filter(lexical, line):
-                yield line
+        self.seen += len(rest)
+        if passed := [line for line in rest if self._cheap_filter(lexical, line)]:
+            yield passed
 
     def _cheap_filter(self, lexical: LexicalFilter, line: str) -> bool:
         """Whether `line` passes the lexical filter and the drift checks (a rejection is recorded)."""

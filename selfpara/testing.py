@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from selfpara.prompts import JUDGE_MARKER, PARAPHRASE_MARKER, untagged
@@ -82,3 +82,61 @@ class FakeBackend:
             return out
         prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
         return Completion(text=out, prompt_tokens=prompt_tokens, completion_tokens=len(out.split()))
+
+
+class FakeStreamingBackend(FakeBackend):
+    """A FakeBackend that also streams, as the http and litellm backends do (`ModelClient.stream_text`
+    and the proxy's passthrough use it): the reply comes word by word, spread evenly over the
+    stream's duration, so a line of a list is complete before the whole reply is.
+
+    Args:
+        responder, delay_s: as for FakeBackend (`delay_s`: what a call that does not stream takes).
+        stream_s: how long a streamed reply takes (default `delay_s`).
+        refuse_streams: answer every stream request with this error instead (an upstream
+            that cannot stream).
+    """
+
+    raw_endpoints = frozenset({"chat/completions"})
+
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        delay_s: float = 0.0,
+        stream_s: float | None = None,
+        refuse_streams: Exception | None = None,
+    ) -> None:
+        super().__init__(responder, delay_s=delay_s)
+        self.stream_s = delay_s if stream_s is None else stream_s
+        self.refuse_streams = refuse_streams
+        self.streams: list[list[float | None]] = []  # [start, end] of each stream (loop time); end None: closed early
+
+    async def raw(self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+        out = await self.complete(model, body["messages"], params)
+        return {"choices": [{"index": 0, "message": {"role": "assistant", "content": out.text}}]}
+
+    async def raw_stream(
+        self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]
+    ) -> AsyncIterator[dict[str, Any]]:
+        messages = body["messages"]
+        self.calls.append((model, messages, {**params, **{k: v for k, v in body.items() if k != "messages"}}))
+        if self.refuse_streams is not None:
+            raise self.refuse_streams
+        out = self.responder(model, messages, params)
+        if isinstance(out, Exception):
+            raise out
+        text = out.text if isinstance(out, Completion) else out
+        pieces = re.findall(r"\S+\s*|\s+", text) or [""]
+        loop = asyncio.get_running_loop()
+
+        async def events() -> AsyncIterator[dict[str, Any]]:
+            span: list[float | None] = [loop.time(), None]
+            self.streams.append(span)
+            for i, piece in enumerate(pieces, 1):
+                if self.stream_s:  # to a deadline, so that the stream takes stream_s however late each wake-up is
+                    await asyncio.sleep(max(0.0, span[0] + self.stream_s * i / len(pieces) - loop.time()))  # type: ignore[operator]
+                yield {"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+            span[1] = loop.time()
+            yield {"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": len(pieces)}}
+
+        return events()

@@ -1,0 +1,111 @@
+"""Replaying adaptive k on a recorded run: checked against a live adaptive arm of the same run (fake model)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from evaluation.adaptive_replay import Policy, replay_run
+from evaluation.config import BenchConfig, RunOptions
+from evaluation.datasets import save_items
+from evaluation.rundir import read_samples
+from evaluation.runner import run_bench
+from evaluation.schema import Item, ItemVariant
+from selfpara.llm import ModelClient
+from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
+
+COUNTRIES = [("France", "Paris"), ("Japan", "Tokyo"), ("Peru", "Lima"), ("Kenya", "Nairobi"), ("Chile", "Santiago")]
+TAGS = ["alpha", "bravo", "charlie", "delta"]
+# What the paraphrase tagged TAGS[i] is answered, per country (the original always gets the right city):
+# unanimous, a wrong minority, a wrong majority, abstentions, a split.
+PATTERNS = {
+    "France": ["Paris"] * 4,
+    "Japan": ["Tokyo", "Osaka", "Tokyo", "Tokyo"],
+    "Peru": ["Cusco", "Cusco", "Cusco", "Lima"],
+    "Kenya": ["I don't know", "I don't know", "Nairobi", "I don't know"],
+    "Chile": ["Valparaiso", "Santiago", "Valparaiso", "Santiago"],
+}
+
+
+def responder(model: str, messages: list, params: dict) -> str:
+    text = last_user_text(messages)
+    country = next(c for c, _ in COUNTRIES if c in text)
+    if PARAPHRASE_MARKER in text:
+        return "\n".join(
+            f"{i + 1}. Tell me, friend, {tag} style: which city governs {country}?" for i, tag in enumerate(TAGS)
+        )
+    tag = re.search(r"\b(alpha|bravo|charlie|delta)\b", text)
+    return dict(COUNTRIES)[country] if tag is None else PATTERNS[country][TAGS.index(tag.group(1))]
+
+
+def items() -> list[Item]:
+    return [
+        Item(
+            id=f"cap-{country.lower()}",
+            kind="factual",
+            gold=[city],
+            variants=[
+                ItemVariant(id=0, question=f"What is the capital of {country}?"),
+                ItemVariant(id=1, question=f"Which city is the capital of {country}?"),
+            ],
+        )
+        for country, city in COUNTRIES
+    ]
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("replay")
+    dataset = save_items(items(), tmp / "data.jsonl")
+    client = ModelClient(backend=FakeBackend(responder), retries=0, backoff_s=0.001, timeout_s=5)
+    config = BenchConfig(dataset=str(dataset), arms=["selfpara", "selfpara[adaptive=true]"], k=4)
+    result = asyncio.run(run_bench(config, tmp / "run", RunOptions(progress=False, client=client)))
+    assert result.complete
+    return tmp / "run"
+
+
+def test_the_bench_arm_takes_the_adaptive_setting(run_dir: Path) -> None:
+    config = json.loads((run_dir / "config.json").read_text())
+    adaptive = next(a for a in config["arms"] if a["label"] == "selfpara[adaptive=true]")
+    assert adaptive["config"]["adaptive"] is True
+    records = [r for r in read_samples(run_dir / "samples.jsonl") if r.arm == "selfpara[adaptive=true]"]
+    assert any(r.details["evidence"]["calls_saved"] > 0 for r in records)
+
+
+def test_the_replay_is_what_a_live_adaptive_run_does(run_dir: Path) -> None:
+    report = replay_run(run_dir, [Policy("default stages")])
+    assert report.left_out == {} and report.complete_items == len(COUNTRIES)
+    live = {(r.item_id, r.variant_id): r for r in read_samples(run_dir / "samples.jsonl") if r.arm != "selfpara"}
+    (policy,) = report.policies
+    assert len(policy.replayed) == 2 * len(COUNTRIES)
+    for replayed in policy.replayed:
+        r = live[(replayed.record.item_id, replayed.record.variant_id)]
+        assert (replayed.answer, replayed.label, replayed.calls_adaptive) == (r.answer, r.label, r.calls)
+        assert replayed.answers_adaptive == 1 + r.details["evidence"]["k_kept"]
+    summary = policy.summary()
+    assert 0 < summary["paraphrase_and_answer_calls"]["reduction"] < 1
+    assert summary["answers_changed"] == 0 and summary["stopped_after_first_stage"] > 0
+    assert summary["metrics"]["A_exp"]["adaptive"] == summary["metrics"]["A_exp"]["fixed"]
+
+
+def test_samples_that_cannot_be_replayed_are_left_out_and_named(run_dir: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "run"
+    broken.mkdir()
+    for name in ("config.json", "items.jsonl"):
+        (broken / name).write_text((run_dir / name).read_text())
+    lines = []
+    for line in (run_dir / "samples.jsonl").read_text().splitlines():
+        data = json.loads(line)
+        if data["arm"] == "selfpara" and data["item_id"] == "cap-peru" and data["variant_id"] == 1:
+            data["details"]["evidence"]["winner"] = 7  # a vote that its clusters do not give
+        lines.append(json.dumps(data))
+    (broken / "samples.jsonl").write_text("\n".join(lines) + "\n")
+    report = replay_run(broken, [Policy("default stages")])
+    assert list(report.left_out.values()) == [1] and "does not come out of its own clusters" in next(
+        iter(report.left_out)
+    )
+    assert len(report.policies[0].replayed) == 2 * (len(COUNTRIES) - 1)  # the whole item is left out

@@ -1,0 +1,241 @@
+"""One request's run: the streamed paraphrase reply (pipelining) and adaptive k, with scripted fakes."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+import re
+
+import pytest
+
+from selfpara import SelfParaphraser, UpstreamError
+from selfpara.llm import ModelClient
+from selfpara.paraphrase import LineParser, parse_paraphrases
+from selfpara.prompts import JUDGE_MARKER, PARAPHRASE_MARKER
+from selfpara.testing import FakeBackend, FakeStreamingBackend, default_responder, last_user_text
+
+QUESTION = "What is the capital of France?"
+_VARIANT = re.compile(r"\(v(\d+)\)")
+
+
+def by_variant(pattern, *, paraphrases=None, judge=None):
+    """A responder answering variant i (0: the original) with pattern[i]; default paraphrases end in (vI)."""
+    base = default_responder()
+
+    def respond(model, messages, params):
+        text = last_user_text(messages)
+        if PARAPHRASE_MARKER in text:
+            return paraphrases if paraphrases is not None else base(model, messages, params)
+        if JUDGE_MARKER in text:
+            return judge(text) if judge else "YES"
+        m = _VARIANT.search(text)
+        return pattern[int(m.group(1)) + 1 if m else 0]
+
+    return respond
+
+
+def make(backend, **settings):
+    client = ModelClient(backend=backend, retries=0, backoff_s=0.001, timeout_s=5, concurrency=64)
+    settings.setdefault("model", "openai/fake")
+    return SelfParaphraser(client=client, **settings)
+
+
+# --- the line parser ------------------------------------------------------------------------------
+
+REPLIES = [
+    "1. Which city is France's capital?\n2. France's capital city is what?\n3. Name the capital of France.",
+    "Here are 3 rewordings:\n- Which city is France's capital?\n\n- Name France's seat of government.\n",
+    "Paraphrase 1: What city is the capital of France?\r\nParaphrase 2: France has which capital?\r\n",
+    '["Which city is France\'s capital?", "Name the capital of France."]',
+    '```json\n["Which city is France\'s capital?",\n "Name the capital of France."]\n```',
+    '1. Which city is France\'s capital?\n2. Name it.\nAs JSON: ["a b c", "d e f"]',  # a list after lines
+    "1. What is the [capital] of France?\n2. Name France's capital.",
+    "<question>\nWhich city is France's capital?\n</question>\nQuestion: x\n",
+]
+
+
+@pytest.mark.parametrize("reply", REPLIES)
+def test_line_parser_gives_the_whole_replys_parse_for_any_chunking(reply):
+    rng = random.Random(0)
+    for limit in (1, 2, 5):
+        for _ in range(30):
+            cuts = sorted(rng.sample(range(1, len(reply)), min(len(reply) - 1, rng.randint(0, 8))))
+            pieces = [reply[a:b] for a, b in itertools.pairwise([0, *cuts, len(reply)])]
+            parser = LineParser(limit)
+            early = [item for piece in pieces for item in parser.feed(piece)]
+            rest, restart = parser.finish()
+            full = parse_paraphrases(reply)[:limit]
+            assert (rest if restart else early + rest) == full
+            assert restart == (early != full[: len(early)])
+
+
+def test_line_parser_gives_a_line_as_soon_as_it_is_complete():
+    parser = LineParser(3)
+    assert parser.feed("1. Which city is Fra") == []
+    assert parser.feed("nce's capital?\n2. Name") == ["Which city is France's capital?"]
+    assert parser.feed(" it.") == []
+    assert parser.finish() == (["Name it."], False)
+
+
+# --- pipelining -----------------------------------------------------------------------------------
+
+
+def comparable(result):
+    data = result.model_dump(mode="json", exclude={"timings"})
+    for a in data["answers"]:
+        a.pop("latency_s")
+    data["usage"].pop("prompt_tokens")
+    data["usage"].pop("completion_tokens")
+    return data
+
+
+async def test_a_streamed_reply_gives_the_same_result_as_the_whole_reply():
+    # near-copies, a dropped number, a check that says NO, answers that disagree: every path of the filter
+    reply = "\n".join(
+        [
+            "Here are the rewordings:",
+            "1. What is the capital city of France?",  # near-copy of the question
+            "2. Which city serves as France's capital?",
+            "3. Which city is the capital of France in 1900?",  # adds a number
+            "4. Name the French capital, please.",
+            "5. Tell me France's seat of government.",
+        ]
+    )
+
+    def judge(text):
+        return "NO" if "seat of government" in text else "YES"
+
+    pattern = ["Paris", "Paris", "Lyon", "Paris", "Lyon", "Lyon"]
+    for k in (3, 5):
+        results = []
+        for backend in (FakeBackend, FakeStreamingBackend):
+            sp = make(backend(by_variant(pattern, paraphrases=reply, judge=judge), delay_s=0.01), k=k)
+            results.append(await sp.aanswer(QUESTION, equivalence="exact", paraphrase_check="llm"))
+        whole, streamed = results
+        assert [r.reason for r in whole.rejected] == (["overlap", "numbers_changed"] + ["not_equivalent"] * (k == 5))
+        assert comparable(streamed) == comparable(whole)
+
+
+async def test_the_first_paraphrase_is_answered_before_the_paraphrase_stream_ends():
+    loop = asyncio.get_running_loop()
+    delay = 0.3
+    started: dict[int, float] = {}
+    respond = by_variant(["Paris"] * 6)
+
+    def timed(model, messages, params):
+        text = last_user_text(messages)
+        if PARAPHRASE_MARKER not in text and JUDGE_MARKER not in text:
+            m = _VARIANT.search(text)
+            started[int(m.group(1)) + 1 if m else 0] = loop.time() - delay  # the responder runs after the delay
+        return respond(model, messages, params)
+
+    backend = FakeStreamingBackend(timed, delay_s=delay)
+    r = await make(backend, k=5, equivalence="exact", paraphrase_check="off").aanswer(QUESTION)
+    assert r.k_kept == 5
+    ((stream_start, stream_end),) = backend.streams
+    assert started[1] < stream_end - delay / 2  # line 1 of 5 is complete at about a fifth of the stream
+    assert started[1] < started[2] < started[5]
+    # the whole request: the stream, then one answer call, not the stream and then every answer after it
+    assert r.timings.total_s < 2 * delay + 0.1
+
+
+async def test_an_upstream_that_cannot_stream_gets_the_whole_reply_asked():
+    refused = FakeStreamingBackend(refuse_streams=UpstreamError("streaming is not supported", status=400))
+    r = await make(refused, k=3, equivalence="exact", paraphrase_check="off").aanswer(QUESTION)
+    assert r.k_kept == 3 and not r.flags
+    paraphrase_calls = [params for _, msgs, params in refused.calls if PARAPHRASE_MARKER in last_user_text(msgs)]
+    assert ["stream_options" in params for params in paraphrase_calls] == [True, False]  # refused, then whole
+    assert r.usage.calls == 1 + 1 + 4 and r.usage.failed_calls == 1
+    # a backend without streaming (the embedded model, FakeBackend) is asked for the whole reply at once
+    plain = FakeBackend()
+    r = await make(plain, k=3, equivalence="exact", paraphrase_check="off").aanswer(QUESTION)
+    assert r.k_kept == 3 and r.usage.calls == 5
+
+
+async def test_streaming_can_be_turned_off():
+    backend = FakeStreamingBackend()
+    r = await make(backend, k=2, equivalence="exact", paraphrase_check="off", stream_paraphrases=False).aanswer(
+        QUESTION
+    )
+    assert r.k_kept == 2 and not backend.streams
+
+
+async def test_a_refused_key_is_not_asked_again_without_streaming():
+    refused = FakeStreamingBackend(refuse_streams=UpstreamError("bad key", status=401))
+    r = await make(refused, k=3, equivalence="exact", paraphrase_check="off").aanswer(QUESTION)
+    assert r.flags == ["paraphrase_failed"] and r.k_kept == 0 and r.answer == "Paris"
+
+
+# --- adaptive k ------------------------------------------------------------------------------------
+
+
+async def test_adaptive_stops_early_on_unanimous_answers():
+    backend = FakeStreamingBackend(by_variant(["Paris"] * 6), delay_s=0.05)  # every line is in before the vote
+    r = await make(backend, k=5, equivalence="exact", paraphrase_check="llm", adaptive=True).aanswer(QUESTION)
+    # margin 2 at k=5: the original and 2 agreeing paraphrases cannot be overruled by the other 3
+    assert r.k_kept == 2 and len(r.skipped_paraphrases) == 3 and r.answer == "Paris" and r.vote_share == 1.0
+    assert r.calls_saved == 3 * 2  # an answer call and a check call per skipped paraphrase
+    assert r.usage.calls == 1 + 2 + 3  # paraphrase, 2 checks, 3 answers
+    assert r.usage.calls + r.calls_saved == 1 + 5 + 6  # what fixed k spends
+
+
+async def test_a_vote_settled_before_the_reply_ends_closes_the_stream():
+    long_tail = "\n".join(
+        ["1. Which city is the capital of France? (v0)", "2. Name the capital of France, please. (v1)"]
+        + [f"{i}. " + " ".join(["Tell me, friend, the capital of France"] * 10) + f" (v{i - 1})" for i in (3, 4, 5)]
+    )
+    backend = FakeStreamingBackend(by_variant(["Paris"] * 6, paraphrases=long_tail), delay_s=0.05, stream_s=1.0)
+    sp = make(backend, k=5, equivalence="exact", paraphrase_check="off", adaptive=True)
+    r = await sp.aanswer(QUESTION)
+    assert r.k_kept == 2 and r.answer == "Paris" and r.timings.total_s < 0.6
+    ((_, end),) = backend.streams
+    assert end is None  # closed before its end: the lines it had not sent are neither listed nor counted
+    assert r.skipped_paraphrases == [] and r.calls_saved == 0
+
+
+async def test_adaptive_continues_on_disagreement():
+    pattern = ["Paris", "Lyon", "Lyon", "Paris", "Lyon", "Lyon"]
+    sp = make(FakeBackend(by_variant(pattern)), k=5, equivalence="exact", paraphrase_check="off")
+    fixed = await sp.aanswer(QUESTION)
+    adaptive = await sp.aanswer(QUESTION, adaptive=True)
+    assert fixed.answer == adaptive.answer == "Lyon" and adaptive.k_kept == 5 and adaptive.calls_saved == 0
+
+
+@pytest.mark.parametrize("margin", [1.0, 2.0])
+async def test_adaptive_never_changes_the_answer_of_fixed_k(margin):
+    k = 4
+    words = ["Paris", "Lyon", "I don't know"]
+    saved = 0
+    for pattern in itertools.product(words, repeat=k + 1):
+        backend = FakeBackend(by_variant(list(pattern)))
+        sp = make(backend, k=k, equivalence="exact", paraphrase_check="off", overrule_margin=margin)
+        for policy in ("flag", "abstain"):
+            fixed = await sp.aanswer(QUESTION, low_agreement=policy)
+            adaptive = await sp.aanswer(QUESTION, low_agreement=policy, adaptive=True)
+            assert adaptive.answer == fixed.answer, (pattern, policy)
+            assert set(adaptive.clusters[adaptive.winner].members) <= set(fixed.clusters[fixed.winner].members)
+            # the answers asked are the first of fixed k's
+            assert [a.text for a in adaptive.answers] == [a.text for a in fixed.answers][: len(adaptive.answers)]
+            assert adaptive.usage.calls + adaptive.calls_saved == fixed.usage.calls
+            saved += adaptive.calls_saved
+    assert saved > 0
+
+
+async def test_adaptive_settings():
+    pattern = ["Paris"] * 6
+    sp = make(FakeBackend(by_variant(pattern)), k=5, equivalence="exact", paraphrase_check="off", adaptive=True)
+    assert (await sp.aanswer(QUESTION, adaptive_first=4)).k_kept == 4
+    split = make(FakeBackend(by_variant(["Paris", "Paris", "Lyon", "Lyon", "Lyon", "Lyon"])), k=5, adaptive=True)
+    # stages of one: after the first two (a split), one more at a time
+    r = await split.aanswer(QUESTION, equivalence="exact", paraphrase_check="off", adaptive_step=1)
+    assert r.k_kept == 5
+    # a configured agreement stops as soon as it is reached after the first stage, settled or not
+    r = await sp.aanswer(QUESTION, adaptive_first=1, adaptive_agreement=0.9)
+    assert r.k_kept == 1 and r.calls_saved == 4
+
+
+async def test_given_paraphrases_are_all_answered_even_with_adaptive_k():
+    sp = make(FakeBackend(), k=5, equivalence="exact", adaptive=True)
+    r = await sp.aanswer(QUESTION, paraphrases=["a b", "c d", "e f"])
+    assert r.k_kept == 3 and r.calls_saved == 0
