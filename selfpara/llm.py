@@ -15,7 +15,7 @@ import logging
 import re
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
@@ -375,7 +375,7 @@ class ModelClient:
         max_tokens: int = 256,
         kind: str = "call",
         **extra: Any,
-    ) -> AsyncIterator[str] | None:
+    ) -> AsyncGenerator[str, None] | None:
         """`complete`, streamed: the reply's text in pieces as the upstream generates it, or None when
         `model`'s backend cannot stream (the embedded model, text-only fakes): then call `complete`.
 
@@ -393,7 +393,7 @@ class ModelClient:
         }
         events = await self.raw_stream(model, body, usage=usage, kind=kind)
 
-        async def pieces() -> AsyncIterator[str]:
+        async def pieces() -> AsyncGenerator[str, None]:
             try:
                 async for event in events:
                     for choice in event.get("choices") or []:

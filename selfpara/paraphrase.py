@@ -38,6 +38,19 @@ def parse_paraphrases(text: str) -> list[str]:
     return [item for line in text.splitlines() if (item := parse_line(line))]
 
 
+_JSON_VALUE_START = tuple('"{[]-0123456789tfn')
+
+
+def _may_be_json(text: str) -> bool:
+    """Whether the first "[" of `text` may open a JSON list (what `parse_paraphrases` tries first):
+    followed by what may start a JSON value, or by nothing yet. "[v1] What ..." may not."""
+    start = text.find("[")
+    if start == -1:
+        return False
+    rest = text[start + 1 :].lstrip()
+    return not rest or rest.startswith(_JSON_VALUE_START)
+
+
 def parse_line(line: str) -> str | None:
     """The rewording one line of a list-shaped reply holds, or None (blank, a preamble, a label, an echoed tag)."""
     line = line.strip()
@@ -51,9 +64,9 @@ def parse_line(line: str) -> str | None:
 class LineParser:
     """`parse_paraphrases` for a reply that arrives in pieces: each rewording as soon as its line is complete.
 
-    Lines are given out early only while the reply holds no "[" (a JSON list may follow, and
-    the whole reply's parse would then be the list). `finish` compares what was given out
-    with the whole reply's parse, so the result is always `parse_paraphrases(reply)[:limit]`.
+    Lines are given out early unless the reply's first "[" may open a JSON list (then the
+    whole reply's parse may be that list). `finish` compares what was given out with the
+    whole reply's parse, so the result is always `parse_paraphrases(reply)[:limit]`.
 
     Args:
         limit: rewordings to give out at most (the k asked for).
@@ -68,7 +81,7 @@ class LineParser:
     def feed(self, piece: str) -> list[str]:
         """Add a piece of the reply; the rewordings of the lines it completed."""
         self.text += piece
-        if "[" in self.text:
+        if _may_be_json(self.text):
             return []
         lines = self.text[self._consumed :].splitlines(keepends=True)
         if lines and lines[-1].splitlines()[0] == lines[-1]:

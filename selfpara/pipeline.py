@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 from selfpara import prompts
@@ -76,7 +76,7 @@ def paraphrase_request(question: str, cfg: WrapConfig) -> tuple[str, list[Messag
     return model, prompts.paraphrase_messages(question, cfg.k), params
 
 
-async def _whole(text: str) -> AsyncIterator[str]:
+async def _whole(text: str) -> AsyncGenerator[str, None]:
     yield text
 
 
@@ -162,7 +162,7 @@ class SelfParaphraser:
         reply = await self.client.complete(model, messages, usage=usage, kind="paraphrase", **params)
         return parse_paraphrases(reply.text)[: cfg.k]
 
-    async def paraphrase_reply(self, question: str, cfg: WrapConfig, usage: Usage) -> AsyncIterator[str]:
+    async def paraphrase_reply(self, question: str, cfg: WrapConfig, usage: Usage) -> AsyncGenerator[str, None]:
         """The paraphrase call's reply in pieces: streamed as the model writes it where the backend can
         stream and `cfg.stream_paraphrases`, else the whole reply as one piece.
 

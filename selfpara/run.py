@@ -24,7 +24,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -299,7 +299,7 @@ class Run:
 
     # --- the pieces ----------------------------------------------------------------------------
 
-    async def _lines(self) -> AsyncIterator[list[str] | _Restart]:
+    async def _lines(self) -> AsyncGenerator[list[str] | _Restart, None]:
         """The lines of the paraphrase reply that pass the cheap filters (lexical, drift), in order, as the
         reply arrives (those of each piece together); the caller's own wordings as given. A failed call
         ends the lines (flagged)."""

@@ -13,6 +13,8 @@ prompts:
   normalised answers are equal;
 - anything else is an answer: `answers[I]` for variant I (0 = the original), else `answer`.
 
+`stream_s` spreads a streamed reply's words over that many seconds (a model writing it).
+
 Faults are injected per call kind: `fail(status=500, when="answer", times=2)`,
 `hang(...)` (answers only after `delay_s`), `malformed(...)` (200 with a broken body),
 `not_sse(...)` (a plain JSON 200 to a stream request).
@@ -143,6 +145,7 @@ class FakeUpstream:
         self.faults: list[Fault] = []
         self.calls: list[Call] = []
         self.finish_reason = "stop"
+        self.stream_s = 0.0  # a streamed reply's words spread over this many seconds (0: all at once)
         self.light = False  # keep only kinds in `calls` (long benchmark runs)
         self._lock = threading.Lock()
 
@@ -158,6 +161,7 @@ class FakeUpstream:
         with self._lock:
             self.answer, self.answers, self.delay_s = answer, dict(answers or {}), delay_s
             self.finish_reason = "stop"
+            self.stream_s = 0.0
             self.faults.clear()
             self.calls.clear()
 
@@ -495,9 +499,13 @@ class FakeUpstream:
             data = json.dumps({**base, "choices": choices}).encode()
             await send({"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True})
 
+        words = re.findall(r"\S+\s*", text)
+        start = time.monotonic()
         for i in range(n):
             await emit([{"index": i, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
-            for word in re.findall(r"\S+\s*", text):
+            for j, word in enumerate(words, 1):
+                if self.stream_s:  # to a deadline, so the stream takes stream_s however late each wake-up is
+                    await asyncio.sleep(max(0.0, start + self.stream_s * j / len(words) - time.monotonic()))
                 await emit([{"index": i, "delta": {"content": word}, "finish_reason": None}])
             await emit([{"index": i, "delta": {}, "finish_reason": "stop"}])
         await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})

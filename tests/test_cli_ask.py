@@ -142,6 +142,13 @@ def test_low_agreement_is_flagged_shown_and_can_abstain(upstream):
     assert agreed.stdout.splitlines()[0] == "Paris" and "low agreement" not in agreed.output
 
 
+def test_adaptive_k_shows_what_it_did_not_need(upstream):
+    upstream.reset(delay_s=0.05)  # the whole paraphrase reply is in before the vote settles
+    shown = _ask(upstream, "--adaptive", "--show")
+    assert shown.exit_code == 0, shown.output
+    assert shown.output.count("not needed (adaptive k)") == 2 and "saved" in shown.output
+
+
 def test_bad_low_agreement_policy_is_a_clean_error():
     result = runner.invoke(app, ["ask", "Capital of France?", "--low-agreement", "panic"])
     assert result.exit_code == 1 and "low_agreement" in result.output and "Traceback" not in result.output

@@ -51,6 +51,7 @@ REPLIES = [
     '```json\n["Which city is France\'s capital?",\n "Name the capital of France."]\n```',
     '1. Which city is France\'s capital?\n2. Name it.\nAs JSON: ["a b c", "d e f"]',  # a list after lines
     "1. What is the [capital] of France?\n2. Name France's capital.",
+    '1. [v1] What is the capital of France?\n2. [v2] Name France\'s capital.\n3. ["a"] x',
     "<question>\nWhich city is France's capital?\n</question>\nQuestion: x\n",
 ]
 
@@ -76,6 +77,12 @@ def test_line_parser_gives_a_line_as_soon_as_it_is_complete():
     assert parser.feed("nce's capital?\n2. Name") == ["Which city is France's capital?"]
     assert parser.feed(" it.") == []
     assert parser.finish() == (["Name it."], False)
+    # a "[" that cannot open a JSON list does not hold lines back; one that can does
+    parser = LineParser(3)
+    assert parser.feed("1. [v1] Which city is France's capital?\n") == ["[v1] Which city is France's capital?"]
+    parser = LineParser(3)
+    assert parser.feed('1. Which city is capital?\n["Which') == []
+    assert parser.finish() == (["Which city is capital?", '["Which'], False)
 
 
 # --- pipelining -----------------------------------------------------------------------------------
@@ -239,3 +246,46 @@ async def test_given_paraphrases_are_all_answered_even_with_adaptive_k():
     sp = make(FakeBackend(), k=5, equivalence="exact", adaptive=True)
     r = await sp.aanswer(QUESTION, paraphrases=["a b", "c d", "e f"])
     assert r.k_kept == 3 and r.calls_saved == 0
+
+
+# --- over HTTP: the fake upstream, both transports -----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def upstream():
+    try:
+        from tests.fake_upstream import serve_fake
+    except ImportError:
+        from fake_upstream import serve_fake  # type: ignore[no-redef]
+    yield from serve_fake()
+
+
+@pytest.mark.parametrize("transport", ["http", "litellm"])
+async def test_over_http_each_paraphrase_is_answered_while_the_reply_still_streams(upstream, transport):
+    upstream.reset()
+    upstream.stream_s = 0.8
+    sp = SelfParaphraser(
+        model="openai/fake",
+        api_base=upstream.url,
+        api_key="sk-test-0000",
+        transport=transport,
+        k=4,
+        equivalence="exact",
+        paraphrase_check="off",
+        retries=0,
+    )
+    r = await sp.aanswer(QUESTION)
+    assert r.k_kept == 4 and r.answer == "Paris" and r.usage.completion_tokens > 0
+    (paraphrase,) = upstream.calls_of("paraphrase")
+    assert paraphrase.body["stream"] is True
+    first = next(c for c in upstream.calls_of("answer") if c.variant == 1)
+    assert first.at - paraphrase.at < 0.8 * 0.6  # line 1 of 4 was answered well before the reply ended
+
+
+async def test_over_http_a_refused_stream_is_asked_for_whole(upstream):
+    upstream.reset()
+    upstream.not_sse(when="paraphrase")  # a plain JSON answer to the stream request
+    sp = SelfParaphraser(model="openai/fake", api_base=upstream.url, k=3, equivalence="exact", paraphrase_check="off")
+    r = await sp.aanswer(QUESTION)
+    assert [c.body.get("stream") for c in upstream.calls_of("paraphrase")] == [True, None]
+    assert r.k_kept == 3 and not r.flags

@@ -302,6 +302,27 @@ def test_low_agreement_policy_in_the_body_and_the_header(
     assert_openai_error(r, 400)
 
 
+def test_adaptive_k_per_request_reports_the_calls_it_saved(client: openai.OpenAI, fake: FakeUpstream) -> None:
+    # 50 ms per call: the whole paraphrase reply is in before the vote settles (else the stream is
+    # closed early and the lines it had not sent are neither listed nor counted)
+    fake.reset(delay_s=0.05)
+    settings = {"k": 3, "equivalence": "exact", "paraphrase_check": "off"}
+    fixed = client.chat.completions.with_raw_response.create(
+        model="openai/fake", messages=[{"role": "user", "content": Q}], extra_body={"selfpara": settings}
+    )
+    raw = client.chat.completions.with_raw_response.create(
+        model="openai/fake",
+        messages=[{"role": "user", "content": Q}],
+        extra_body={"selfpara": {**settings, "adaptive": True}},
+    )
+    report = raw.parse().model_extra["selfpara"]
+    # unanimous answers at k=3, margin 2: the original and one paraphrase settle it
+    assert report["k_kept"] == 1 and len(report["skipped_paraphrases"]) == 2 and report["calls_saved"] == 2
+    assert raw.headers["x-selfpara-calls-saved"] == "2" and raw.headers["x-selfpara-k-kept"] == "1"
+    assert int(raw.headers["x-selfpara-calls"]) + 2 == int(fixed.headers["x-selfpara-calls"])
+    assert fixed.headers["x-selfpara-calls-saved"] == "0"
+
+
 # ---- passthrough ---------------------------------------------------------------------------------
 
 

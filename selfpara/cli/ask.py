@@ -57,6 +57,9 @@ def ask(
     ),
     low_agreement_threshold: float = typer.Option(0.6, help="Vote share below which --low-agreement acts."),
     abstention_text: Optional[str] = typer.Option(None, help="What to print when abstaining on low agreement."),
+    adaptive: bool = typer.Option(
+        False, "--adaptive/--fixed-k", help="Adaptive k: answer paraphrases in stages, stop once the answer is settled."
+    ),
     system: Optional[str] = typer.Option(None, help="System prompt sent with every wording."),
     show: bool = typer.Option(False, "--show", "-s", help="Print a table of variants, answers and clusters."),
     as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
@@ -85,6 +88,7 @@ def ask(
             transport=transport,
             low_agreement=low_agreement,
             low_agreement_threshold=low_agreement_threshold,
+            adaptive=adaptive,
             **({"abstention_text": abstention_text} if abstention_text else {}),
         )
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": text}]

@@ -44,13 +44,15 @@ def result_table(result: WrappedAnswer) -> Table:
     for r in result.rejected:
         reason = f"[dim]rejected: {escape(rejection_text(r))}[/dim]"
         table.add_row("[dim]x[/dim]", f"[dim]{escape(r.text)}[/dim]", reason, "")
+    for text in result.skipped_paraphrases:
+        table.add_row("[dim]-[/dim]", f"[dim]{escape(text)}[/dim]", "[dim]not needed (adaptive k)[/dim]", "")
     deciders = Counter(c.decided_by for c in result.comparisons)
-    caption = []
+    caption = [f"{result.usage.calls} calls" + (f", {result.calls_saved} saved" if result.calls_saved else "")]
     if deciders:
         caption.append("pairs decided by " + ", ".join(f"{name} {n}" for name, n in deciders.most_common()))
     if result.original_kept:
         caption.append(f"original kept: {escape(result.original_kept)}")
     if result.flags:
         caption.append("flags: " + ", ".join(result.flags))
-    table.caption = " · ".join(caption) or None
+    table.caption = " · ".join(caption)
     return table

@@ -59,6 +59,7 @@ class SelfparaOptions(BaseModel):
         None, description="Below low_agreement_threshold: flag the answer, abstain, or off."
     )
     low_agreement_threshold: float | None = Field(None, description="Vote share below which low_agreement acts.")
+    adaptive: bool | None = Field(None, description="Adaptive k: answer in stages, stop once the answer is settled.")
     api_base: str | None = Field(None, description="Only when the operator allows client upstreams.")
     api_key: str | None = Field(None, description="Key for a client-named api_base (never the server's).")
 
@@ -75,6 +76,7 @@ class SelfparaOptions(BaseModel):
             "nli_threshold",
             "low_agreement",
             "low_agreement_threshold",
+            "adaptive",
         )
         return {f: getattr(self, f) for f in fields if getattr(self, f) is not None}
 

@@ -72,6 +72,8 @@ def headers(wa: WrappedAnswer) -> dict[str, str]:
         "X-Selfpara-Original-Won": "true" if wa.original_won else "false",
         "X-Selfpara-Low-Agreement": "true" if "low_agreement" in wa.flags else "false",
         "X-Selfpara-Cache-Hits": str(wa.usage.cache_hits),
+        "X-Selfpara-Calls": str(wa.usage.calls),
+        "X-Selfpara-Calls-Saved": str(wa.calls_saved),  # by adaptive k
     }
     if wa.flags:
         out["X-Selfpara-Flags"] = ",".join(wa.flags)
