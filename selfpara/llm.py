@@ -381,37 +381,69 @@ class ModelClient:
 
         Opening the stream raises UpstreamError as `complete` does; a failure mid-stream raises
         it from the iterator. Tokens count in `usage` where the upstream reports them (the
-        request asks for them with `stream_options`)."""
+        request asks for them with `stream_options`). A cacheable call shares `complete`'s
+        cache entry: a hit comes back as one piece, and a stream read to its end is stored."""
         if not self.can_pass_through(model):
             return None
-        body: dict[str, Any] = {
-            "messages": messages,
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            **extra,
-            "stream_options": {"include_usage": True},
-        }
+        params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens, **extra}
+        key = await self._stream_cache_key(model, messages, params, usage)
+        if isinstance(key, Completion):
+            return one_piece(key.text)
+        body: dict[str, Any] = {"messages": messages, **params, "stream_options": {"include_usage": True}}
         events = await self.raw_stream(model, body, usage=usage, kind=kind)
 
         async def pieces() -> AsyncGenerator[str, None]:
+            text: list[str] = []
+            tokens = [0, 0]
             try:
                 async for event in events:
                     for choice in event.get("choices") or []:
-                        text = (choice.get("delta") or {}).get("content") if choice.get("index", 0) == 0 else None
-                        if text:
-                            yield text
+                        piece = (choice.get("delta") or {}).get("content") if choice.get("index", 0) == 0 else None
+                        if piece:
+                            text.append(piece)
+                            yield piece
                     counts = event.get("usage") or {}
-                    if usage is not None and counts:
-                        usage.prompt_tokens += int(counts.get("prompt_tokens") or 0)
-                        usage.completion_tokens += int(counts.get("completion_tokens") or 0)
+                    tokens[0] += int(counts.get("prompt_tokens") or 0)
+                    tokens[1] += int(counts.get("completion_tokens") or 0)
             except UpstreamError:
                 if usage is not None:
                     usage.failed_calls += 1
                 raise
             finally:
+                if usage is not None:
+                    usage.prompt_tokens += tokens[0]
+                    usage.completion_tokens += tokens[1]
                 await events.aclose()  # type: ignore[attr-defined]
+            if key is not None and self.cache is not None:  # only a reply read to its end is stored
+                done = Completion(text="".join(text), prompt_tokens=tokens[0], completion_tokens=tokens[1])
+                await self.cache.put(key, done)
 
         return pieces()
+
+    async def _stream_cache_key(
+        self, model: str, messages: list[Message], params: dict[str, Any], usage: Usage | None
+    ) -> str | Completion | None:
+        """For a streamed call: the cached Completion on a hit, else the key to store the reply under
+        (None: not cacheable, or no reachable cache), counted as `complete` counts them."""
+        if self.cache is None or not cacheable(params):
+            return None
+        keyed = dict(params)
+        for name, value in self._call_params(model).items():  # as `complete` keys it
+            keyed[name] = value if name == "timeout" else keyed.get(name, value)
+        key = call_key(model, messages, keyed)
+        found, reachable = await self.cache.get(key)
+        if found is not None:
+            self.cache.stats.hits += 1
+            if usage is not None:
+                usage.cache_hits += 1
+            return found
+        if not reachable:
+            self.cache.stats.skipped += 1
+            if usage is not None:
+                usage.cache_errors += 1
+            return None
+        self.cache.stats.misses += 1
+        return key
 
     async def _retried(
         self,
@@ -650,3 +682,8 @@ def _classify(model: str, exc: Exception) -> UpstreamError:
     if isinstance(status, int) and status >= 500:
         return UpstreamError(f"{model}: upstream error {status} ({message})", status=502, retryable=True)
     return UpstreamError(f"{model}: {name}: {message}", status=502)
+
+
+async def one_piece(text: str) -> AsyncGenerator[str, None]:
+    """`text` as a stream of one piece (a reply that did not stream)."""
+    yield text

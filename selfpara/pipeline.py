@@ -19,7 +19,7 @@ from selfpara import prompts
 from selfpara.config import WrapConfig, build_config, takes_openai_params
 from selfpara.equivalence import Equivalence, build_equivalence
 from selfpara.errors import InputError, UpstreamError
-from selfpara.llm import ModelClient
+from selfpara.llm import ModelClient, one_piece
 from selfpara.messages import content_text
 from selfpara.nli import NLIModel, load_nli
 from selfpara.paraphrase import (
@@ -74,10 +74,6 @@ def paraphrase_request(question: str, cfg: WrapConfig) -> tuple[str, list[Messag
     if cfg.paraphrase_seed is not None and takes_openai_params(model):
         params["seed"] = cfg.paraphrase_seed
     return model, prompts.paraphrase_messages(question, cfg.k), params
-
-
-async def _whole(text: str) -> AsyncGenerator[str, None]:
-    yield text
 
 
 class SelfParaphraser:
@@ -182,7 +178,7 @@ class SelfParaphraser:
             if stream is not None:
                 return stream
         reply = await self.client.complete(model, messages, usage=usage, kind="paraphrase", **params)
-        return _whole(reply.text)
+        return one_piece(reply.text)
 
     async def filter_candidates(
         self, question: str, candidates: list[str], cfg: WrapConfig, usage: Usage

@@ -36,7 +36,8 @@ def responder(model: str, messages: list, params: dict) -> str:
     country = next(c for c, _ in COUNTRIES if c in text)
     if PARAPHRASE_MARKER in text:
         return "\n".join(
-            f"{i + 1}. Tell me, friend, {tag} style: which city governs {country}?" for i, tag in enumerate(TAGS)
+            f"{i + 1}. Tell me, friend, {tag} style: which city is the capital of {country}?"
+            for i, tag in enumerate(TAGS)
         )
     tag = re.search(r"\b(alpha|bravo|charlie|delta)\b", text)
     return dict(COUNTRIES)[country] if tag is None else PATTERNS[country][TAGS.index(tag.group(1))]

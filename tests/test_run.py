@@ -106,7 +106,7 @@ async def test_a_streamed_reply_gives_the_same_result_as_the_whole_reply():
             "2. Which city serves as France's capital?",
             "3. Which city is the capital of France in 1900?",  # adds a number
             "4. Name the French capital, please.",
-            "5. Tell me France's seat of government.",
+            "5. Tell me the capital France has, its seat of government.",
         ]
     )
 
@@ -289,3 +289,19 @@ async def test_over_http_a_refused_stream_is_asked_for_whole(upstream):
     r = await sp.aanswer(QUESTION)
     assert [c.body.get("stream") for c in upstream.calls_of("paraphrase")] == [True, None]
     assert r.k_kept == 3 and not r.flags
+
+
+async def test_a_streamed_paraphrase_call_is_cached_like_a_whole_one():
+    from selfpara.cache import open_call_cache
+
+    backend = FakeStreamingBackend(delay_s=0.01)
+    client = ModelClient(backend=backend, retries=0, cache=open_call_cache("memory"))
+    sp = SelfParaphraser(client=client, model="openai/fake", k=3, equivalence="exact", paraphrase_check="off")
+    first = await sp.aanswer(QUESTION)
+    assert len(backend.streams) == 1 and first.usage.calls == 5 and first.usage.cache_hits == 0
+    again = await sp.aanswer(QUESTION)
+    assert again.usage.calls == 0 and again.usage.cache_hits == 5 and len(backend.streams) == 1
+    assert comparable(again)["answers"] == comparable(first)["answers"]
+    # a whole (not streamed) paraphrase call of the same request finds the same entry
+    whole = await sp.aanswer(QUESTION, stream_paraphrases=False)
+    assert whole.usage.calls == 0 and whole.usage.cache_hits == 5
