@@ -16,6 +16,8 @@ so several apps in one process (tests, benchmarks) count apart. Counted:
   answer, cluster and total time (`selfpara.result.Timings`);
 - `selfpara_wrapped_answers_total` and `selfpara_answer_flags_total{flag}`: wrapped
   answers and the flags they carried (low_agreement, partial_failure, ...);
+- `selfpara_calls_saved_total`: upstream calls adaptive k did not make
+  (`WrappedAnswer.calls_saved`), counted when the answer is returned;
 - `selfpara_cache_hits_total`, `selfpara_cache_errors_total`: calls of wrapped answers
   answered from the call cache (`Usage.cache_hits`), and cacheable calls made without it
   because it was unreachable (`Usage.cache_errors`), counted when the answer is returned;
@@ -120,6 +122,11 @@ class ProxyMetrics:
         self.flags = Counter(
             "selfpara_answer_flags", "Flags carried by wrapped answers (low_agreement, ...).", ["flag"], registry=r
         )
+        self.calls_saved = Counter(
+            "selfpara_calls_saved",
+            "Upstream calls adaptive k did not make (answers and checks of paraphrases it did not need).",
+            registry=r,
+        )
         self.cache_hits = Counter(
             "selfpara_cache_hits", "Model calls of wrapped answers answered from the call cache.", registry=r
         )
@@ -150,6 +157,7 @@ class ProxyMetrics:
             self.stage_seconds.labels(stage=stage).observe(getattr(timings, f"{stage}_s"))
         for flag in wa.flags:
             self.flags.labels(flag=flag).inc()
+        self.calls_saved.inc(wa.calls_saved)
         self.cache_hits.inc(wa.usage.cache_hits)
         self.cache_errors.inc(wa.usage.cache_errors)
 
