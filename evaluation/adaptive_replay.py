@@ -29,7 +29,7 @@ from evaluation.schema import Item, Label, SampleRecord
 from selfpara.adaptive import answers_to_settle, first_stage, settled
 from selfpara.config import WrapConfig, build_config
 from selfpara.result import Answer, Cluster, Comparison
-from selfpara.vote import VoteRule, choose_winner, guard_original, weigh
+from selfpara.vote import VoteRule, central_member, choose_winner, guard_original, weigh
 
 
 @dataclass(frozen=True)
@@ -92,23 +92,7 @@ def recorded_clusters(answers: list[Answer]) -> list[Cluster]:
     return clusters
 
 
-def _chosen(winner: Cluster, comparisons: list[Comparison]) -> int:
-    """`selfpara.vote.central_member` over recorded pair verdicts."""
-    if 0 in winner.members or winner.size <= 2 or winner.abstention:
-        return 0 if 0 in winner.members else winner.members[0]
-    verdicts = {frozenset((c.a, c.b)): c.equivalent for c in comparisons}
-    best, best_score = winner.members[0], -1
-    for m in winner.members:
-        try:
-            score = sum(verdicts[frozenset((m, o))] for o in winner.members if o != m)
-        except KeyError:
-            raise NotReplayable("a pair the returned text depends on was never compared in the run") from None
-        if score > best_score:
-            best, best_score = m, score
-    return best
-
-
-def returned(answers: list[Answer], comparisons: list[Comparison], cfg: WrapConfig) -> tuple[int, str]:
+def returned(answers: list[Answer], cfg: WrapConfig) -> tuple[int, str]:
     """(winning cluster id, returned text) of the vote over `answers` with their recorded clusters."""
     rule = rule_of(cfg)
     clusters = recorded_clusters(answers)
@@ -116,7 +100,7 @@ def returned(answers: list[Answer], comparisons: list[Comparison], cfg: WrapConf
         raise NotReplayable("no answer to vote over")
     weigh(clusters, answers, rule.weighting)
     winner, _ = guard_original(clusters, choose_winner(clusters), answers, rule)
-    text = next(a.text for a in answers if a.variant == _chosen(winner, comparisons)) or ""
+    text = next(a.text for a in answers if a.variant == central_member(winner)) or ""
     share = winner.size / sum(c.size for c in clusters)
     if cfg.low_agreement == "abstain" and share < cfg.low_agreement_threshold:
         text = cfg.abstention_text
@@ -151,12 +135,12 @@ def replay_sample(record: SampleRecord, cfg: WrapConfig, policy: Policy) -> Repl
     if [a.variant for a in answers] != list(range(len(answers))):
         raise NotReplayable("the recorded answers are not in variant order")
     comparisons = [Comparison.model_validate(c) for c in evidence.get("comparisons", [])]
-    winner, text = returned(answers, comparisons, cfg)
+    winner, text = returned(answers, cfg)
     if winner != evidence.get("winner") or text != record.answer:
         raise NotReplayable("the recorded vote does not come out of its own clusters (another vote rule?)")
     answered, rounds = stages(answers, cfg, policy)
     prefix = answers[: 1 + answered]
-    _, text = returned(prefix, comparisons, cfg)
+    _, text = returned(prefix, cfg)
     if text != record.answer:
         raise NotReplayable("adaptive k returns another text (its label would need grading again)")
     skipped = {a.variant for a in answers[1 + answered :]}

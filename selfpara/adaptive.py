@@ -21,9 +21,7 @@ from __future__ import annotations
 import math
 
 from selfpara.result import Answer, Cluster
-from selfpara.vote import VoteRule, choose_winner, guard_original, weigh
-
-ORIGINAL = 0
+from selfpara.vote import ORIGINAL, VoteRule, choose_winner, guard_original, weigh
 
 
 def _grown(votes: float, remaining: int) -> float:

@@ -6,6 +6,7 @@ import asyncio
 import functools
 import logging
 import threading
+import weakref
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -50,6 +51,11 @@ class NLIModel:
         self.label_index = _label_index(self.model.config.id2label, directory)
         self._lock = threading.Lock()  # one forward pass at a time; torch uses every core already
         self.forward_passes = 0
+        # Pairs asked for on each event loop, waiting for its next turn (see `aprobs`).
+        self._waiting: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, list[tuple[list[tuple[str, str]], asyncio.Future[list[NLIProbs]]]]
+        ] = weakref.WeakKeyDictionary()
+        self._batches: set[asyncio.Task[None]] = set()
 
     def probs(self, pairs: list[tuple[str, str]]) -> list[NLIProbs]:
         """NLI probabilities for each (premise, hypothesis) pair, in order."""
@@ -74,8 +80,38 @@ class NLIModel:
         return out
 
     async def aprobs(self, pairs: list[tuple[str, str]]) -> list[NLIProbs]:
-        """`probs` in a worker thread, so the event loop keeps serving."""
-        return await asyncio.to_thread(self.probs, pairs)
+        """`probs` in a worker thread, so the event loop keeps serving. Calls made at the same moment
+        (the pairs of one clustering step, the checks of a paraphrase list, concurrent requests)
+        share forward passes: they are gathered until the loop's next turn and run as one batch."""
+        loop = asyncio.get_running_loop()
+        waiting = self._waiting.get(loop)
+        if waiting is None:
+            waiting = self._waiting[loop] = []
+            loop.call_soon(self._start_batch, loop)
+        future: asyncio.Future[list[NLIProbs]] = loop.create_future()
+        waiting.append((pairs, future))
+        return await future
+
+    def _start_batch(self, loop: asyncio.AbstractEventLoop) -> None:
+        task = loop.create_task(self._run_batch(loop))
+        self._batches.add(task)  # the loop keeps only a weak reference to a task
+        task.add_done_callback(self._batches.discard)
+
+    async def _run_batch(self, loop: asyncio.AbstractEventLoop) -> None:
+        """One `probs` call over every pair gathered on `loop`, each caller given its own slice."""
+        waiting = self._waiting.pop(loop, [])
+        try:
+            out = await asyncio.to_thread(self.probs, [pair for pairs, _ in waiting for pair in pairs])
+        except Exception as exc:
+            for _, future in waiting:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        start = 0
+        for pairs, future in waiting:
+            if not future.done():  # a caller cancelled meanwhile
+                future.set_result(out[start : start + len(pairs)])
+            start += len(pairs)
 
 
 def _label_index(id2label: dict[int, str], directory: Path) -> dict[str, int]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 from selfpara.prompts import JUDGE_MARKER, PARAPHRASE_MARKER, untagged
@@ -140,3 +141,28 @@ class FakeStreamingBackend(FakeBackend):
             yield {"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": len(pieces)}}
 
         return events()
+
+
+def tiny_nli_model(directory: Path, labels: tuple[str, str, str] = ("entailment", "neutral", "contradiction")) -> Path:
+    """Write a tiny, randomly initialised (seeded) NLI classifier into `directory` and return it: a real
+    model directory for `selfpara.nli.NLIModel` whose verdicts mean nothing (needs the `nli` extra)."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
+
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "what", "which", "is", "the", "capital", "of", "france"]
+    words += ["paris", "river", "vienna", "answer"]
+    (directory / "vocab.txt").write_text("\n".join(words))
+    BertTokenizer(str(directory / "vocab.txt")).save_pretrained(directory)
+    config = BertConfig(
+        vocab_size=len(words),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        num_labels=3,
+        id2label=dict(enumerate(labels)),
+        label2id={name: i for i, name in enumerate(labels)},
+    )
+    torch.manual_seed(0)  # the same random verdicts in every run
+    BertForSequenceClassification(config).save_pretrained(directory)
+    return directory

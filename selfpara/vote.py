@@ -12,6 +12,9 @@ from selfpara.equivalence import Equivalence
 from selfpara.result import Answer, Cluster, Comparison, Usage
 from selfpara.text import is_abstention
 
+ORIGINAL = 0
+"""Variant index of the original question's answer."""
+
 
 class VoteRule(BaseModel):
     """How votes count and when the original's answer may be overruled.
@@ -158,33 +161,12 @@ def semantic_entropy(sizes: list[int]) -> tuple[float, float]:
     return h, (h / math.log(n) if n > 1 else 0.0)
 
 
-async def central_member(
-    question: str,
-    cluster: Cluster,
-    answers: list[Answer],
-    equivalence: Equivalence,
-    usage: Usage | None = None,
-    comparisons: list[Comparison] | None = None,
-) -> int:
-    """The variant whose answer is returned: the original if in the cluster, else the member
-    equivalent to the most other members (earliest on ties). Pairs not compared yet are
-    appended to `comparisons` when given."""
-    if 0 in cluster.members or cluster.size <= 2 or cluster.abstention:
-        return 0 if 0 in cluster.members else cluster.members[0]
-    text = {a.variant: a.text or "" for a in answers}
-    best, best_score = cluster.members[0], -1
-    for m in cluster.members:
-        score = 0
-        for o in cluster.members:
-            if o == m:
-                continue
-            same, by = await equivalence.decide(question, text[m], text[o], usage)
-            score += same
-            if comparisons is not None and not any({c.a, c.b} == {m, o} for c in comparisons):
-                comparisons.append(Comparison(a=m, b=o, equivalent=same, decided_by=by))
-        if score > best_score:
-            best, best_score = m, score
-    return best
+def central_member(cluster: Cluster) -> int:
+    """The variant whose answer is returned: the original if in the cluster, else the member equivalent
+    to the most other members, earliest on ties. That is always the cluster's first member: every
+    other member joined the cluster by matching it (`cluster_answers`), so it agrees with all of
+    them, the most any member can; no pair needs comparing to find it."""
+    return ORIGINAL if ORIGINAL in cluster.members else cluster.members[0]
 
 
 async def vote(
@@ -204,7 +186,7 @@ async def vote(
     clusters = await cluster_answers(question, answers, equivalence, usage, comparisons)
     weigh(clusters, answers, rule.weighting)
     winner, kept = guard_original(clusters, choose_winner(clusters), answers, rule)
-    chosen = await central_member(question, winner, answers, equivalence, usage, comparisons)
+    chosen = central_member(winner)
     h, h_norm = semantic_entropy([c.size for c in clusters])
     n = sum(c.size for c in clusters)
     return VoteOutcome(

@@ -8,27 +8,11 @@ from selfpara import SelfParaphraser
 from selfpara.errors import ConfigError
 from selfpara.llm import ModelClient
 from selfpara.nli import NLIModel
-from selfpara.testing import FakeBackend
+from selfpara.testing import FakeBackend, tiny_nli_model
 
 
 def tiny_nli(directory: Path, labels=("entailment", "neutral", "contradiction")) -> Path:
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
-
-    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "what", "is", "the", "capital", "of", "france", "paris"]
-    (directory / "vocab.txt").write_text("\n".join(words))
-    BertTokenizer(str(directory / "vocab.txt")).save_pretrained(directory)
-    config = BertConfig(
-        vocab_size=len(words),
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        num_labels=3,
-        id2label=dict(enumerate(labels)),
-        label2id={l: i for i, l in enumerate(labels)},
-    )
-    BertForSequenceClassification(config).save_pretrained(directory)
-    return directory
+    return tiny_nli_model(directory, labels)
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +60,37 @@ async def test_pipeline_runs_with_nli_equivalence_and_check(nli_dir):
     assert r.equivalence_functions == ["exact", "nli"] and r.paraphrase_check == "nli"
     assert r.k_kept + len(r.rejected) == 2
     assert sum(c.size for c in r.clusters) == 1 + r.k_kept
+
+
+async def test_concurrent_calls_share_forward_passes(nli_dir):
+    import asyncio
+
+    nli = NLIModel(nli_dir, batch_size=16)
+    alone = nli.probs([("what is paris", "paris"), ("paris", "what is paris")])
+    passes = nli.forward_passes
+    # eight callers at once (the pairs of one clustering step): one forward pass, each gets its own pairs
+    out = await asyncio.gather(
+        *(nli.aprobs([("what is paris", "paris"), ("paris", "what is paris")]) for _ in range(8))
+    )
+    assert nli.forward_passes == passes + 1
+    for probs in out:
+        assert [p.entailment for p in probs] == pytest.approx([p.entailment for p in alone], abs=1e-5)
+    # a caller alone still gets an answer, and a failure reaches every caller of its batch
+    assert len(await nli.aprobs([("the capital", "paris")])) == 1
+    broken = [nli.aprobs([("a", "b")]), nli.aprobs([]), nli.aprobs(None)]  # type: ignore[arg-type]
+    assert all(isinstance(r, TypeError) for r in await asyncio.gather(*broken, return_exceptions=True))
+
+
+async def test_clustering_with_nli_takes_one_forward_pass_per_answer(nli_dir):
+    from selfpara.equivalence import Equivalence, NLIEquivalence
+    from selfpara.result import Answer
+    from selfpara.vote import cluster_answers
+
+    nli = NLIModel(nli_dir)
+    equivalence = Equivalence([NLIEquivalence(nli)])
+    answers = [Answer(variant=i, text=t) for i, t in enumerate(["paris", "the capital", "france", "what is", "of"])]
+    comparisons: list = []
+    await cluster_answers("what is the capital of france", answers, equivalence, comparisons=comparisons)
+    # each answer is compared with every representative so far at once: one pass per answer after the
+    # first, however many pairs (one pass per pair before batching)
+    assert len(comparisons) >= len(answers) - 1 and nli.forward_passes == len(answers) - 1
