@@ -153,7 +153,7 @@ def tiny_nli_model(directory: Path, labels: tuple[str, str, str] = ("entailment"
     words += ["paris", "river", "vienna", "answer"]
     (directory / "vocab.txt").write_text("\n".join(words))
     BertTokenizer(str(directory / "vocab.txt")).save_pretrained(directory)
-    config = BertConfig(
+    config = BertConfig(  # type: ignore[call-arg]  (num_labels and the label maps are PretrainedConfig's)
         vocab_size=len(words),
         hidden_size=16,
         num_hidden_layers=1,
