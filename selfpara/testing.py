@@ -153,7 +153,8 @@ def tiny_nli_model(directory: Path, labels: tuple[str, str, str] = ("entailment"
     words += ["paris", "river", "vienna", "answer"]
     (directory / "vocab.txt").write_text("\n".join(words))
     BertTokenizer(str(directory / "vocab.txt")).save_pretrained(directory)
-    config = BertConfig(  # type: ignore[call-arg]  (num_labels and the label maps are PretrainedConfig's)
+    # num_labels and the label maps are PretrainedConfig's keyword arguments, which mypy does not see
+    config = BertConfig(  # type: ignore[call-arg]
         vocab_size=len(words),
         hidden_size=16,
         num_hidden_layers=1,
