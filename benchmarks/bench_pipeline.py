@@ -8,7 +8,11 @@
 3. Pipelining: the same against a fake that streams, each call 200 ms with the reply's
    words spread evenly over it, so the paraphrase reply's lines arrive one by one. Side by
    side in one run: raw; fixed k=5 (each paraphrase answered as its line arrives); adaptive
-   k (the default stages) when the answers agree, and when they split. Target: <= 1.5x.
+   k (the default stages) when the answers agree, and when they split; fixed and adaptive k
+   with the whole reply awaited. Target: <= 1.5x.
+4. CPU: what streaming the paraphrase reply costs the caller's process, over HTTP (the http
+   transport) against tests/fake_upstream.py in its own process answering at once: CPU
+   ms per wrapped request (k=5) with the paraphrase reply streamed and whole.
 
 Run: python benchmarks/bench_pipeline.py
 """
@@ -17,6 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -86,11 +92,13 @@ async def pipelining(k: int = 5, delay_s: float = 0.2, n: int = 7) -> dict:
     """Raw vs wrapped latency against a streaming fake; every arm measured in the same rounds."""
     agree = ModelClient(backend=FakeStreamingBackend(delay_s=delay_s), concurrency=64)
     split = ModelClient(backend=FakeStreamingBackend(split_answers, delay_s=delay_s), concurrency=64)
+    stream, whole = {"stream_paraphrases": True}, {"stream_paraphrases": False}
     arms = {
-        "fixed_k": (SelfParaphraser(k=k, client=agree, **SETTINGS), {}),
-        "adaptive_agree": (SelfParaphraser(k=k, client=agree, **SETTINGS), {"adaptive": True}),
-        "adaptive_split": (SelfParaphraser(k=k, client=split, **SETTINGS), {"adaptive": True}),
-        "whole_reply_fixed_k": (SelfParaphraser(k=k, client=agree, **SETTINGS), {"stream_paraphrases": False}),
+        "fixed_k": (SelfParaphraser(k=k, client=agree, **SETTINGS), stream),
+        "adaptive_agree": (SelfParaphraser(k=k, client=agree, **SETTINGS), {"adaptive": True, **stream}),
+        "adaptive_split": (SelfParaphraser(k=k, client=split, **SETTINGS), {"adaptive": True, **stream}),
+        "whole_reply_fixed_k": (SelfParaphraser(k=k, client=agree, **SETTINGS), whole),
+        "whole_reply_adaptive_agree": (SelfParaphraser(k=k, client=agree, **SETTINGS), {"adaptive": True, **whole}),
     }
     times: dict[str, list[float]] = {"raw": [], **{name: [] for name in arms}}
     calls: dict[str, int] = {}
@@ -111,11 +119,43 @@ async def pipelining(k: int = 5, delay_s: float = 0.2, n: int = 7) -> dict:
     return out
 
 
+async def cpu_per_request(k: int = 5, n: int = 60) -> dict:
+    """CPU of this process per wrapped request over HTTP, the paraphrase reply streamed and whole."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    fake = Path(__file__).parents[1] / "tests" / "fake_upstream.py"
+    cmd = [sys.executable, str(fake), "--port", str(port), "--delay-ms", "0"]
+    upstream = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        settings = {**SETTINGS, "api_base": f"http://127.0.0.1:{port}/v1", "transport": "http", "cache": "off"}
+        sp = SelfParaphraser(k=k, **settings)
+        for _ in range(100):  # until the upstream listens
+            try:
+                await sp.aanswer(QUESTION)
+                break
+            except Exception:
+                await asyncio.sleep(0.1)
+        out = {}
+        for name, stream in (("streamed", True), ("whole", False)):
+            for i in range(10):
+                await sp.aanswer(f"{QUESTION} ({i})", stream_paraphrases=stream)
+            started = time.process_time()
+            for i in range(n):
+                await sp.aanswer(f"{QUESTION} ({i})", stream_paraphrases=stream)
+            out[f"{name}_cpu_ms_per_request"] = (time.process_time() - started) * 1000 / n
+        return {"k": k, "requests": n, **out}
+    finally:
+        upstream.terminate()
+        upstream.wait(timeout=10)
+
+
 async def main() -> None:
     figures = {
         "overhead": [await overhead(5), await overhead(10)],
         "concurrency": await concurrency(),
         "pipelining": await pipelining(),
+        "cpu": await cpu_per_request(),
     }
     for row in figures["overhead"]:
         print(f"overhead k={row['k']:>2}: p50 {row['p50_ms']:.2f} ms  p99 {row['p99_ms']:.2f} ms")
@@ -126,9 +166,12 @@ async def main() -> None:
     )
     p = figures["pipelining"]
     print(f"pipelining k=5, 200 ms/call, streaming fake: raw {p['raw_p50_s']:.3f}s")
-    for name in ("fixed_k", "adaptive_agree", "adaptive_split", "whole_reply_fixed_k"):
+    for name in ("fixed_k", "adaptive_agree", "adaptive_split", "whole_reply_fixed_k", "whole_reply_adaptive_agree"):
         row = p[name]
-        print(f"  {name:<20} {row['wrapped_p50_s']:.3f}s  ratio {row['ratio']:.2f}x  calls {row['upstream_calls']}")
+        print(f"  {name:<27} {row['wrapped_p50_s']:.3f}s  ratio {row['ratio']:.2f}x  calls {row['upstream_calls']}")
+    cpu = figures["cpu"]
+    streamed, whole_ms = cpu["streamed_cpu_ms_per_request"], cpu["whole_cpu_ms_per_request"]
+    print(f"CPU per wrapped request over HTTP, k=5: reply streamed {streamed:.2f} ms, whole {whole_ms:.2f} ms")
     print("written to", write("pipeline", figures))
 
 

@@ -170,10 +170,12 @@ class WrapConfig(BaseModel):
         description="Adaptive k also stops, after its first stage, once the leading cluster's vote share reaches "
         "this (it may then return another answer than fixed k would); None: only when the vote is settled.",
     )
-    stream_paraphrases: bool = Field(
-        True,
+    stream_paraphrases: bool | None = Field(
+        None,
         description="Stream the paraphrase call where the backend can (http, litellm) and answer each "
-        "paraphrase as soon as its line has arrived and passed the filters; else the whole reply is awaited.",
+        "paraphrase as soon as its line has arrived and passed the filters; else the whole reply is awaited. "
+        "None: stream with adaptive k only, where answering early can end a request early; with fixed k the "
+        "last line still comes at the reply's end, and a stream costs CPU per token (docs/adaptive.md).",
     )
     judge_model: str | None = Field(None, description="Model for the LLM judges; default: `model`.")
     nli_model: str | None = Field(None, description="Local directory of an NLI sequence-classification model.")
@@ -260,6 +262,11 @@ class WrapConfig(BaseModel):
             cheap = ["exact", "numeric", "contains", "distinct"]
             return cheap if is_embedded(self.model) else [*cheap, "llm"]
         return self.equivalence.split(",")
+
+    @property
+    def streams_paraphrases(self) -> bool:
+        """Whether the paraphrase call is streamed where the backend can (`stream_paraphrases` resolved)."""
+        return self.adaptive if self.stream_paraphrases is None else self.stream_paraphrases
 
     @property
     def drift_check_names(self) -> list[str]:

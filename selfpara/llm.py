@@ -352,7 +352,7 @@ class ModelClient:
             try:
                 while True:
                     try:
-                        item = await self._bounded(model, iterator.__anext__())
+                        item = await self._next_event(model, iterator)
                     except StopAsyncIteration:
                         return
                     yield item
@@ -478,6 +478,22 @@ class ModelClient:
                 self.observer(kind, error)
             except Exception:  # counting must never fail a call
                 log.exception("call observer failed")
+
+    async def _next_event(self, model: str, iterator: AsyncIterator[Any]) -> Any:
+        """`_bounded` for the next event of a stream: with `asyncio.timeout` where there is one (3.11+),
+        which, unlike `wait_for`, makes no task per await; a stream sends an event per token."""
+        timeout = getattr(asyncio, "timeout", None)
+        if timeout is None:
+            return await self._bounded(model, iterator.__anext__())
+        try:
+            async with timeout(self.timeout_s):
+                return await iterator.__anext__()
+        except TimeoutError:
+            raise UpstreamTimeout(f"{model}: no answer within {self.timeout_s:g}s") from None
+        except (SelfparaError, StopAsyncIteration):
+            raise
+        except Exception as exc:  # a backend bug or an unexpected library error
+            raise UpstreamError(f"{model}: {type(exc).__name__}", status=502) from None
 
     async def _bounded(self, model: str, call: Any) -> Any:
         """Await `call` within the timeout; any failure becomes an UpstreamError."""

@@ -160,14 +160,14 @@ class SelfParaphraser:
 
     async def paraphrase_reply(self, question: str, cfg: WrapConfig, usage: Usage) -> AsyncGenerator[str, None]:
         """The paraphrase call's reply in pieces: streamed as the model writes it where the backend can
-        stream and `cfg.stream_paraphrases`, else the whole reply as one piece.
+        stream and `cfg.streams_paraphrases`, else the whole reply as one piece.
 
         An upstream that refuses the stream (a non-retryable error other than a rejected key: no
         streaming, an unknown `stream_options`, a plain JSON answer) is asked again without it.
         Raises UpstreamError as `ModelClient.complete` does.
         """
         model, messages, params = paraphrase_request(question, cfg)
-        if cfg.stream_paraphrases:
+        if cfg.streams_paraphrases:
             try:
                 stream = await self.client.stream_text(model, messages, usage=usage, kind="paraphrase", **params)
             except UpstreamError as exc:

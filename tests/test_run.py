@@ -38,6 +38,7 @@ def by_variant(pattern, *, paraphrases=None, judge=None):
 def make(backend, **settings):
     client = ModelClient(backend=backend, retries=0, backoff_s=0.001, timeout_s=5, concurrency=64)
     settings.setdefault("model", "openai/fake")
+    settings.setdefault("stream_paraphrases", True)  # by default only adaptive k streams
     return SelfParaphraser(client=client, **settings)
 
 
@@ -158,12 +159,15 @@ async def test_an_upstream_that_cannot_stream_gets_the_whole_reply_asked():
     assert r.k_kept == 3 and r.usage.calls == 5
 
 
-async def test_streaming_can_be_turned_off():
+async def test_streaming_can_be_turned_off_and_by_default_is_only_with_adaptive_k():
     backend = FakeStreamingBackend()
     r = await make(backend, k=2, equivalence="exact", paraphrase_check="off", stream_paraphrases=False).aanswer(
         QUESTION
     )
     assert r.k_kept == 2 and not backend.streams
+    sp = SelfParaphraser(client=ModelClient(backend=backend), model="openai/fake", k=2, paraphrase_check="off")
+    assert (await sp.aanswer(QUESTION)).k_kept == 2 and not backend.streams
+    assert (await sp.aanswer(QUESTION, adaptive=True)).answer == "Paris" and len(backend.streams) == 1
 
 
 async def test_a_refused_key_is_not_asked_again_without_streaming():
@@ -271,6 +275,7 @@ async def test_over_http_each_paraphrase_is_answered_while_the_reply_still_strea
         equivalence="exact",
         paraphrase_check="off",
         retries=0,
+        stream_paraphrases=True,
     )
     r = await sp.aanswer(QUESTION)
     assert r.k_kept == 4 and r.answer == "Paris" and r.usage.completion_tokens > 0
@@ -284,7 +289,7 @@ async def test_over_http_a_refused_stream_is_asked_for_whole(upstream):
     upstream.reset()
     upstream.not_sse(when="paraphrase")  # a plain JSON answer to the stream request
     sp = SelfParaphraser(model="openai/fake", api_base=upstream.url, k=3, equivalence="exact", paraphrase_check="off")
-    r = await sp.aanswer(QUESTION)
+    r = await sp.aanswer(QUESTION, stream_paraphrases=True)
     assert [c.body.get("stream") for c in upstream.calls_of("paraphrase")] == [True, None]
     assert r.k_kept == 3 and not r.flags
 
@@ -294,7 +299,9 @@ async def test_a_streamed_paraphrase_call_is_cached_like_a_whole_one():
 
     backend = FakeStreamingBackend(delay_s=0.01)
     client = ModelClient(backend=backend, retries=0, cache=open_call_cache("memory"))
-    sp = SelfParaphraser(client=client, model="openai/fake", k=3, equivalence="exact", paraphrase_check="off")
+    sp = SelfParaphraser(
+        client=client, model="openai/fake", k=3, equivalence="exact", paraphrase_check="off", stream_paraphrases=True
+    )
     first = await sp.aanswer(QUESTION)
     assert len(backend.streams) == 1 and first.usage.calls == 5 and first.usage.cache_hits == 0
     again = await sp.aanswer(QUESTION)
