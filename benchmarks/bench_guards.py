@@ -31,9 +31,11 @@ def drift_table(questions: list[dict]) -> None:
         ["entities"],
         ["negation"],
         ["qualifiers"],
+        ["rates"],
         ["numbers", "entities"],
         ["numbers", "entities", "negation"],
         ["numbers", "entities", "qualifiers"],
+        ["numbers", "entities", "qualifiers", "rates"],
     )
     for names in combos:
 

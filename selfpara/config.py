@@ -86,10 +86,11 @@ class WrapConfig(BaseModel):
         "(sent to embedded and OpenAI-compatible models; None: unseeded).",
     )
     drift_checks: str = Field(
-        "numbers,entities,qualifiers",
+        "numbers,entities,qualifiers,rates",
         description="Comma-separated cheap checks a paraphrase must pass (selfpara.drift): numbers (same "
         "numbers, digits and number words normalised), entities (every capitalised name kept), qualifiers "
-        "(narrowing words such as capital, adult, largest, most kept and none added), negation "
+        "(narrowing words such as capital, adult, largest, most kept and none added), rates ('each acre', 'per "
+        "hour' keep their unit), negation "
         "(negated iff the question is); off: none.",
     )
     paraphrase_check: Literal["auto", "off", "llm", "nli"] = Field(

@@ -79,6 +79,7 @@ class RejectedParaphrase(BaseModel):
         "entities_changed",
         "negation_changed",
         "qualifiers_changed",
+        "rates_changed",
         "not_equivalent",
         "empty",
         "check_failed",

@@ -2,7 +2,7 @@ from fractions import Fraction
 
 import pytest
 
-from selfpara.drift import entities_changed, negation_changed, numbers_changed, qualifiers_changed
+from selfpara.drift import entities_changed, negation_changed, numbers_changed, qualifiers_changed, rates_changed
 from selfpara.paraphrase import drift_filter
 from selfpara.quantities import number_set, numbers
 
@@ -88,6 +88,17 @@ def test_qualifiers_dropped_or_added():
     )
     assert qualifiers_changed("Which planet is largest?", "Which planet is the biggest?") is None
     assert qualifiers_changed("Who wrote Hamlet?", "Who was the main author of Hamlet?") == "added main"
+
+
+def test_rates_keep_their_unit():
+    q = "Each acre produces 5 tons of grapes per year. How many tons does her 10-acre farm produce per year?"
+    assert rates_changed(q, "Her 10-acre farm produces 5 tons of grapes per year. How many tons per year?") == (
+        "dropped per acre…"
+    )
+    assert rates_changed(q, "At 5 tons per acre every year, what does a 10-acre farm yield each year?") is None
+    lena = "Lena buys 3 packs with 5 stickers in each pack. How many stickers?"
+    assert rates_changed(lena, "How many stickers are in 3 packs with 5 in each?") is None  # unit implicit
+    assert rates_changed("A train goes 14 km every hour. How far in 2 hours?", "How far does a train go in 2 hours?")
 
 
 def test_negation():

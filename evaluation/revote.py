@@ -1,0 +1,129 @@
+"""Re-vote a recorded run under stricter settings, with no model call: what a guard would have changed.
+
+A selfpara sample records every wording it answered and every answer. A change that only
+*removes* paraphrases (another drift check) or changes how the recorded answers are
+counted (overrule margin, weighting, low-agreement policy) can be applied to that record
+exactly: the paraphrases the new checks reject are dropped, the remaining answers are
+clustered again with the arm's own cheap equivalence functions and voted under the new
+rule, and a changed answer is graded again with the run's grader. The result is written
+as a new arm of a copy of the run, so `selfpara report` scores it beside the others.
+
+Not replayable (the arm is refused): settings that would answer wordings the run never
+answered (fewer drift checks, a larger k), and equivalence or grading that needs a model.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaluation.graders import grader_for
+from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
+from evaluation.schema import Item, SampleRecord
+from selfpara.config import WrapConfig, build_config
+from selfpara.equivalence import Equivalence, build_equivalence
+from selfpara.errors import ConfigError
+from selfpara.paraphrase import drift_filter
+from selfpara.result import Answer
+from selfpara.vote import VoteRule, vote
+
+_MODEL_FUNCTIONS = {"llm", "nli", "nli-lenient"}
+
+
+@dataclass
+class Change:
+    """One re-voted sample whose answer differs from the recorded one."""
+
+    item_id: str
+    variant_id: int
+    dropped: list[str]
+    before: str | None
+    after: str | None
+    label_before: str
+    label_after: str
+
+
+def arm_config(config: dict[str, Any], arm: str) -> WrapConfig:
+    """The WrapConfig a run's `arm` answered with (from its config.json)."""
+    described = next((a for a in config.get("arms", []) if a.get("label") == arm), None)
+    if described is None or "config" not in described:
+        raise ConfigError(f"the run has no {arm!r} arm with its settings recorded")
+    known = {k: v for k, v in described["config"].items() if k in WrapConfig.model_fields}
+    return build_config(**known)
+
+
+def _check_replayable(before: WrapConfig, after: WrapConfig) -> None:
+    if not set(before.drift_check_names) <= set(after.drift_check_names):
+        raise ConfigError("the re-vote can only add drift checks: fewer would keep paraphrases never answered")
+    if after.k != before.k or after.max_overlap != before.max_overlap:
+        raise ConfigError("the re-vote cannot change k or the overlap rule (other wordings would be answered)")
+    if _MODEL_FUNCTIONS & set(after.equivalence_functions):
+        raise ConfigError("the re-vote runs no model: use cheap equivalence functions (exact, numeric, ...)")
+
+
+async def revote_sample(
+    record: SampleRecord, cfg: WrapConfig, equivalence: Equivalence
+) -> tuple[str | None, list[str], float]:
+    """(answer, paraphrases dropped, vote share) of `record` re-voted under `cfg`."""
+    evidence = record.details.get("evidence")
+    if not isinstance(evidence, dict) or record.answer is None:
+        return record.answer, [], float(record.details.get("vote_share") or 0.0)
+    variants = {v["index"]: v["text"] for v in evidence["variants"]}
+    question = variants[0]
+    answers = [Answer.model_validate(a) for a in evidence["answers"]]
+    kept_texts, rejected = drift_filter(question, [variants[i] for i in sorted(variants) if i], cfg.drift_check_names)
+    kept = {0} | {i for i in variants if i and variants[i] in kept_texts}
+    subset = [a for a in answers if a.variant in kept]
+    if not any(a.ok for a in subset):
+        return record.answer, [r.text for r in rejected], float(record.details.get("vote_share") or 0.0)
+    rule = VoteRule(margin=cfg.overrule_margin, confident_logprob=cfg.confident_logprob, weighting=cfg.vote_weighting)
+    outcome = await vote(question, subset, equivalence, None, rule)
+    text = next(a.text for a in subset if a.variant == outcome.chosen) or ""
+    if cfg.low_agreement == "abstain" and outcome.vote_share < cfg.low_agreement_threshold:
+        text = cfg.abstention_text
+    return text, [r.text for r in rejected], outcome.vote_share
+
+
+async def revote_run(
+    run_dir: str | Path, out: str | Path, changes: dict[str, Any], *, arm: str = "selfpara", label: str | None = None
+) -> list[Change]:
+    """Copy `run_dir` to `out` and add arm `label` (default `arm+changes`): `arm`'s samples re-voted
+    under `changes` (WrapConfig fields). Returns the samples whose answer changed."""
+    src, dst = Path(run_dir), Path(out)
+    if dst.exists():
+        raise ConfigError(f"{dst} exists; choose a new directory for the re-voted run")
+    config = read_config(src)
+    before = arm_config(config, arm)
+    after = before.with_overrides(**changes)
+    _check_replayable(before, after)
+    label = label or arm + "+" + ",".join(f"{k}={v}" for k, v in changes.items())
+    items = {
+        i.id: i
+        for i in (Item.model_validate_json(line) for line in (src / ITEMS_FILE).read_text().splitlines() if line)
+    }
+    equivalence = build_equivalence(after.equivalence_functions, client=None, judge_model="")  # type: ignore[arg-type]
+    records = latest_records(read_samples(src / SAMPLES_FILE))
+    new: list[SampleRecord] = []
+    changed: list[Change] = []
+    for r in records:
+        if r.arm != arm:
+            continue
+        answer, dropped, share = await revote_sample(r, after, equivalence)
+        lab = r.label
+        if answer != r.answer:
+            item = items[r.item_id]
+            lab = await grader_for(item.kind).grade(item, answer)
+            changed.append(Change(r.item_id, r.variant_id, dropped, r.answer, answer, r.label, lab))
+        details = {**r.details, "vote_share": share, "revote": {"from": arm, "dropped": dropped}}
+        new.append(r.model_copy(update={"arm": label, "answer": answer, "label": lab, "details": details}))
+    shutil.copytree(src, dst)
+    with (dst / SAMPLES_FILE).open("a", encoding="utf-8") as f:
+        for r in new:
+            f.write(r.model_dump_json() + "\n")
+    described = next(a for a in config["arms"] if a.get("label") == arm)
+    config["arms"].append({**described, "label": label, "config": after.model_dump(mode="json"), "revote": changes})
+    (dst / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return changed

@@ -1,0 +1,70 @@
+"""Re-voting a recorded run: a drift check added after the run drops the paraphrases it rejects,
+the rest are voted again, a changed answer is graded again, and the result is a new arm."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from evaluation.datasets import save_items
+from evaluation.report.data import build_report
+from evaluation.revote import revote_run
+from evaluation.runner import BenchConfig, RunOptions, run_bench
+from evaluation.schema import Item, ItemVariant
+from selfpara.errors import ConfigError
+from selfpara.llm import ModelClient
+from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
+
+QUESTION = "What is the capital of Nigeria?"
+
+
+def _responder(model: str, messages: list, params: dict) -> str:
+    text = last_user_text(messages)
+    if PARAPHRASE_MARKER in text:  # three qualifier drifts, all answered "Lagos"
+        return (
+            "1. Which is the largest city of Nigeria?\n2. Name the most populous Nigerian city.\n"
+            "3. Tell me the main city in Nigeria."
+        )
+    return "Lagos" if any(w in text for w in ("largest", "populous", "main")) else "Abuja"
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    items = [Item(id="ng", gold=["Abuja"], variants=[ItemVariant(id=0, question=QUESTION)])]
+    data = save_items(items, tmp_path / "d.jsonl")
+    client = ModelClient(backend=FakeBackend(_responder), retries=0, timeout_s=5)
+    config = BenchConfig(dataset=str(data), arms=["raw", "selfpara[drift_checks=numbers,entities]"], k=3)
+    asyncio.run(run_bench(config, tmp_path / "run", RunOptions(client=client, progress=False)))
+    return tmp_path / "run"
+
+
+def test_an_added_drift_check_drops_the_drifted_paraphrases_and_regrades(run_dir: Path, tmp_path: Path) -> None:
+    lines = [json.loads(x) for x in (run_dir / "samples.jsonl").read_text().splitlines()]
+    recorded = next(r for r in lines if r["arm"].startswith("selfpara"))
+    assert recorded["answer"] == "Lagos" and recorded["label"] == "incorrect"  # the drift outvoted the original
+
+    arm = recorded["arm"]
+    changed = asyncio.run(
+        revote_run(run_dir, tmp_path / "revoted", {"drift_checks": "numbers,entities,qualifiers"}, arm=arm, label="q")
+    )
+    assert [(c.before, c.after, c.label_after) for c in changed] == [("Lagos", "Abuja", "correct")]
+    assert len(changed[0].dropped) == 3
+    new = [json.loads(x) for x in (tmp_path / "revoted" / "samples.jsonl").read_text().splitlines()]
+    revoted = next(r for r in new if r["arm"] == "q")
+    assert revoted["answer"] == "Abuja" and revoted["details"]["vote_share"] == 1.0
+    report = build_report(tmp_path / "revoted", consistency=None, n_boot=50)  # the new arm, scored
+    assert json.dumps(report).count('"q"') >= 1
+    assert len(lines) == len(new) - 1  # the source run is copied, not changed
+
+
+def test_settings_that_would_need_new_answers_are_refused(run_dir: Path, tmp_path: Path) -> None:
+    arm = next(json.loads(x)["arm"] for x in (run_dir / "samples.jsonl").read_text().splitlines() if "selfpara" in x)
+    with pytest.raises(ConfigError, match="only add drift checks"):
+        asyncio.run(revote_run(run_dir, tmp_path / "a", {"drift_checks": "numbers"}, arm=arm))
+    with pytest.raises(ConfigError, match="runs no model"):
+        asyncio.run(revote_run(run_dir, tmp_path / "b", {"equivalence": "exact,llm"}, arm=arm))
+    with pytest.raises(ConfigError, match="exists"):
+        asyncio.run(revote_run(run_dir, run_dir, {"overrule_margin": 1}, arm=arm))
