@@ -281,8 +281,10 @@ async def test_over_http_each_paraphrase_is_answered_while_the_reply_still_strea
     assert r.k_kept == 4 and r.answer == "Paris" and r.usage.completion_tokens > 0
     (paraphrase,) = upstream.calls_of("paraphrase")
     assert paraphrase.body["stream"] is True
-    first = next(c for c in upstream.calls_of("answer") if c.variant == 1)
-    assert first.at - paraphrase.at < 1.2 * 0.6  # line 1 of 4 was answered well before the reply ended
+    at = {c.variant: c.at for c in upstream.calls_of("answer")}
+    # Lines arrive 0.3 s apart: answered as they arrive, line 1 is asked well before line 4; answered
+    # after the reply, all four start together. A gap, not a wall-clock bound, so load cannot break it.
+    assert at[4] - at[1] > 1.2 * 0.4
 
 
 async def test_over_http_a_refused_stream_is_asked_for_whole(upstream):
