@@ -124,8 +124,10 @@ def test_a_failing_deployment_costs_no_client_an_error_and_is_cooled_down(
     assert [r.status_code for r in responses + passthrough] == [200] * 36
     assert {r.json()["choices"][0]["message"]["content"] for r in responses} == {"Paris"}
     good_calls = len(good.calls)
-    # 36 requests made ~190 upstream calls; after its first failures the broken one got (almost) none
-    assert good_calls >= 36 * 4 and len(bad.calls) <= 8, (good_calls, len(bad.calls))
+    # 36 requests made ~190 upstream calls; without a cooldown the broken one would get about half.
+    # After its first failures it gets almost none; calls already in flight then (more on a loaded
+    # machine) may still reach it, hence a share rather than a count.
+    assert good_calls >= 36 * 4 and len(bad.calls) <= good_calls // 10, (good_calls, len(bad.calls))
     # each deployment got its own key
     assert {c.authorization for c in good.calls} == {f"Bearer {GOOD_KEY}"}
     assert {c.authorization for c in bad.calls} <= {f"Bearer {BAD_KEY}"}
