@@ -16,11 +16,24 @@ from pathlib import Path
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, read_config
 
 
+def arm_differences(first: list[dict], other: list[dict]) -> list[str]:
+    """What differs between two runs' arms. A setting only one side records (a field a later
+    version added, at its default) is not a difference: it cannot have changed the answers."""
+    if [a["label"] for a in first] != [a["label"] for a in other]:
+        return ["the arms differ"]
+    problems = []
+    for a, b in zip(first, other, strict=True):
+        for part in ("settings", "config"):
+            x, y = a.get(part) or {}, b.get(part) or {}
+            problems += [f"arm {a['label']}: {k} {x[k]!r} != {y[k]!r}" for k in x.keys() & y.keys() if x[k] != y[k]]
+    return problems
+
+
 def merge(out: Path, runs: list[Path]) -> None:
     configs = [read_config(r) for r in runs]
-    arms = [json.dumps(c["arms"], sort_keys=True) for c in configs]
-    if len(set(arms)) != 1:
-        raise SystemExit("the runs' arms or settings differ; they cannot be merged")
+    for r, c in zip(runs[1:], configs[1:], strict=True):
+        for problem in arm_differences(configs[0]["arms"], c["arms"]):
+            raise SystemExit(f"{r}: {problem}; the runs cannot be merged")
     seen: set[str] = set()
     items: list[str] = []
     for r in runs:
