@@ -49,9 +49,11 @@ class Change:
 def arm_config(config: dict[str, Any], arm: str) -> WrapConfig:
     """The WrapConfig a run's `arm` answered with (from its config.json)."""
     described = next((a for a in config.get("arms", []) if a.get("label") == arm), None)
-    if described is None or "config" not in described:
-        raise ConfigError(f"the run has no {arm!r} arm with its settings recorded")
-    known = {k: v for k, v in described["config"].items() if k in WrapConfig.model_fields}
+    if described is None:
+        raise ConfigError(f"the run has no {arm!r} arm")
+    # selfpara records its whole config; a voting baseline (sc) only its own settings.
+    recorded = described.get("config") or {**described.get("settings", {}), "model": described.get("model")}
+    known = {k: v for k, v in recorded.items() if k in WrapConfig.model_fields and v is not None}
     return build_config(**known)
 
 

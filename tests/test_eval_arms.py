@@ -177,6 +177,15 @@ async def test_sc_draws_k_plus_one_samples_with_distinct_seeds_and_votes() -> No
     assert not set(seeds) & {p["seed"] for _, _, p in fake.calls}
 
 
+async def test_sc_is_a_plain_majority_vote_sample_0_has_no_protection() -> None:
+    # Measured on Qwen: samples Melbourne, Canberra, Canberra, Sydney returned "Melbourne" while
+    # sc carried selfpara's overrule margin (2), which protects a user's original wording.
+    drawn = iter(["Melbourne", "Canberra", "Canberra", "Sydney"])
+    client, _ = make_client(lambda model, messages, params: next(drawn))
+    out = await make_arm("sc[equivalence=exact]", client, MODEL, k=3).answer(Q, "factual", seed=0)
+    assert out.answer == "Canberra" and out.details["vote_share"] == pytest.approx(0.5)
+
+
 async def test_sc_temperature_must_be_positive() -> None:
     client, _ = make_client(answers("x"))
     with pytest.raises(ConfigError, match="temperature"):

@@ -2,7 +2,8 @@
 
 The original wording is answered k+1 times at temperature > 0 (one seed per sample) by
 `SelfParaphraser.aanswer(..., paraphrases=[question] * k, seeds=...)`, so the samples
-are clustered and voted exactly as the selfpara arm's paraphrase answers are.
+are clustered exactly as the selfpara arm's paraphrase answers are, and voted by plain
+majority (overrule margin 1): sample 0 is not the user's original and gets no protection.
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ class SelfConsistencyArm(Arm):
                 temperature=s["temperature"],
                 max_tokens=self.max_tokens,
                 equivalence=s.pop("agreement", None) or s["equivalence"],
+                # No sample is the original: the overrule margin that protects a user's own wording
+                # would let sample 0 (drawn at T>0) beat a 2-vote majority. Plain majority.
+                overrule_margin=1,
                 judge_model=s["judge_model"],
                 nli_model=s["nli_model"],
             )
