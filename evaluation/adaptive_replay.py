@@ -24,12 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.metrics import compute_metrics, rows_from_records
+from evaluation.revote import arm_config
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
 from evaluation.schema import Item, Label, SampleRecord
 from selfpara.adaptive import answers_to_settle, first_stage, settled
-from selfpara.config import WrapConfig, build_config
+from selfpara.config import WrapConfig
+from selfpara.errors import ConfigError
 from selfpara.result import Answer, Cluster, Comparison
-from selfpara.vote import VoteRule, central_member, choose_winner, guard_original, weigh
+from selfpara.vote import central_member, choose_winner, guard_original, weigh
 
 
 @dataclass(frozen=True)
@@ -70,10 +72,6 @@ class Replayed:
         return self.answer == self.record.answer
 
 
-def rule_of(cfg: WrapConfig) -> VoteRule:
-    return VoteRule(margin=cfg.overrule_margin, confident_logprob=cfg.confident_logprob, weighting=cfg.vote_weighting)
-
-
 def recorded_clusters(answers: list[Answer]) -> list[Cluster]:
     """The clusters of `answers` as recorded (each answer's `cluster` and `abstained`), ids in order."""
     by_id: dict[int, Cluster] = {}
@@ -94,7 +92,7 @@ def recorded_clusters(answers: list[Answer]) -> list[Cluster]:
 
 def returned(answers: list[Answer], cfg: WrapConfig) -> tuple[int, str]:
     """(winning cluster id, returned text) of the vote over `answers` with their recorded clusters."""
-    rule = rule_of(cfg)
+    rule = cfg.vote_rule
     clusters = recorded_clusters(answers)
     if not clusters:
         raise NotReplayable("no answer to vote over")
@@ -109,7 +107,7 @@ def returned(answers: list[Answer], cfg: WrapConfig) -> tuple[int, str]:
 
 def stages(answers: list[Answer], cfg: WrapConfig, policy: Policy) -> tuple[int, int]:
     """(paraphrases adaptive k answers, rounds after the first) over the recorded answers, in order."""
-    rule = rule_of(cfg)
+    rule = cfg.vote_rule
     share = cfg.low_agreement_threshold if cfg.low_agreement == "abstain" else None
     kept = len(answers) - 1
     first = policy.first if policy.first is not None else first_stage(rule, cfg.k, share_threshold=share)
@@ -215,11 +213,10 @@ class ReplayReport:
 
 
 def _arm_config(config: dict[str, Any], arm: str) -> WrapConfig:
-    described = next((a for a in config.get("arms", []) if a.get("label") == arm), None)
-    if described is None or "config" not in described:
-        raise NotReplayable(f"the run has no {arm!r} arm with its config")
-    known = {k: v for k, v in described["config"].items() if k in WrapConfig.model_fields}
-    return build_config(**known)
+    try:
+        return arm_config(config, arm)
+    except ConfigError as exc:
+        raise NotReplayable(str(exc)) from None
 
 
 def _metrics(records: list[SampleRecord], adaptive: dict[tuple[str, int], Replayed], seed: int = 0) -> dict[str, Any]:

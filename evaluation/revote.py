@@ -28,7 +28,7 @@ from selfpara.equivalence import Equivalence, build_equivalence
 from selfpara.errors import ConfigError
 from selfpara.paraphrase import drift_filter
 from selfpara.result import Answer
-from selfpara.vote import VoteRule, vote
+from selfpara.vote import vote
 
 _MODEL_FUNCTIONS = {"llm", "nli", "nli-lenient"}
 
@@ -81,8 +81,7 @@ async def revote_sample(
     subset = [a for a in answers if a.variant in kept]
     if not any(a.ok for a in subset):
         return record.answer, [r.text for r in rejected], float(record.details.get("vote_share") or 0.0)
-    rule = VoteRule(margin=cfg.overrule_margin, confident_logprob=cfg.confident_logprob, weighting=cfg.vote_weighting)
-    outcome = await vote(question, subset, equivalence, None, rule)
+    outcome = await vote(question, subset, equivalence, None, cfg.vote_rule)
     text = next(a.text for a in subset if a.variant == outcome.chosen) or ""
     if cfg.low_agreement == "abstain" and outcome.vote_share < cfg.low_agreement_threshold:
         text = cfg.abstention_text

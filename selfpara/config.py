@@ -12,6 +12,7 @@ from selfpara.cache.spec import masked, parse_cache
 from selfpara.drift import DRIFT_CHECKS
 from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.errors import ConfigError, config_error
+from selfpara.vote import VoteRule
 
 EMBEDDED_MODEL = "local/qwen2.5-coder-1.5b"
 """The model used when none is named: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF, the `qwen`
@@ -268,6 +269,13 @@ class WrapConfig(BaseModel):
     def streams_paraphrases(self) -> bool:
         """Whether the paraphrase call is streamed where the backend can (`stream_paraphrases` resolved)."""
         return self.adaptive if self.stream_paraphrases is None else self.stream_paraphrases
+
+    @property
+    def vote_rule(self) -> VoteRule:
+        """The vote rule these settings make (overrule_margin, confident_logprob, vote_weighting)."""
+        return VoteRule(
+            margin=self.overrule_margin, confident_logprob=self.confident_logprob, weighting=self.vote_weighting
+        )
 
     @property
     def drift_check_names(self) -> list[str]:

@@ -9,7 +9,7 @@ candidate and returns a short detail when it changed (None when it survived).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Set
 
 from selfpara.quantities import NUMBER_WORDS, number_set
 from selfpara.text import STOPWORDS, entity_words, words
@@ -22,17 +22,15 @@ def _fmt(values: object) -> str:
     return ", ".join(sorted(str(v) for v in values))  # type: ignore[attr-defined]
 
 
+def _set_change(q: Set[object], p: Set[object]) -> str | None:
+    """ "dropped ...; added ..." between the question's set `q` and the paraphrase's `p` (None: equal)."""
+    parts = [f"{verb} {_fmt(values)}" for verb, values in (("dropped", q - p), ("added", p - q)) if values]
+    return "; ".join(parts) or None
+
+
 def numbers_changed(question: str, paraphrase: str) -> str | None:
     """The question's numbers (digits and number words, normalised) differ from the paraphrase's."""
-    q, p = number_set(question), number_set(paraphrase)
-    if q == p:
-        return None
-    parts = []
-    if q - p:
-        parts.append(f"dropped {_fmt(q - p)}")
-    if p - q:
-        parts.append(f"added {_fmt(p - q)}")
-    return "; ".join(parts)
+    return _set_change(number_set(question), number_set(paraphrase))
 
 
 _NEGATORS = frozenset("not no never none nobody nothing neither nor without except excluding cannot non".split())
@@ -107,15 +105,7 @@ def _qualifiers(text: str, kept: frozenset[str] = frozenset()) -> set[str]:
 def qualifiers_changed(question: str, paraphrase: str) -> str | None:
     """A narrowing word ("capital", "adult", "largest", "most", ...) was dropped or added."""
     q = frozenset(_qualifiers(question))
-    p = _qualifiers(paraphrase, kept=q)
-    if q == p:
-        return None
-    parts = []
-    if q - p:
-        parts.append(f"dropped {_fmt(q - p)}")
-    if p - q:
-        parts.append(f"added {_fmt(p - q)}")
-    return "; ".join(parts)
+    return _set_change(q, _qualifiers(paraphrase, kept=q))
 
 
 _DISTRIBUTIVE = frozenset({"each", "per", "every"})

@@ -33,7 +33,7 @@ from selfpara.config import WrapConfig
 from selfpara.errors import UpstreamError
 from selfpara.paraphrase import LEXICAL_REASONS, EquivalenceCheck, LexicalFilter, LineParser, drift_rejection
 from selfpara.result import Answer, Flag, Message, RejectedParaphrase, Timings, Usage, Variant, WrappedAnswer
-from selfpara.vote import VoteRule, choose_winner, cluster_answers, guard_original, vote
+from selfpara.vote import choose_winner, cluster_answers, guard_original, vote
 
 if TYPE_CHECKING:  # types only: the pipeline builds runs
     from selfpara.pipeline import SelfParaphraser
@@ -106,9 +106,7 @@ class Run:
         self.timings = Timings()
         self.flags: list[Flag] = ["judge_is_model_under_test"] if cfg.judge_is_model_under_test else []
         self.failures: list[UpstreamError] = []
-        self.rule = VoteRule(
-            margin=cfg.overrule_margin, confident_logprob=cfg.confident_logprob, weighting=cfg.vote_weighting
-        )
+        self.rule = cfg.vote_rule
         # The low-agreement policy changes the answer only when it abstains: then adaptive k keeps its side too.
         self.share_threshold = cfg.low_agreement_threshold if cfg.low_agreement == "abstain" else None
         self.adaptive = cfg.adaptive and given is None
