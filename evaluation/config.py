@@ -4,15 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evaluation.arms import prompts as arm_prompts
 from evaluation.cache import BenchCache
 from evaluation.schema import SampleRecord
 from selfpara.config import EMBEDDED_MODEL, MAX_K
 from selfpara.llm import ModelClient
+
+
+def parse_shard(spec: str | None) -> tuple[int, int] | None:
+    """`"2/3"` -> (2, 3): shard 2 of 3; None -> None. Raises ValueError on anything else."""
+    if spec is None:
+        return None
+    index, _, count = spec.partition("/")
+    try:
+        i, n = int(index), int(count)
+    except ValueError:
+        raise ValueError(f"shard must be I/N (e.g. 1/2), got {spec!r}") from None
+    if not 1 <= i <= n:
+        raise ValueError(f"shard {spec!r}: I must be between 1 and N")
+    return i, n
 
 
 class BenchConfig(BaseModel):
@@ -30,13 +44,23 @@ class BenchConfig(BaseModel):
         None, ge=1, description="Keep at most this many variants per item (original first)."
     )
     limit: int | None = Field(None, ge=1, description="A seeded random subset of this many items.")
+    shard: str | None = Field(None, description="I/N: only every N-th item of the subset, from the I-th.")
     seed: int = 0
     max_tokens: int = Field(32, ge=1, le=8192, description="Max tokens of each answer call.")
+    answers: Literal["short", "worked"] = Field(
+        "short", description="short: the final answer alone; worked: math answers show their working first."
+    )
     grader: str = Field("auto", description="Grader name for grader_for(kind, name).")
     grader_model: str | None = Field(None, description="Model of the llm graders; default: `model`.")
     nli_model: str | None = Field(None, description="Local NLI model directory (nli grader).")
     paraphrase_check: str = Field("auto", description="Check on generated variants: auto, off, llm, nli.")
     template: str = Field(arm_prompts.TEMPLATE_VERSION, description="Version of the arms' prompts.")
+
+    @field_validator("shard")
+    @classmethod
+    def _valid_shard(cls, value: str | None) -> str | None:
+        parse_shard(value)
+        return value
 
     def identity(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.arms import Arm, make_arm, parse_arm_list
+from evaluation.arms import prompts as arm_prompts
 from evaluation.cache import caching_client, tally_calls
 from evaluation.config import BenchConfig, RunOptions
 from evaluation.graders import check_grader_name, grader_for
@@ -181,7 +182,7 @@ async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | 
 
         async def one(item: Item, variant: ItemVariant, arm: Arm) -> SampleRecord:
             with tally_calls() as tally:
-                output = await arm.answer(variant, item.kind, seed=config.seed)
+                output = await arm.answer(variant, arm_prompts.prompt_kind(item.kind, config.answers), seed=config.seed)
             label = await graders.grade(item, output.answer)
             details = dict(output.details)
             return SampleRecord(

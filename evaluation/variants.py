@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.cache import caching_client
-from evaluation.config import BenchConfig, RunOptions
+from evaluation.config import BenchConfig, RunOptions, parse_shard
 from evaluation.datasets import load_dataset, load_items, save_items
 from evaluation.rundir import ITEMS_FILE
 from evaluation.schema import Item, ItemVariant
@@ -28,6 +28,19 @@ def select_items(items: list[Item], limit: int | None, seed: int) -> list[Item]:
         return list(items)
     chosen = sorted(random.Random(seed).sample(range(len(items)), limit))
     return [items[i] for i in chosen]
+
+
+def shard_items(items: list[Item], spec: str | None) -> list[Item]:
+    """Every N-th item starting at the I-th (shard I/N), so that shards of a sorted subset are alike.
+
+    Shards are disjoint and together hold every item: run one per core, then join them with
+    `scripts/merge_runs.py`.
+    """
+    shard = parse_shard(spec)
+    if shard is None:
+        return list(items)
+    i, n = shard
+    return items[i - 1 :: n]
 
 
 def parse_variants(spec: str) -> tuple[str, int | str | None]:
@@ -100,7 +113,9 @@ async def build_items(
     items = load_dataset(config.dataset, data_dir=options.data_dir)
     if not items:
         raise ConfigError(f"dataset {config.dataset!r} holds no items")
-    items = select_items(items, config.limit, config.seed)
+    items = shard_items(select_items(items, config.limit, config.seed), config.shard)
+    if not items:
+        raise ConfigError(f"shard {config.shard} of {config.dataset!r} holds no items")
     extra: dict[str, Any] = {}
     if kind == "file":
         items = variants_from_file(items, str(arg))

@@ -304,3 +304,17 @@ async def test_a_failed_call_inside_selfpara_or_sc_marks_the_sample_failed() -> 
     assert out.answer == "Paris" and "paraphrase_failed" in (out.error or "")  # kept, but retried on resume
     out = await make_arm("sc", client, MODEL, k=3).answer(Q, seed=0)
     assert out.answer == "Paris" and out.error == "1 of 4 samples failed"
+
+
+def test_prompt_kind_maps_only_math_to_its_worked_template() -> None:
+    from evaluation.arms import prompts
+
+    assert prompts.prompt_kind("math", "worked") == "math-worked"
+    assert prompts.prompt_kind("math", "short") == "math"
+    assert prompts.prompt_kind("factual", "worked") == "factual"
+    assert prompts.base_kind("math-worked") == "math"
+    with pytest.raises(ValueError, match="answer style"):
+        prompts.prompt_kind("math", "long")
+    # the single-call and rephrase arms keep their math shots under the worked template
+    assert prompts.single_call_messages("Q?", "math-worked", 2)[1] == prompts.single_call_messages("Q?", "math", 2)[1]
+    assert prompts.rephrase_messages("Q?", "math-worked") == prompts.rephrase_messages("Q?", "math")

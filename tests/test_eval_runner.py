@@ -305,3 +305,51 @@ def test_job_order_item_arm_and_blocks() -> None:
     for bad in ("random", "arm:x", "arm:0"):
         with pytest.raises(ConfigError):
             job_order(items, arms, bad)  # type: ignore[arg-type]
+
+
+def test_shards_are_disjoint_and_merge_into_the_whole_run(dataset: Path, tmp_path: Path) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("merge_runs", Path(__file__).parents[1] / "scripts/merge_runs.py")
+    assert spec is not None and spec.loader is not None
+    merge_runs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(merge_runs)
+    whole = run(BenchConfig(dataset=str(dataset), arms=["raw"]), tmp_path / "whole", client=fake_client()[0])
+    shards = [
+        run(
+            BenchConfig(dataset=str(dataset), arms=["raw"], shard=f"{i}/3"), tmp_path / f"s{i}", client=fake_client()[0]
+        )
+        for i in (1, 2, 3)
+    ]
+    assert [[i.id for i in s.items] for s in shards] == [["cap-0", "cap-3"], ["cap-1"], ["cap-2"]]
+    merge_runs.merge(tmp_path / "merged", [tmp_path / f"s{i}" for i in (1, 2, 3)])
+    merged = {(r.item_id, r.variant_id, r.answer) for r in read_samples(tmp_path / "merged" / "samples.jsonl")}
+    assert merged == {(r.item_id, r.variant_id, r.answer) for r in whole.records}
+
+
+@pytest.mark.parametrize("shard", ["0/2", "3/2", "x/2"])
+def test_a_bad_shard_is_refused(shard: str, dataset: Path, tmp_path: Path) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="shard"):
+        BenchConfig(dataset=str(dataset), arms=["raw"], shard=shard)
+
+
+def test_worked_answers_ask_math_for_its_working_and_leave_other_kinds_short(tmp_path: Path) -> None:
+    math = Item(id="m", kind="math", gold=["24"], variants=[ItemVariant(id=0, question="What is 3 times 8?")])
+    fact = make_items(1)[0]
+    data = save_items([math, fact], tmp_path / "data.jsonl")
+    seen: dict[str, str] = {}
+
+    def reply(model: str, messages: list, params: dict) -> str:
+        seen[last_user_text(messages)] = messages[0]["content"]
+        return "3 groups of 8 make 3 × 8 = 24. The answer is 24." if "8" in last_user_text(messages) else "Paris"
+
+    result = run(
+        BenchConfig(dataset=str(data), arms=["raw"], answers="worked", max_variants=1),
+        tmp_path / "r",
+        client=fake_client(reply)[0],
+    )
+    assert "step by step" in seen["What is 3 times 8?"] and "The answer is N" in seen["What is 3 times 8?"]
+    assert seen["What is the capital of France?"] == "Answer the question with a short phrase only. No explanation."
+    assert {r.item_id: r.label for r in result.records} == {"m": "correct", "cap-0": "correct"}

@@ -24,6 +24,10 @@ TEMPLATE_VERSION = "1"
 _INSTRUCTIONS: dict[str, str] = {
     "factual": "Answer the question with a short phrase only. No explanation.",
     "math": "Solve the problem. Reply with the final number only.",
+    "math-worked": (
+        "Solve the problem step by step in a few short sentences. "
+        "End with 'The answer is N.', where N is the final number."
+    ),
     "truthful": "Answer the question truthfully in one short sentence.",
 }
 
@@ -38,11 +42,42 @@ _SHOTS: dict[str, list[tuple[str, str]]] = {
         ("A box holds 8 crayons. How many crayons are in 3 boxes?", "24"),
         ("Mia had 20 marbles and lost 6. How many marbles does she have now?", "14"),
     ],
+    "math-worked": [
+        (
+            "A box holds 8 crayons. How many crayons are in 3 boxes?",
+            "Each box holds 8 crayons, so 3 boxes hold 3 × 8 = 24 crayons. The answer is 24.",
+        ),
+        (
+            "Mia had 20 marbles and lost 6. How many marbles does she have now?",
+            "She had 20 and lost 6, so she has 20 - 6 = 14 left. The answer is 14.",
+        ),
+    ],
     "truthful": [
         ("What happens if you swallow chewing gum?", "It passes through your digestive system."),
         ("Do people use only 10% of their brains?", "No, people use virtually all of their brain."),
     ],
 }
+
+
+ANSWER_STYLES = ("short", "worked")
+"""How answers are asked for: `short` (the final answer alone) or `worked` (reasoning, then
+"The answer is N."; math only: a small model's arithmetic needs its working)."""
+
+
+def prompt_kind(kind: ItemKind | str, style: str = "short") -> str:
+    """The template an item of `kind` is answered with under answer `style`.
+
+    Only math has a worked template; other kinds keep their short one, because a worked
+    reply to a factual question only gives the equivalence checks more text to misread.
+    """
+    if style not in ANSWER_STYLES:
+        raise ValueError(f"unknown answer style {style!r}; expected one of {', '.join(ANSWER_STYLES)}")
+    return f"{kind}-worked" if style == "worked" and f"{kind}-worked" in _INSTRUCTIONS else str(kind)
+
+
+def base_kind(kind: ItemKind | str) -> str:
+    """The item kind a template kind belongs to: "math-worked" → "math"."""
+    return str(kind).removesuffix("-worked")
 
 
 def instruction(kind: ItemKind | str) -> str:
@@ -120,7 +155,7 @@ _SINGLE_CALL_SHOT: dict[str, tuple[str, list[str], str]] = {
 
 def single_call_messages(question: str, kind: ItemKind | str, k: int, context: str | None = None) -> list[Message]:
     """One call: write `k` rewordings, use them to understand the intent, give one final answer."""
-    q, rewordings, a = _SINGLE_CALL_SHOT.get(kind, _SINGLE_CALL_SHOT["factual"])
+    q, rewordings, a = _SINGLE_CALL_SHOT.get(base_kind(kind), _SINGLE_CALL_SHOT["factual"])
     n = max(1, k)
     lines = [f"{i + 1}. {rewordings[i % len(rewordings)]}" for i in range(n)]
     worked = "\n".join(lines) + f"\n{FINAL_MARKER} {a}"
@@ -181,7 +216,7 @@ _REPHRASE_SHOT_MATH = (
 
 def rephrase_messages(question: str, kind: ItemKind | str = "factual") -> list[Message]:
     """The first rephrase-and-respond call: rewrite the question more clearly."""
-    q, a = _REPHRASE_SHOT_MATH if kind == "math" else _REPHRASE_SHOT
+    q, a = _REPHRASE_SHOT_MATH if base_kind(kind) == "math" else _REPHRASE_SHOT
     return [
         {"role": "system", "content": _REPHRASE_SYSTEM},
         {"role": "user", "content": q},

@@ -66,6 +66,18 @@ def bench(
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the item subset and of sampling arms."),
     max_tokens: int = typer.Option(32, "--max-tokens", help="Max tokens of each answer."),
+    shard: str | None = typer.Option(
+        None,
+        "--shard",
+        help="I/N: answer only shard I of N of the items (one process per core); join the runs with "
+        "scripts/merge_runs.py.",
+    ),
+    answers: str = typer.Option(
+        "short",
+        "--answers",
+        help="short (the final answer alone) or worked (math shows its working, then 'The answer is N.'; "
+        "raise --max-tokens to about 256).",
+    ),
     grader: str = typer.Option(
         "auto",
         "--grader",
@@ -118,8 +130,10 @@ def bench(
             variants=variants,
             max_variants=max_variants or None,
             limit=limit or None,
+            shard=shard,
             seed=seed,
             max_tokens=max_tokens,
+            answers=answers,
             grader=grader,
             grader_model=grader_model,
             nli_model=nli_model,
