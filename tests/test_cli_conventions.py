@@ -79,6 +79,7 @@ def test_arguments_are_named_in_capitals() -> None:
     "command, names",
     [
         ("ask", ["SELFPARA_MODEL", "SELFPARA_API_BASE", "SELFPARA_K", "SELFPARA_EQUIVALENCE"]),
+        ("bench", ["SELFPARA_MODEL", "SELFPARA_API_BASE"]),
         (
             "serve",
             [
@@ -146,6 +147,21 @@ def test_ask_reads_its_settings_from_the_environment() -> None:
     assert result.exit_code == 1 and "nosuchprovider-x" in result.output
     bad_k = runner.invoke(app, ["ask", "Capital of France?"], env=env(SELFPARA_K="many"))
     assert bad_k.exit_code == 2 and "SELFPARA_K" in bad_k.output  # click names the variable it read
+
+
+def test_bench_reads_its_model_from_the_environment(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = ["bench", "--limit", "1", "--arms", "raw", "--max-variants", "1", "--no-cache", "-q", "--out", str(out)]
+    runner.invoke(app, args, env=env(SELFPARA_MODEL="nosuchprovider-x"))
+    assert json.loads((out / "config.json").read_text())["bench"]["model"] == "nosuchprovider-x"
+
+
+@pytest.mark.parametrize("command", ["ask", "bench"])
+def test_help_names_the_default_model(command: str) -> None:
+    from selfpara.config import EMBEDDED_MODEL
+
+    text = runner.invoke(app, [command, "--help"], env={"COLUMNS": "250"}).output
+    assert f"default: the embedded {EMBEDDED_MODEL}" in text
 
 
 def test_ask_json_with_an_unknown_provider_keeps_stdout_clean() -> None:

@@ -99,7 +99,7 @@ def test_unknown_dataset_name_is_a_config_error(tmp_path, monkeypatch):
 
 def test_hf_without_the_datasets_package_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "datasets", None)  # import fails
-    with pytest.raises(ConfigError, match="pip install datasets"):
+    with pytest.raises(ConfigError, match=r"pip install 'selfpara\[datasets\]'"):
         load_dataset("hf:openai/gsm8k:main")
 
 

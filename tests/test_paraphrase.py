@@ -106,6 +106,21 @@ def test_paraphrase_messages_put_the_example_in_an_earlier_turn():
     assert "Ann" not in msgs[-1]["content"] and "Ann" in msgs[0]["content"]
 
 
+def test_a_long_word_problem_gets_a_long_worked_example():
+    from selfpara.prompts import LONG_QUESTION_WORDS, paraphrase_messages
+
+    short = paraphrase_messages("Ann has 4 cats. She finds 2 more. How many cats does she have?", 3)
+    problem = " ".join(["Ann has 4 cats and 3 dogs."] * 6) + " How many pets does Ann have?"
+    assert len(problem.split()) > LONG_QUESTION_WORDS
+    long_ = paraphrase_messages(problem, 3)
+    assert "Ann has 3 pens" in short[0]["content"] and "muffins" in long_[0]["content"]
+    # the long example keeps every number of its question in each of its rewordings
+    numbers = {"24", "5", "2"}
+    for line in long_[1]["content"].splitlines():
+        assert numbers <= set(line.replace(",", " ").replace(".", " ").split()) | {"half"}, line
+    assert long_[-1]["content"].endswith(f"<question>\n{problem}\n</question>")
+
+
 def test_short_rewordings_survive_when_word_changes_count():
     q = "What is 20% of the number 50?"
     cands = [

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from selfpara.cli.common import clean_errors, err_console, setup_logging
+from selfpara.cli.common import API_BASE_ENV, MODEL_ENV, clean_errors, err_console, setup_logging
 
 if TYPE_CHECKING:
     from evaluation.config import BenchConfig
@@ -25,7 +25,11 @@ def bench(
         help="sample (built-in), simpleqa, truthfulqa, gsm8k, math500 (NAME:PATH for a file), hf:NAME, or a path.",
     ),
     model: Optional[str] = typer.Option(
-        None, "--model", "-m", help="litellm model string; default: the embedded SmolLM2."
+        None,
+        "--model",
+        "-m",
+        envvar=MODEL_ENV,
+        help="litellm model string; default: the embedded local/qwen2.5-coder-1.5b.",
     ),
     arms: str = typer.Option(
         "raw,selfpara",
@@ -93,7 +97,9 @@ def bench(
     paraphrase_check: str = typer.Option(
         "auto", "--paraphrase-check", help="Check on generated variants: auto, off, llm, nli."
     ),
-    api_base: Optional[str] = typer.Option(None, "--api-base", help="Base URL of an OpenAI-compatible server."),
+    api_base: Optional[str] = typer.Option(
+        None, "--api-base", envvar=API_BASE_ENV, help="Base URL of an OpenAI-compatible server."
+    ),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder holding the public benchmark files."),
     cache: Optional[Path] = typer.Option(
         None,

@@ -32,7 +32,7 @@ def load_hf(
         import datasets as hf  # noqa: PLC0415
     except ImportError:
         raise ConfigError(
-            f"loading hf:{name} needs the 'datasets' package: pip install datasets "
+            f"loading hf:{name} needs the 'datasets' package: pip install 'selfpara[datasets]' "
             "(or download the file and pass its path)"
         ) from None
     try:

@@ -27,7 +27,11 @@ from selfpara.cli.common import (
 def ask(
     question: str = typer.Argument(..., help="The question to answer; '-' reads it from stdin."),
     model: Optional[str] = typer.Option(
-        None, "--model", "-m", envvar=MODEL_ENV, help="litellm model string; default: the embedded SmolLM2."
+        None,
+        "--model",
+        "-m",
+        envvar=MODEL_ENV,
+        help="litellm model string; default: the embedded local/qwen2.5-coder-1.5b.",
     ),
     k: int = typer.Option(3, "--k", "-k", envvar=K_ENV, help="Paraphrases to generate (1-20)."),
     equivalence: str = typer.Option(
