@@ -307,13 +307,18 @@ def test_job_order_item_arm_and_blocks() -> None:
             job_order(items, arms, bad)  # type: ignore[arg-type]
 
 
-def test_shards_are_disjoint_and_merge_into_the_whole_run(dataset: Path, tmp_path: Path) -> None:
+def _merge_runs_script() -> Any:
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("merge_runs", Path(__file__).parents[1] / "scripts/merge_runs.py")
     assert spec is not None and spec.loader is not None
-    merge_runs = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(merge_runs)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_shards_are_disjoint_and_merge_into_the_whole_run(dataset: Path, tmp_path: Path) -> None:
+    merge_runs = _merge_runs_script()
     whole = run(BenchConfig(dataset=str(dataset), arms=["raw"]), tmp_path / "whole", client=fake_client()[0])
     shards = [
         run(
@@ -325,6 +330,21 @@ def test_shards_are_disjoint_and_merge_into_the_whole_run(dataset: Path, tmp_pat
     merge_runs.merge(tmp_path / "merged", [tmp_path / f"s{i}" for i in (1, 2, 3)])
     merged = {(r.item_id, r.variant_id, r.answer) for r in read_samples(tmp_path / "merged" / "samples.jsonl")}
     assert merged == {(r.item_id, r.variant_id, r.answer) for r in whole.records}
+
+
+def test_an_arm_of_another_run_joins_a_run_over_the_same_items(dataset: Path, tmp_path: Path) -> None:
+    merge_runs = _merge_runs_script()
+    cfg = BenchConfig(dataset=str(dataset), arms=["raw"])
+    run(cfg, tmp_path / "a", client=fake_client()[0])
+    run(cfg, tmp_path / "b", client=fake_client(lambda m, msgs, p: "Lima")[0])
+    merge_runs.main([str(tmp_path / "ab"), str(tmp_path / "a"), str(tmp_path / "b"), "--arm", "raw", "--as", "raw-b"])
+    records = read_samples(tmp_path / "ab" / "samples.jsonl")
+    assert {r.answer for r in records if r.arm == "raw-b"} == {"Lima"} and len(records) == 16
+    assert {r.answer for r in records if r.arm == "raw"} != {"Lima"}
+    assert [a["label"] for a in json.loads((tmp_path / "ab" / "config.json").read_text())["arms"]] == ["raw", "raw-b"]
+    run(BenchConfig(dataset=str(dataset), arms=["raw"], shard="1/2"), tmp_path / "half", client=fake_client()[0])
+    with pytest.raises(SystemExit, match="different items"):
+        merge_runs.add_arm(tmp_path / "x", tmp_path / "a", tmp_path / "half", "raw", "raw-h")
 
 
 @pytest.mark.parametrize("shard", ["0/2", "3/2", "x/2"])
