@@ -57,7 +57,14 @@ _ORDINALS = {
     "twentieth": 20,
     "hundredth": 100,
 }
-_MULTIPLES: dict[str, Fraction] = {"twice": Fraction(2), "thrice": Fraction(3), "half": Fraction(1, 2)}
+# "double" is here because the 1.5B paraphraser writes it for "twice" (GSM8K, issue 7).
+_MULTIPLES: dict[str, Fraction] = {
+    "twice": Fraction(2),
+    "double": Fraction(2),
+    "thrice": Fraction(3),
+    "triple": Fraction(3),
+    "half": Fraction(1, 2),
+}
 NUMBER_WORDS = frozenset({*UNIT_WORDS, *TENS_WORDS, *_SCALES, *_ORDINALS, *_MULTIPLES, "hundred", "second", "dozen"})
 """Words that state a number (or, like "second", often do)."""
 # "second" is left out of the ordinals: in "60 metres per second" it is a unit, not a rank.
@@ -75,7 +82,7 @@ def numbers(text: str) -> list[Fraction]:
     """Every number `text` states, in order, as exact values.
 
     Digits ("1,000", "2.0", "3rd"), number words ("twenty-one", "two hundred and six",
-    "1.5 million"), ordinals ("first" = 1) and "twice"/"half". "20%" and "20 percent"
+    "1.5 million"), ordinals ("first" = 1) and "twice"/"double"/"half". "20%" and "20 percent"
     are 20. A lone "one" ("which one", "one of") is not counted: it is a pronoun far
     more often than a quantity, and paraphrases add and drop it freely.
     """

@@ -16,6 +16,7 @@ from selfpara.quantities import number_set, numbers
         ("1,000 apples, 2.0 pears and 1.5 million cells", [1000, 2, 1_500_000]),
         ("twenty-one and a hundred", [21, 100]),
         ("the 3rd time, the first time, twice, half", [3, 1, 2, Fraction(1, 2)]),
+        ("double the time, triple the price", [2, 3]),
         ("Which one is larger, 3 or 4?", [3, 4]),  # a lone "one" is a pronoun
         ("H2O, vitamin B12 and version v1 are names; 5km is five", [5, 5]),
         ("In 1995, 2000 and 2005", [1995, 2000, 2005]),
@@ -62,6 +63,10 @@ def test_numbers_changed(question, paraphrase, detail):
         ),
         ("What is 20% of the number 50?", "Find twenty percent of 50."),
         ("Which one is the capital of France?", "Name France's capital."),
+        (
+            "Peter wants to exercise for twice the time he did on Sunday, 23 minutes.",
+            "Peter exercised 23 minutes on Sunday and wants double that time.",
+        ),
     ],
 )
 def test_numbers_kept(question, paraphrase):
