@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -47,7 +47,7 @@ class BenchConfig(BaseModel):
     shard: str | None = Field(None, description="I/N: only every N-th item of the subset, from the I-th.")
     seed: int = 0
     max_tokens: int = Field(32, ge=1, le=8192, description="Max tokens of each answer call.")
-    answers: Literal["short", "worked"] = Field(
+    answers: arm_prompts.AnswerStyle = Field(
         "short", description="short: the final answer alone; worked: math answers show their working first."
     )
     grader: str = Field("auto", description="Grader name for grader_for(kind, name).")

@@ -62,8 +62,10 @@ _STARTERS = frozenset(
     "if suppose assume given name tell give list identify calculate compute find determine count "
     "please kindly could can would will should may explain describe provide state consider let "
     "after before during since while as so then now yes no here there between among within across "
-    "from into over under".split()
+    "from into over under each every all some both any another other only also but".split()
 )
+# Determiners open word problems ("Each muffin sells for 2 dollars."); a paraphrase that says
+# "per muffin" has dropped no name (GSM8K, issue 7).
 _CAP = re.compile(r"[A-Z][A-Za-z'’]*")
 
 

@@ -82,6 +82,9 @@ def test_entities():
     assert changed("Who won the Chilean National Prize in 2019?", "Who won Chile's national prize in 2019?") is None
     # sentence openers and stopwords are not names
     assert changed("Between which cities? Name them. Sam has 10 apples.", "Sam: 10 apples, which cities?") is None
+    assert (
+        changed("Each muffin sells for 2 dollars. Both ovens bake.", "Muffins sell at 2 dollars; ovens bake.") is None
+    )
 
 
 def test_qualifiers_dropped_or_added():

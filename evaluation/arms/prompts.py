@@ -14,6 +14,7 @@ last user message is the question alone.
 from __future__ import annotations
 
 import re
+from typing import Literal, get_args
 
 from evaluation.schema import ItemKind
 from selfpara.result import Message
@@ -59,19 +60,19 @@ _SHOTS: dict[str, list[tuple[str, str]]] = {
 }
 
 
-ANSWER_STYLES = ("short", "worked")
+AnswerStyle = Literal["short", "worked"]
 """How answers are asked for: `short` (the final answer alone) or `worked` (reasoning, then
 "The answer is N."; math only: a small model's arithmetic needs its working)."""
 
 
-def prompt_kind(kind: ItemKind | str, style: str = "short") -> str:
+def prompt_kind(kind: ItemKind | str, style: AnswerStyle = "short") -> str:
     """The template an item of `kind` is answered with under answer `style`.
 
     Only math has a worked template; other kinds keep their short one, because a worked
     reply to a factual question only gives the equivalence checks more text to misread.
     """
-    if style not in ANSWER_STYLES:
-        raise ValueError(f"unknown answer style {style!r}; expected one of {', '.join(ANSWER_STYLES)}")
+    if style not in get_args(AnswerStyle):
+        raise ValueError(f"unknown answer style {style!r}; expected one of {', '.join(get_args(AnswerStyle))}")
     return f"{kind}-worked" if style == "worked" and f"{kind}-worked" in _INSTRUCTIONS else str(kind)
 
 
