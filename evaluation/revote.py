@@ -18,7 +18,7 @@ import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from evaluation.graders import grader_for
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
@@ -66,13 +66,23 @@ def _check_replayable(before: WrapConfig, after: WrapConfig) -> None:
         raise ConfigError("the re-vote runs no model: use cheap equivalence functions (exact, numeric, ...)")
 
 
-async def revote_sample(
-    record: SampleRecord, cfg: WrapConfig, equivalence: Equivalence
-) -> tuple[str | None, list[str], float]:
-    """(answer, paraphrases dropped, vote share) of `record` re-voted under `cfg`."""
+class Revoted(NamedTuple):
+    """One sample re-voted: its answer, the paraphrases the new drift checks dropped, the vote's figures."""
+
+    answer: str | None
+    dropped: list[str]
+    vote_share: float
+    confidence: float | None
+
+
+async def revote_sample(record: SampleRecord, cfg: WrapConfig, equivalence: Equivalence) -> Revoted:
+    """`record` re-voted under `cfg` (as it was, where it holds no evidence to re-vote)."""
     evidence = record.details.get("evidence")
+    as_was = Revoted(
+        record.answer, [], float(record.details.get("vote_share") or 0.0), record.details.get("confidence")
+    )
     if not isinstance(evidence, dict) or record.answer is None:
-        return record.answer, [], float(record.details.get("vote_share") or 0.0)
+        return as_was
     variants = {v["index"]: v["text"] for v in evidence["variants"]}
     question = variants[0]
     answers = [Answer.model_validate(a) for a in evidence["answers"]]
@@ -80,12 +90,12 @@ async def revote_sample(
     kept = {0} | {i for i in variants if i and variants[i] in kept_texts}
     subset = [a for a in answers if a.variant in kept]
     if not any(a.ok for a in subset):
-        return record.answer, [r.text for r in rejected], float(record.details.get("vote_share") or 0.0)
+        return as_was._replace(dropped=[r.text for r in rejected])
     outcome = await vote(question, subset, equivalence, None, cfg.vote_rule)
     text = next(a.text for a in subset if a.variant == outcome.chosen) or ""
     if cfg.low_agreement == "abstain" and outcome.vote_share < cfg.low_agreement_threshold:
         text = cfg.abstention_text
-    return text, [r.text for r in rejected], outcome.vote_share
+    return Revoted(text, [r.text for r in rejected], outcome.vote_share, outcome.confidence)
 
 
 async def revote_run(
@@ -112,13 +122,15 @@ async def revote_run(
     for r in records:
         if r.arm != arm:
             continue
-        answer, dropped, share = await revote_sample(r, after, equivalence)
+        answer, dropped, share, confidence = await revote_sample(r, after, equivalence)
         lab = r.label
         if answer != r.answer:
             item = items[r.item_id]
             lab = await grader_for(item.kind).grade(item, answer)
             changed.append(Change(r.item_id, r.variant_id, dropped, r.answer, answer, r.label, lab))
         details = {**r.details, "vote_share": share, "revote": {"from": arm, "dropped": dropped}}
+        if confidence is not None:
+            details["confidence"] = confidence
         new.append(r.model_copy(update={"arm": label, "answer": answer, "label": lab, "details": details}))
     shutil.copytree(src, dst)
     with (dst / SAMPLES_FILE).open("a", encoding="utf-8") as f:

@@ -175,6 +175,11 @@ class WrappedAnswer(BaseModel):
         description="Vote share of the winner: |winner| / answers voted.",
         validation_alias=AliasChoices("vote_share", "agreement"),
     )
+    confidence: float = Field(
+        description="How far to trust the answer, in [0, 1]: the chance a further wording agrees, "
+        "(|winner| + 1) / (n + 2), times the winner's geometric-mean token probability where the backend "
+        "reports log-probabilities. Unlike the vote share it is low when few answers were voted.",
+    )
     entropy: float = Field(description="Discrete semantic entropy over clusters (nats).")
     entropy_normalized: float = Field(description="Entropy divided by ln(n); 0 when n = 1.")
     original_won: bool = Field(description="Whether the original's answer is in the winning cluster.")

@@ -427,6 +427,7 @@ class Run:
             comparisons=outcome.comparisons,
             winner=outcome.winner,
             vote_share=outcome.vote_share,
+            confidence=outcome.confidence,
             entropy=outcome.entropy,
             entropy_normalized=outcome.entropy_normalized,
             original_won=0 in winner.members,

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from selfpara.confidence import answer_confidence
 from selfpara.equivalence import Equivalence
 from selfpara.result import Answer, Cluster, Comparison, Usage
 from selfpara.text import is_abstention
@@ -42,6 +43,7 @@ class VoteOutcome(BaseModel):
     winner: int
     chosen: int  # variant index whose answer text is returned
     vote_share: float  # |winner| / answers voted
+    confidence: float  # see selfpara.confidence: the vote's evidence times the winner's token probability
     entropy: float
     entropy_normalized: float
     original_kept: str | None = None  # why the guard kept the original over a larger cluster
@@ -194,6 +196,7 @@ async def vote(
         winner=winner.id,
         chosen=chosen,
         vote_share=winner.size / n,
+        confidence=answer_confidence(winner.size, n, winner.mean_logprob),
         entropy=h,
         entropy_normalized=h_norm,
         original_kept=kept,

@@ -214,6 +214,7 @@ def paraphraser_result() -> object:
         clusters=[Cluster(id=0, members=[0, 1])],
         winner=0,
         vote_share=1.0,
+        confidence=0.5,
         entropy=0.0,
         entropy_normalized=0.0,
         original_won=True,

@@ -13,6 +13,8 @@ from evaluation.metrics.confidence import (
     risk_coverage,
     threshold_policy,
 )
+from evaluation.report.data import confidence_signals
+from evaluation.schema import SampleRecord
 from selfpara.errors import ConfigError
 
 # The hand table (five attempted answers and one abstention):
@@ -129,3 +131,16 @@ def test_confidence_summary_leaves_abstentions_out_of_auroc() -> None:
     assert [row["threshold"] for row in summary["policy"]] == [0.5, 0.6, 0.75, 1.0]
     with pytest.raises(ConfigError):
         confidence_summary(ids, LABELS, {"vote_share": [1.0]})
+
+
+def _record(details: dict[str, float]) -> SampleRecord:
+    return SampleRecord(
+        item_id="q", variant_id=0, is_original=True, arm="selfpara", answer="a", label="correct", details=details
+    )
+
+
+def test_the_report_scores_the_confidence_where_every_answer_carries_one() -> None:
+    both = [_record({"vote_share": 1.0, "confidence": 0.6}), _record({"vote_share": 0.5, "confidence": 0.4})]
+    assert confidence_signals(both) == {"vote_share": [1.0, 0.5], "confidence": [0.6, 0.4]}
+    older = [both[0], _record({"vote_share": 0.5})]  # a run saved before the confidence existed
+    assert confidence_signals(older) == {"vote_share": [1.0, 0.5]}

@@ -55,6 +55,7 @@ def test_an_added_drift_check_drops_the_drifted_paraphrases_and_regrades(run_dir
     new = [json.loads(x) for x in (tmp_path / "revoted" / "samples.jsonl").read_text().splitlines()]
     revoted = next(r for r in new if r["arm"] == "q")
     assert revoted["answer"] == "Abuja" and revoted["details"]["vote_share"] == 1.0
+    assert revoted["details"]["confidence"] == pytest.approx(2 / 3)  # the original's answer alone is left
     report = build_report(tmp_path / "revoted", consistency=None, n_boot=50)  # the new arm, scored
     assert json.dumps(report).count('"q"') >= 1
     assert len(lines) == len(new) - 1  # the source run is copied, not changed

@@ -167,6 +167,9 @@ def test_plain_completion(xclient: openai.OpenAI, fake: FakeUpstream) -> None:
 
     assert raw.headers["x-selfpara-vote-share"] == "1.0000"
     assert raw.headers["x-selfpara-agreement"] == "1.0000"  # deprecated alias
+    # four agreeing answers: (4 + 1) / (4 + 2), the fake reports no log-probabilities
+    assert float(raw.headers["x-selfpara-confidence"]) == pytest.approx(report["confidence"], abs=1e-4)
+    assert report["confidence"] == pytest.approx(5 / 6)
     assert raw.headers["x-selfpara-k"] == "3"
     assert raw.headers["x-selfpara-k-kept"] == "3"
     assert raw.headers["x-request-id"] == report["request_id"]

@@ -36,6 +36,7 @@ def vote_details(wrapped: WrappedAnswer) -> dict[str, Any]:
     """
     return {
         "vote_share": wrapped.vote_share,
+        "confidence": round(wrapped.confidence, 4),
         "entropy": round(wrapped.entropy, 4),
         "entropy_normalized": round(wrapped.entropy_normalized, 4),
         "original_won": wrapped.original_won,

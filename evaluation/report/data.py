@@ -122,13 +122,17 @@ def _abstention(records: list[SampleRecord], arms: list[str]) -> dict[str, dict[
 
 
 def confidence_signals(records: list[SampleRecord]) -> dict[str, list[float]]:
-    """The confidence signals every record carries, higher = surer: vote share, negated (normalized) entropy.
+    """The confidence signals every record carries, higher = surer: vote share, the answer's confidence
+    (`selfpara.confidence`), negated (normalized) entropy.
 
-    Runs saved before the rename store the vote share as details["agreement"].
+    Runs saved before the rename store the vote share as details["agreement"]; runs saved
+    before the confidence have none (re-vote them to add it).
     """
     signals: dict[str, list[float]] = {}
     if records and all("vote_share" in r.details or "agreement" in r.details for r in records):
         signals["vote_share"] = [float(r.details.get("vote_share", r.details.get("agreement", 0.0))) for r in records]
+    if records and all(r.details.get("confidence") is not None for r in records):
+        signals["confidence"] = [float(r.details["confidence"]) for r in records]
     for name in ("entropy", "entropy_normalized"):
         if records and all(r.details.get(name) is not None for r in records):
             signals[f"-{name}"] = [-float(r.details[name]) for r in records]

@@ -14,6 +14,7 @@ from evaluation.report.data import HEADLINE_METRICS, fmt_number, metric_rows, me
 
 SIGNAL_TITLES = {
     "vote_share": "vote share",
+    "confidence": "confidence",
     "-entropy": "−semantic entropy",
     "-entropy_normalized": "−normalized entropy",
 }

@@ -110,6 +110,7 @@ def ask(
     typer.echo(result.answer)
     notes = [
         f"vote share {result.vote_share:.0%} of {result.n_voted}",
+        f"confidence {result.confidence:.2f}",
         f"kept {result.k_kept}/{result.k_requested} paraphrases",
     ]
     notes += [f.replace("_", " ") for f in result.flags if f not in _WARNINGS]

@@ -25,6 +25,7 @@ def result_table(result: WrappedAnswer) -> Table:
     """A table: one row per wording with its answer, cluster and whether it won."""
     title = (
         f"{escape(result.model)} · k {result.k_kept}/{result.k_requested} · vote share {result.vote_share:.0%}"
+        f" · confidence {result.confidence:.2f}"
         f" · entropy {result.entropy_normalized:.2f}"
     )
     table = Table(title=title, show_lines=True)

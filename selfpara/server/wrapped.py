@@ -66,6 +66,7 @@ def headers(wa: WrappedAnswer) -> dict[str, str]:
     out = {
         "X-Selfpara-Vote-Share": f"{wa.vote_share:.4f}",
         "X-Selfpara-Agreement": f"{wa.vote_share:.4f}",  # deprecated alias of X-Selfpara-Vote-Share, one release
+        "X-Selfpara-Confidence": f"{wa.confidence:.4f}",
         "X-Selfpara-K": str(wa.k_requested),
         "X-Selfpara-K-Kept": str(wa.k_kept),
         "X-Selfpara-Entropy": f"{wa.entropy:.4f}",
@@ -86,6 +87,7 @@ def log_fields(wa: WrappedAnswer) -> dict[str, Any]:
         "k": wa.k_requested,
         "k_kept": wa.k_kept,
         "vote_share": f"{wa.vote_share:.2f}",
+        "confidence": f"{wa.confidence:.2f}",
         "calls": wa.usage.calls,
         "cache_hits": wa.usage.cache_hits,
         "flags": ",".join(wa.flags) or "-",

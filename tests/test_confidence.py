@@ -1,0 +1,52 @@
+import math
+
+import pytest
+
+from selfpara.confidence import agreement_estimate, answer_confidence
+from selfpara.equivalence import ContainsMatch, Equivalence, ExactMatch
+from selfpara.result import Answer
+from selfpara.vote import vote
+
+AGR = Equivalence([ExactMatch(), ContainsMatch()])
+
+
+def test_agreement_estimate_is_the_rule_of_succession():
+    assert agreement_estimate(1, 1) == pytest.approx(2 / 3)  # one answer alone is not full agreement
+    assert agreement_estimate(4, 4) == pytest.approx(5 / 6)
+    assert agreement_estimate(2, 4) == pytest.approx(1 / 2)
+    assert agreement_estimate(0, 0) == pytest.approx(1 / 2)
+
+
+def test_more_agreeing_evidence_means_more_confidence():
+    # the vote share is 1.0 in all three; the estimate grows with the number of wordings
+    assert agreement_estimate(1, 1) < agreement_estimate(2, 2) < agreement_estimate(4, 4)
+
+
+def test_agreement_estimate_rejects_impossible_counts():
+    with pytest.raises(ValueError, match="between 0 and"):
+        agreement_estimate(3, 2)
+    with pytest.raises(ValueError):
+        agreement_estimate(-1, 2)
+
+
+def test_answer_confidence_multiplies_in_the_token_probability():
+    assert answer_confidence(3, 4, None) == pytest.approx(4 / 6)
+    assert answer_confidence(3, 4, math.log(0.9)) == pytest.approx(4 / 6 * 0.9)
+    # a (numerically) positive mean log-probability is not a probability above 1
+    assert answer_confidence(3, 4, 1e-9) == pytest.approx(4 / 6)
+
+
+async def test_vote_reports_the_confidence_of_its_winner():
+    ans = [
+        Answer(variant=0, text="Lyon", logprob=-0.1),
+        Answer(variant=1, text="Paris", logprob=-0.2),
+        Answer(variant=2, text="Paris", logprob=-0.4),
+    ]
+    out = await vote("q", ans, AGR)
+    assert out.chosen == 1
+    assert out.confidence == pytest.approx((2 + 1) / (3 + 2) * math.exp(-0.3))
+
+
+async def test_a_lone_answer_is_less_confident_than_its_vote_share_says():
+    out = await vote("q", [Answer(variant=0, text="Paris")], AGR)
+    assert out.vote_share == 1.0 and out.confidence == pytest.approx(2 / 3)
