@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from evaluation.arms.evidence import recorded_confidence
 from evaluation.graders import grader_for
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
 from evaluation.schema import Item, SampleRecord
@@ -79,7 +80,7 @@ async def revote_sample(record: SampleRecord, cfg: WrapConfig, equivalence: Equi
     """`record` re-voted under `cfg` (as it was, where it holds no evidence to re-vote)."""
     evidence = record.details.get("evidence")
     as_was = Revoted(
-        record.answer, [], float(record.details.get("vote_share") or 0.0), record.details.get("confidence")
+        record.answer, [], float(record.details.get("vote_share") or 0.0), recorded_confidence(record.details)
     )
     if not isinstance(evidence, dict) or record.answer is None:
         return as_was

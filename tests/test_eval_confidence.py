@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
+import math
+
 import pytest
 
 from evaluation.metrics.confidence import (
@@ -144,3 +148,13 @@ def test_the_report_scores_the_confidence_where_every_answer_carries_one() -> No
     assert confidence_signals(both) == {"vote_share": [1.0, 0.5], "confidence": [0.6, 0.4]}
     older = [both[0], _record({"vote_share": 0.5})]  # a run saved before the confidence existed
     assert confidence_signals(older) == {"vote_share": [1.0, 0.5]}
+
+
+def test_runs_saved_before_the_confidence_get_it_from_their_evidence() -> None:
+    evidence = {
+        "winner": 1,
+        "clusters": [{"id": 0, "members": [0]}, {"id": 1, "members": [1, 2], "mean_logprob": math.log(0.8)}],
+    }
+    old = _record({"vote_share": 2 / 3, "evidence": evidence})
+    assert confidence_signals([old])["confidence"] == [pytest.approx(3 / 5 * 0.8)]
+    assert confidence_signals([_record({"vote_share": 1.0})]) == {"vote_share": [1.0]}  # no evidence: none

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from selfpara.confidence import answer_confidence
 from selfpara.result import WrappedAnswer
 
 _NOT_EVIDENCE = {"answer", "question", "model", "usage", "timings"}
@@ -26,6 +27,21 @@ def evidence(wrapped: WrappedAnswer) -> dict[str, Any]:
     for key in _DEPRECATED_KEYS:
         data.pop(key, None)
     return data
+
+
+def recorded_confidence(details: dict[str, Any]) -> float | None:
+    """The answer's confidence as recorded, or computed from the recorded evidence for runs saved
+    before the pipeline reported one (None when neither is there)."""
+    if details.get("confidence") is not None:
+        return float(details["confidence"])
+    ev = details.get("evidence")
+    if not isinstance(ev, dict) or not ev.get("clusters") or ev.get("winner") is None:
+        return None
+    winner = next((c for c in ev["clusters"] if c.get("id") == ev["winner"]), None)
+    if winner is None:
+        return None
+    voted = sum(len(c["members"]) for c in ev["clusters"])
+    return answer_confidence(len(winner["members"]), voted, winner.get("mean_logprob"))
 
 
 def vote_details(wrapped: WrappedAnswer) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from evaluation.arms.evidence import recorded_confidence
 from evaluation.datasets import load_items
 from evaluation.metrics import MetricsTable, compute_metrics, rows_from_records
 from evaluation.metrics.confidence import abstention_scores, confidence_summary
@@ -125,14 +126,15 @@ def confidence_signals(records: list[SampleRecord]) -> dict[str, list[float]]:
     """The confidence signals every record carries, higher = surer: vote share, the answer's confidence
     (`selfpara.confidence`), negated (normalized) entropy.
 
-    Runs saved before the rename store the vote share as details["agreement"]; runs saved
-    before the confidence have none (re-vote them to add it).
+    Runs saved before the rename store the vote share as details["agreement"]; for runs saved
+    before the confidence, it is computed from each record's evidence.
     """
     signals: dict[str, list[float]] = {}
     if records and all("vote_share" in r.details or "agreement" in r.details for r in records):
         signals["vote_share"] = [float(r.details.get("vote_share", r.details.get("agreement", 0.0))) for r in records]
-    if records and all(r.details.get("confidence") is not None for r in records):
-        signals["confidence"] = [float(r.details["confidence"]) for r in records]
+    confidences = [recorded_confidence(r.details) for r in records]
+    if records and all(c is not None for c in confidences):
+        signals["confidence"] = [float(c) for c in confidences if c is not None]
     for name in ("entropy", "entropy_normalized"):
         if records and all(r.details.get(name) is not None for r in records):
             signals[f"-{name}"] = [-float(r.details[name]) for r in records]
