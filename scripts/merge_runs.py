@@ -24,10 +24,12 @@ from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, read_config
 def arm_differences(first: list[dict], other: list[dict]) -> list[str]:
     """What differs between two runs' arms. A setting only one side records (a field a later
     version added, at its default) is not a difference: it cannot have changed the answers."""
-    if [a["label"] for a in first] != [a["label"] for a in other]:
-        return ["the arms differ"]
+    mine, theirs = {a["label"]: a for a in first}, {a["label"]: a for a in other}
+    if mine.keys() != theirs.keys():  # the order does not matter: a run may add an arm later (--arm)
+        return [f"the arms differ: {', '.join(sorted(mine))} vs {', '.join(sorted(theirs))}"]
     problems = []
-    for a, b in zip(first, other, strict=True):
+    for label, a in mine.items():
+        b = theirs[label]
         for part in ("settings", "config"):
             x, y = a.get(part) or {}, b.get(part) or {}
             problems += [f"arm {a['label']}: {k} {x[k]!r} != {y[k]!r}" for k in x.keys() & y.keys() if x[k] != y[k]]

@@ -347,6 +347,18 @@ def test_an_arm_of_another_run_joins_a_run_over_the_same_items(dataset: Path, tm
         merge_runs.add_arm(tmp_path / "x", tmp_path / "a", tmp_path / "half", "raw", "raw-h")
 
 
+def test_runs_merge_whatever_the_order_of_their_arms_but_not_other_arms(dataset: Path, tmp_path: Path) -> None:
+    merge_runs = _merge_runs_script()
+    for i, arms in ((1, ["raw", "sc"]), (2, ["sc", "raw"]), (3, ["raw"])):
+        cfg = BenchConfig(dataset=str(dataset), arms=arms, shard=f"{min(i, 2)}/2")
+        run(cfg, tmp_path / f"s{i}", client=fake_client()[0])
+    merge_runs.merge(tmp_path / "m", [tmp_path / "s1", tmp_path / "s2"])
+    records = read_samples(tmp_path / "m" / "samples.jsonl")
+    assert {r.arm for r in records} == {"raw", "sc"} and len({r.item_id for r in records}) == 4
+    with pytest.raises(SystemExit, match="the arms differ: raw, sc vs raw"):
+        merge_runs.merge(tmp_path / "m3", [tmp_path / "s1", tmp_path / "s3"])
+
+
 @pytest.mark.parametrize("shard", ["0/2", "3/2", "x/2"])
 def test_a_bad_shard_is_refused(shard: str, dataset: Path, tmp_path: Path) -> None:
     from pydantic import ValidationError
