@@ -65,6 +65,7 @@ def test_ask_on_embedded_model_end_to_end():
     assert (
         0 < result["vote_share"] <= 1 and result["agreement"] == result["vote_share"] and result["usage"]["calls"] >= 2
     )
+    assert 0 < result["confidence"] < 1  # the real engine's log-probabilities included
 
 
 def test_bracketed_text_in_errors_is_not_eaten_as_markup():
@@ -123,6 +124,7 @@ def test_low_agreement_is_flagged_shown_and_can_abstain(upstream):
     flagged = _ask(upstream)
     assert flagged.exit_code == 0, flagged.output
     assert flagged.stdout.splitlines()[0] == "Paris" and "warning: low agreement" in flagged.output
+    assert "vote share 25% of 4 · confidence 0.33" in flagged.output
     # a loopback server's model judges itself: the CLI says so
     assert "answer judge is the small/local model under test" in flagged.output
 
@@ -131,6 +133,7 @@ def test_low_agreement_is_flagged_shown_and_can_abstain(upstream):
     report = json.loads(abstained.stdout)
     assert report["answer"] == "Not sure." and report["withheld_answer"] == "Paris" and report["abstained"]
     assert "low_agreement" in report["flags"] and report["vote_share"] == 0.25
+    assert report["confidence"] == pytest.approx(2 / 6)  # four answers, four clusters: (1 + 1) / (4 + 2)
     assert all({"a", "b", "equivalent", "decided_by"} <= set(c) for c in report["comparisons"])
 
     upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
