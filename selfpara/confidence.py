@@ -11,6 +11,9 @@ probability, exp of the mean token log-probability).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+
+from selfpara.result import Cluster
 
 
 def agreement_estimate(agreeing: int, voted: int) -> float:
@@ -38,3 +41,11 @@ def answer_confidence(agreeing: int, voted: int, mean_logprob: float | None) -> 
     if mean_logprob is None:
         return estimate
     return estimate * math.exp(min(0.0, mean_logprob))
+
+
+def winner_confidence(clusters: Sequence[Cluster], winner: int) -> float:
+    """`answer_confidence` of the cluster with id `winner` among `clusters` (every answer voted)."""
+    chosen = next((c for c in clusters if c.id == winner), None)
+    if chosen is None:
+        raise ValueError(f"no cluster has the winner's id {winner}")
+    return answer_confidence(chosen.size, sum(c.size for c in clusters), chosen.mean_logprob)

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from selfpara.confidence import answer_confidence
+from selfpara.confidence import winner_confidence
 from selfpara.equivalence import Equivalence
 from selfpara.result import Answer, Cluster, Comparison, Usage
 from selfpara.text import is_abstention
@@ -196,7 +196,7 @@ async def vote(
         winner=winner.id,
         chosen=chosen,
         vote_share=winner.size / n,
-        confidence=answer_confidence(winner.size, n, winner.mean_logprob),
+        confidence=winner_confidence(clusters, winner.id),
         entropy=h,
         entropy_normalized=h_norm,
         original_kept=kept,

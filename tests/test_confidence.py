@@ -2,9 +2,9 @@ import math
 
 import pytest
 
-from selfpara.confidence import agreement_estimate, answer_confidence
+from selfpara.confidence import agreement_estimate, answer_confidence, winner_confidence
 from selfpara.equivalence import ContainsMatch, Equivalence, ExactMatch
-from selfpara.result import Answer
+from selfpara.result import Answer, Cluster
 from selfpara.vote import vote
 
 AGR = Equivalence([ExactMatch(), ContainsMatch()])
@@ -50,3 +50,11 @@ async def test_vote_reports_the_confidence_of_its_winner():
 async def test_a_lone_answer_is_less_confident_than_its_vote_share_says():
     out = await vote("q", [Answer(variant=0, text="Paris")], AGR)
     assert out.vote_share == 1.0 and out.confidence == pytest.approx(2 / 3)
+
+
+def test_winner_confidence_reads_the_winner_among_all_clusters():
+    clusters = [Cluster(id=0, members=[0]), Cluster(id=1, members=[1, 2, 3], mean_logprob=math.log(0.5))]
+    assert winner_confidence(clusters, 1) == pytest.approx(4 / 6 * 0.5)
+    assert winner_confidence(clusters, 0) == pytest.approx(2 / 6)
+    with pytest.raises(ValueError, match="winner's id 7"):
+        winner_confidence(clusters, 7)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from selfpara.confidence import answer_confidence
-from selfpara.result import WrappedAnswer
+from selfpara.confidence import winner_confidence
+from selfpara.result import Cluster, WrappedAnswer
 
 _NOT_EVIDENCE = {"answer", "question", "model", "usage", "timings"}
 """Fields the record keeps elsewhere (answer, calls and tokens) or that do not explain the decision."""
@@ -37,11 +37,10 @@ def recorded_confidence(details: dict[str, Any]) -> float | None:
     ev = details.get("evidence")
     if not isinstance(ev, dict) or not ev.get("clusters") or ev.get("winner") is None:
         return None
-    winner = next((c for c in ev["clusters"] if c.get("id") == ev["winner"]), None)
-    if winner is None:
+    clusters = [Cluster.model_validate(c) for c in ev["clusters"]]
+    if all(c.id != ev["winner"] for c in clusters):
         return None
-    voted = sum(len(c["members"]) for c in ev["clusters"])
-    return answer_confidence(len(winner["members"]), voted, winner.get("mean_logprob"))
+    return winner_confidence(clusters, ev["winner"])
 
 
 def vote_details(wrapped: WrappedAnswer) -> dict[str, Any]:
