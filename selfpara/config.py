@@ -183,6 +183,14 @@ class WrapConfig(BaseModel):
     nli_model: str | None = Field(None, description="Local directory of an NLI sequence-classification model.")
 
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="Decoding temperature of the answer calls.")
+    paraphrase_answer_temperature: float | None = Field(
+        None,
+        ge=0.0,
+        le=2.0,
+        description="Decoding temperature of the paraphrases' answer calls; None: `temperature`. Above 0 each "
+        "paraphrase's answer is an independent draw as well as a new wording, while the original keeps "
+        "`temperature`; seeded from paraphrase_seed (paraphrase i: paraphrase_seed + i), so reruns reproduce.",
+    )
     max_tokens: int = Field(256, ge=1, le=8192, description="Max tokens of each answer.")
     logprobs: bool = Field(
         False,
@@ -289,6 +297,16 @@ class WrapConfig(BaseModel):
         judge = self.judge_model or self.model
         judges = "llm" in self.equivalence_functions or self.resolved_paraphrase_check == "llm"
         return judges and judge == self.model and is_small_or_local(self.model, self.api_base)
+
+    def answer_decoding(self, variant: int) -> tuple[float, int | None]:
+        """(temperature, seed) of the answer call of `variant` (0: the original): paraphrases take
+        `paraphrase_answer_temperature` when set, seeded from `paraphrase_seed`; else no seed."""
+        if variant == 0 or self.paraphrase_answer_temperature is None:
+            return self.temperature, None
+        base = self.paraphrase_seed
+        if base is None or self.paraphrase_answer_temperature == 0 or not takes_openai_params(self.model):
+            return self.paraphrase_answer_temperature, None
+        return self.paraphrase_answer_temperature, base + variant
 
     @property
     def call_timeout_s(self) -> float:

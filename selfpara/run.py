@@ -357,14 +357,16 @@ class Run:
         t = time.perf_counter()
         if variant > 0:
             self._spans.setdefault("answer", [t, 0.0])
+        temperature, seed_of_config = self.cfg.answer_decoding(variant)
+        chosen = self.seeds[variant] if variant < len(self.seeds) else seed_of_config
         # Unseeded calls send no seed at all, so their parameters (and cache keys) stay as they were.
-        seed = {"seed": self.seeds[variant]} if variant < len(self.seeds) else {}
+        seed = {} if chosen is None else {"seed": chosen}
         try:
             out = await self.owner.client.complete(
                 self.cfg.model,
                 with_question(self.messages, text),
                 usage=self.usage,
-                temperature=self.cfg.temperature,
+                temperature=temperature,
                 max_tokens=self.cfg.max_tokens,
                 kind="answer",
                 **seed,

@@ -145,6 +145,20 @@ def test_low_agreement_is_flagged_shown_and_can_abstain(upstream):
     assert agreed.stdout.splitlines()[0] == "Paris" and "low agreement" not in agreed.output
 
 
+def test_sampled_paraphrase_answers_and_the_margin_reach_the_pipeline(upstream):
+    upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Lyon", 3: "Nice"})
+    kept = _ask(upstream, "--equivalence", "exact")
+    assert kept.stdout.splitlines()[0] == "Paris"  # 2 votes against 1: not decisive at the default margin 2
+    upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Lyon", 3: "Nice"})
+    flipped = _ask(
+        upstream, "--equivalence", "exact", "--overrule-margin", "1", "--paraphrase-answer-temperature", "0.7"
+    )
+    assert flipped.exit_code == 0, flipped.output
+    assert flipped.stdout.splitlines()[0] == "Lyon"
+    temperatures = sorted(c.body["temperature"] for c in upstream.calls_of("answer"))
+    assert temperatures == [0.0, 0.7, 0.7, 0.7]
+
+
 def test_adaptive_k_shows_what_it_did_not_need(upstream):
     upstream.reset(delay_s=0.05)  # the whole paraphrase reply is in before the vote settles
     shown = _ask(upstream, "--adaptive", "--show")

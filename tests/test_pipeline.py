@@ -281,3 +281,28 @@ async def test_low_agreement_policy_flag_abstain_off():
     # at or above the threshold nothing happens
     high = await sp.aanswer(q, low_agreement="abstain", low_agreement_threshold=0.25)
     assert high.answer == "Paris" and "low_agreement" not in high.flags
+
+
+async def test_sampled_paraphrase_answers_keep_the_original_greedy_and_seed_each_paraphrase():
+    sp, fake = make(k=3, equivalence="exact", paraphrase_check="off", paraphrase_seed=5)
+    r = await sp.aanswer("What is the capital of France?", paraphrase_answer_temperature=0.7)
+    answers = [c[2] for c in fake.calls if PARAPHRASE_MARKER not in last_user_text(c[1])]
+    original = [p for p in answers if p["temperature"] == 0.0]
+    assert len(original) == 1 and "seed" not in original[0]  # the original stays greedy and unseeded
+    sampled = sorted(p["seed"] for p in answers if p["temperature"] == 0.7)
+    assert sampled == [5 + i for i in range(1, r.k_kept + 1)] and r.k_kept >= 2  # paraphrase i: seed + i
+    fake.calls.clear()
+    await sp.aanswer("What is the capital of France?")  # unset: every answer at `temperature`, unseeded
+    answers = [c[2] for c in fake.calls if PARAPHRASE_MARKER not in last_user_text(c[1])]
+    assert len(answers) >= 3 and all(p["temperature"] == 0.0 and "seed" not in p for p in answers)
+
+
+def test_paraphrase_answer_seeds_go_only_to_models_that_take_them():
+    from selfpara.config import build_config
+
+    cfg = build_config(model="anthropic/claude-x", paraphrase_answer_temperature=0.7)
+    assert cfg.answer_decoding(0) == (0.0, None) and cfg.answer_decoding(2) == (0.7, None)
+    cfg = build_config(model="openai/x", paraphrase_answer_temperature=0.7, paraphrase_seed=None)
+    assert cfg.answer_decoding(1) == (0.7, None)  # unseeded on request
+    cfg = build_config(model="openai/x", temperature=0.2, paraphrase_answer_temperature=0.0)
+    assert cfg.answer_decoding(0) == (0.2, None) and cfg.answer_decoding(1) == (0.0, None)  # greedy: no seed

@@ -46,6 +46,12 @@ def ask(
     paraphrase_check: str = typer.Option("auto", help="Paraphrase check: auto, off, llm or nli."),
     nli_model: Optional[str] = typer.Option(None, help="Local NLI model directory (for nli equivalence/check)."),
     temperature: float = typer.Option(0.0, help="Decoding temperature of the answers."),
+    paraphrase_answer_temperature: Optional[float] = typer.Option(
+        None, help="Decoding temperature of the paraphrases' answers (seeded); default: --temperature."
+    ),
+    overrule_margin: Optional[float] = typer.Option(
+        None, help="Votes another answer needs over the original's to overrule it (default 2)."
+    ),
     max_tokens: int = typer.Option(128, help="Max tokens per answer."),
     api_base: Optional[str] = typer.Option(
         None, envvar=API_BASE_ENV, help="Base URL of an OpenAI-compatible/vLLM/Ollama server."
@@ -94,6 +100,8 @@ def ask(
             low_agreement_threshold=low_agreement_threshold,
             adaptive=adaptive,
             **({"abstention_text": abstention_text} if abstention_text else {}),
+            **({"overrule_margin": overrule_margin} if overrule_margin is not None else {}),
+            paraphrase_answer_temperature=paraphrase_answer_temperature,
         )
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": text}]
         paraphraser = SelfParaphraser(cfg)

@@ -53,6 +53,8 @@ class SelfparaOptions(BaseModel):
     paraphrase_model: str | None = None
     paraphrase_check: str | None = None
     paraphrase_temperature: float | None = None
+    paraphrase_answer_temperature: float | None = None
+    overrule_margin: float | None = None
     max_overlap: float | None = None
     nli_threshold: float | None = None
     low_agreement: Literal["off", "flag", "abstain"] | None = Field(
@@ -72,6 +74,8 @@ class SelfparaOptions(BaseModel):
             "paraphrase_model",
             "paraphrase_check",
             "paraphrase_temperature",
+            "paraphrase_answer_temperature",
+            "overrule_margin",
             "max_overlap",
             "nli_threshold",
             "low_agreement",
