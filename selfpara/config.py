@@ -183,13 +183,14 @@ class WrapConfig(BaseModel):
     nli_model: str | None = Field(None, description="Local directory of an NLI sequence-classification model.")
 
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="Decoding temperature of the answer calls.")
-    paraphrase_answer_temperature: float | None = Field(
+    top_up_temperature: float | None = Field(
         None,
-        ge=0.0,
+        gt=0.0,
         le=2.0,
-        description="Decoding temperature of the paraphrases' answer calls; None: `temperature`. Above 0 each "
-        "paraphrase's answer is an independent draw as well as a new wording, while the original keeps "
-        "`temperature`; seeded from paraphrase_seed (paraphrase i: paraphrase_seed + i), so reruns reproduce.",
+        description="Top up the vote: each of the k slots no kept paraphrase fills is answered by asking the "
+        "original again at this temperature (seeded from paraphrase_seed: slot i gets paraphrase_seed + i), so "
+        "k + 1 answers are always voted; None: off (the vote is over the kept paraphrases only). Not with "
+        "adaptive k, which answers only what could change the vote.",
     )
     max_tokens: int = Field(256, ge=1, le=8192, description="Max tokens of each answer.")
     logprobs: bool = Field(
@@ -263,6 +264,11 @@ class WrapConfig(BaseModel):
             raise ValueError("NLI equivalence or paraphrase check needs nli_model (a local model directory)")
         if self.transport == "http" and not self.model.startswith(OPENAI_COMPATIBLE):
             raise ValueError("transport http needs an openai/ or hosted_vllm/ model")
+        if self.adaptive and self.top_up_temperature is not None:
+            raise ValueError(
+                "top_up_temperature and adaptive k do not combine: adaptive k answers only what could "
+                "change the vote; choose one"
+            )
         return self
 
     @property
@@ -298,15 +304,12 @@ class WrapConfig(BaseModel):
         judges = "llm" in self.equivalence_functions or self.resolved_paraphrase_check == "llm"
         return judges and judge == self.model and is_small_or_local(self.model, self.api_base)
 
-    def answer_decoding(self, variant: int) -> tuple[float, int | None]:
-        """(temperature, seed) of the answer call of `variant` (0: the original): paraphrases take
-        `paraphrase_answer_temperature` when set, seeded from `paraphrase_seed`; else no seed."""
-        if variant == 0 or self.paraphrase_answer_temperature is None:
-            return self.temperature, None
-        base = self.paraphrase_seed
-        if base is None or self.paraphrase_answer_temperature == 0 or not takes_openai_params(self.model):
-            return self.paraphrase_answer_temperature, None
-        return self.paraphrase_answer_temperature, base + variant
+    def top_up_seed(self, slot: int) -> int | None:
+        """Seed of the top-up answer in vote slot `slot` (1..k): paraphrase_seed + slot, where the model
+        takes a seed and one is set."""
+        if self.paraphrase_seed is None or not takes_openai_params(self.model):
+            return None
+        return self.paraphrase_seed + slot
 
     @property
     def call_timeout_s(self) -> float:

@@ -62,6 +62,9 @@ class Variant(BaseModel):
 
     index: int
     text: str
+    top_up: bool = Field(
+        False, description="A slot no kept paraphrase filled: the original asked again at top_up_temperature."
+    )
 
     @property
     def is_original(self) -> bool:
@@ -144,7 +147,7 @@ class Timings(BaseModel):
 
 
 Flag = Literal[
-    "no_paraphrases",  # every candidate was rejected: the raw answer is returned
+    "no_paraphrases",  # every candidate was rejected: the raw answer is returned (or the top-ups' vote)
     "paraphrase_failed",  # the paraphrase call failed: the vote is over the lines received before, if any
     "partial_failure",  # some answer calls failed: the vote ran over the rest
     "original_failed",  # the original's answer call failed
@@ -163,6 +166,9 @@ class WrappedAnswer(BaseModel):
     model: str
     k_requested: int
     k_kept: int
+    k_topped_up: int = Field(
+        0, description="Vote slots filled by asking the original again (top_up_temperature), for lack of paraphrases."
+    )
     variants: list[Variant]
     rejected: list[RejectedParaphrase] = []
     answers: list[Answer]

@@ -122,6 +122,8 @@ class Run:
         self.target: float = self.first if self.adaptive and self.first is not None else math.inf
         self.stopping = False
         self._tested: tuple[int, int] | None = None
+        self.tops_up = cfg.top_up_temperature is not None and given is None
+        self.top_ups: list[asyncio.Task[Answer]] = []
         self._spans: dict[str, list[float]] = {}
 
     # --- the loop ----------------------------------------------------------------------------
@@ -135,8 +137,13 @@ class Run:
             self._cancel_all()
             raise
         kept = [c for c in self.candidates if c.variant is not None]
-        answers = [self.original.result(), *(c.answer.result() for c in kept if c.answer is not None)]
-        variants = [Variant(index=0, text=self.question), *(Variant(index=c.variant or 0, text=c.text) for c in kept)]
+        top_ups = [t.result() for t in self.top_ups]
+        answers = [self.original.result(), *(c.answer.result() for c in kept if c.answer is not None), *top_ups]
+        variants = [
+            Variant(index=0, text=self.question),
+            *(Variant(index=c.variant or 0, text=c.text) for c in kept),
+            *(Variant(index=a.variant, text=self.question, top_up=True) for a in top_ups),
+        ]
         skipped = [c for c in self.candidates if not c.placed]
         if not kept and not skipped and "paraphrase_failed" not in self.flags:
             self.flags.append("no_paraphrases")
@@ -177,6 +184,7 @@ class Run:
                 waits: set[asyncio.Future[Any]] = {pending} if pending is not None else set()
                 waits |= {c.check for c in self.candidates if c.check is not None and not c.check.done()}
                 waits |= {c.answer for c in self.candidates if c.answer is not None and not c.answer.done()}
+                waits |= {t for t in self.top_ups if not t.done()}
                 if not self.original.done():
                     waits.add(self.original)
                 assert waits, "the run waits for nothing but is not finished"
@@ -245,10 +253,20 @@ class Run:
             for c in self.candidates:
                 if not c.placed and c.check is not None:
                     c.check.cancel()
+        if self.tops_up and not self.top_ups and stream_over and self.placed == len(self.candidates):
+            self._start_top_ups()
         answers_in = self.original.done() and all(c.answer is None or c.answer.done() for c in self.candidates)
+        answers_in = answers_in and all(t.done() for t in self.top_ups)
         if self.stopping:
             return answers_in
         return stream_over and self.placed == len(self.candidates) and answers_in
+
+    def _start_top_ups(self) -> None:
+        """Ask the original again for each vote slot no kept paraphrase fills (the kept count is now final)."""
+        temperature = self.cfg.top_up_temperature
+        for slot in range(self.kept + 1, self.cfg.k + 1):
+            call = self._answer(slot, self.question, temperature=temperature, seed=self.cfg.top_up_seed(slot))
+            self.top_ups.append(asyncio.create_task(call))
 
     async def _settled(self, stream_over: bool) -> bool:
         """Adaptive k's test over the answers in so far (the original and the kept lines in order, up to
@@ -290,6 +308,8 @@ class Run:
 
     def _cancel_all(self) -> None:
         self.original.cancel()
+        for t in self.top_ups:
+            t.cancel()
         for c in self.candidates:
             for task in (c.check, c.answer):
                 if task is not None:
@@ -353,14 +373,18 @@ class Run:
         finally:
             span[1] = time.perf_counter()
 
-    async def _answer(self, variant: int, text: str) -> Answer:
+    async def _answer(
+        self, variant: int, text: str, temperature: float | None = None, seed: int | None = None
+    ) -> Answer:
+        """Answer one wording; `temperature` and `seed` given for a top-up, else the request's (and `seeds`)."""
         t = time.perf_counter()
         if variant > 0:
             self._spans.setdefault("answer", [t, 0.0])
-        temperature, seed_of_config = self.cfg.answer_decoding(variant)
-        chosen = self.seeds[variant] if variant < len(self.seeds) else seed_of_config
+        if temperature is None:
+            temperature = self.cfg.temperature
+            seed = self.seeds[variant] if variant < len(self.seeds) else None
         # Unseeded calls send no seed at all, so their parameters (and cache keys) stay as they were.
-        seed = {} if chosen is None else {"seed": chosen}
+        seed_param = {} if seed is None else {"seed": seed}
         try:
             out = await self.owner.client.complete(
                 self.cfg.model,
@@ -369,7 +393,7 @@ class Run:
                 temperature=temperature,
                 max_tokens=self.cfg.max_tokens,
                 kind="answer",
-                **seed,
+                **seed_param,
                 **logprob_params(self.cfg),
             )
         except UpstreamError as exc:
@@ -421,7 +445,8 @@ class Run:
             question=self.question,
             model=self.cfg.model,
             k_requested=self.cfg.k,
-            k_kept=len(variants) - 1,
+            k_kept=sum(1 for v in variants[1:] if not v.top_up),
+            k_topped_up=sum(1 for v in variants if v.top_up),
             variants=variants,
             rejected=rejected,
             answers=answers,

@@ -145,16 +145,20 @@ def test_low_agreement_is_flagged_shown_and_can_abstain(upstream):
     assert agreed.stdout.splitlines()[0] == "Paris" and "low agreement" not in agreed.output
 
 
-def test_sampled_paraphrase_answers_and_the_margin_reach_the_pipeline(upstream):
+def test_top_up_and_the_margin_reach_the_pipeline(upstream):
     upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Lyon", 3: "Nice"})
     kept = _ask(upstream, "--equivalence", "exact")
     assert kept.stdout.splitlines()[0] == "Paris"  # 2 votes against 1: not decisive at the default margin 2
     upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Lyon", 3: "Nice"})
-    flipped = _ask(
-        upstream, "--equivalence", "exact", "--overrule-margin", "1", "--paraphrase-answer-temperature", "0.7"
-    )
+    flipped = _ask(upstream, "--equivalence", "exact", "--overrule-margin", "1")
     assert flipped.exit_code == 0, flipped.output
     assert flipped.stdout.splitlines()[0] == "Lyon"
+
+    upstream.reset()
+    upstream.fail(400, when="paraphrase", times=None)
+    topped = _ask(upstream, "--equivalence", "exact", "--top-up-temperature", "0.7", "--show")
+    assert topped.exit_code == 0, topped.output
+    assert "kept 0/3 paraphrases · 3 topped up" in topped.output and topped.output.count("(top-up, sampled)") == 3
     temperatures = sorted(c.body["temperature"] for c in upstream.calls_of("answer"))
     assert temperatures == [0.0, 0.7, 0.7, 0.7]
 

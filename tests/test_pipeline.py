@@ -283,26 +283,59 @@ async def test_low_agreement_policy_flag_abstain_off():
     assert high.answer == "Paris" and "low_agreement" not in high.flags
 
 
-async def test_sampled_paraphrase_answers_keep_the_original_greedy_and_seed_each_paraphrase():
-    sp, fake = make(k=3, equivalence="exact", paraphrase_check="off", paraphrase_seed=5)
-    r = await sp.aanswer("What is the capital of France?", paraphrase_answer_temperature=0.7)
-    answers = [c[2] for c in fake.calls if PARAPHRASE_MARKER not in last_user_text(c[1])]
-    original = [p for p in answers if p["temperature"] == 0.0]
-    assert len(original) == 1 and "seed" not in original[0]  # the original stays greedy and unseeded
-    sampled = sorted(p["seed"] for p in answers if p["temperature"] == 0.7)
-    assert sampled == [5 + i for i in range(1, r.k_kept + 1)] and r.k_kept >= 2  # paraphrase i: seed + i
-    fake.calls.clear()
-    await sp.aanswer("What is the capital of France?")  # unset: every answer at `temperature`, unseeded
-    answers = [c[2] for c in fake.calls if PARAPHRASE_MARKER not in last_user_text(c[1])]
-    assert len(answers) >= 3 and all(p["temperature"] == 0.0 and "seed" not in p for p in answers)
+def _one_good_paraphrase(model, messages, params):
+    """Paraphrases: one good rewording, one that changes a number, one unrelated; answers name their seed."""
+    text = last_user_text(messages)
+    if PARAPHRASE_MARKER in text:
+        return "1. What is France's capital city called?\n2. Capital of France 2?\n3. Hello there"
+    return f"answer seed {params.get('seed')} at {params['temperature']}"
 
 
-def test_paraphrase_answer_seeds_go_only_to_models_that_take_them():
+async def test_top_up_fills_the_slots_no_paraphrase_filled_with_seeded_samples_of_the_original():
+    q = "What is the capital of France?"
+    sp, fake = make(_one_good_paraphrase, k=3, equivalence="exact", paraphrase_check="off", paraphrase_seed=5)
+    r = await sp.aanswer(q, top_up_temperature=0.7)
+    assert r.k_kept == 1 and r.k_topped_up == 2 and len(r.rejected) == 2
+    assert [(v.index, v.top_up) for v in r.variants] == [(0, False), (1, False), (2, True), (3, True)]
+    assert all(v.text == q for v in r.variants if v.top_up)
+    # the original and the kept paraphrase at the request's temperature, unseeded; slot i at 0.7 with seed 5 + i
+    assert [a.text for a in r.answers] == [
+        "answer seed None at 0.0",
+        "answer seed None at 0.0",
+        "answer seed 7 at 0.7",
+        "answer seed 8 at 0.7",
+    ]
+    assert r.usage.calls == 5 and r.vote_share == pytest.approx(0.5)  # four answers voted, two alike
+
+
+async def test_without_top_up_only_kept_paraphrases_are_voted():
+    sp, fake = make(_one_good_paraphrase, k=3, equivalence="exact", paraphrase_check="off")
+    r = await sp.aanswer("What is the capital of France?")
+    assert r.k_kept == 1 and r.k_topped_up == 0 and len(r.answers) == 2
+    assert all(
+        p["temperature"] == 0.0 and "seed" not in p
+        for _, m, p in fake.calls
+        if PARAPHRASE_MARKER not in last_user_text(m)
+    )
+
+
+async def test_a_failed_paraphrase_call_is_topped_up_to_a_full_vote():
+    def respond(model, messages, params):
+        if PARAPHRASE_MARKER in last_user_text(messages):
+            return UpstreamError("paraphraser down", status=500, retryable=False)
+        return "Paris" if params["temperature"] == 0.0 else "Lyon"
+
+    sp, _ = make(respond, k=3, equivalence="exact", top_up_temperature=0.7, overrule_margin=1)
+    r = await sp.aanswer("What is the capital of France?")
+    assert "paraphrase_failed" in r.flags and r.k_kept == 0 and r.k_topped_up == 3
+    assert r.answer == "Lyon"  # three samples against the greedy original, margin 1
+
+
+def test_top_up_seeds_go_only_to_models_that_take_them_and_not_with_adaptive_k():
     from selfpara.config import build_config
 
-    cfg = build_config(model="anthropic/claude-x", paraphrase_answer_temperature=0.7)
-    assert cfg.answer_decoding(0) == (0.0, None) and cfg.answer_decoding(2) == (0.7, None)
-    cfg = build_config(model="openai/x", paraphrase_answer_temperature=0.7, paraphrase_seed=None)
-    assert cfg.answer_decoding(1) == (0.7, None)  # unseeded on request
-    cfg = build_config(model="openai/x", temperature=0.2, paraphrase_answer_temperature=0.0)
-    assert cfg.answer_decoding(0) == (0.2, None) and cfg.answer_decoding(1) == (0.0, None)  # greedy: no seed
+    assert build_config(model="openai/x", top_up_temperature=0.7).top_up_seed(2) == 2
+    assert build_config(model="anthropic/claude-x", top_up_temperature=0.7).top_up_seed(2) is None
+    assert build_config(model="openai/x", top_up_temperature=0.7, paraphrase_seed=None).top_up_seed(1) is None
+    with pytest.raises(ConfigError, match="adaptive"):
+        build_config(model="openai/x", top_up_temperature=0.7, adaptive=True)

@@ -273,21 +273,34 @@ def test_settings_reach_the_pipeline(client: openai.OpenAI, fake: FakeUpstream) 
         assert call.body["temperature"] == 0.3 and call.body["max_tokens"] == 40
 
 
-def test_sampled_paraphrase_answers_and_the_margin_are_per_request_settings(
-    client: openai.OpenAI, fake: FakeUpstream
+def test_top_up_and_the_margin_are_per_request_settings(
+    client: openai.OpenAI, proxy: ThreadedServer, fake: FakeUpstream
 ) -> None:
-    def ask(settings: dict[str, Any]) -> str | None:
-        fake.reset(answers={0: "Paris", 1: "Lyon", 2: "Lyon", 3: "Nice"})
-        resp = client.chat.completions.create(
-            model="openai/fake", messages=[{"role": "user", "content": Q}], extra_body={"selfpara": settings}
-        )
-        return resp.choices[0].message.content
+    fake.reset(answers={0: "Paris", 1: "Lyon", 2: "Lyon", 3: "Nice"})
+    plain = {"selfpara": {"equivalence": "exact"}}
+    answer = client.chat.completions.create(
+        model="openai/fake", messages=[{"role": "user", "content": Q}], extra_body=plain
+    )
+    assert answer.choices[0].message.content == "Paris"  # 2 votes against 1 do not overrule at the default margin
+    fake.reset(answers={0: "Paris", 1: "Lyon", 2: "Lyon", 3: "Nice"})
+    margin = {"selfpara": {"equivalence": "exact", "overrule_margin": 1}}
+    answer = client.chat.completions.create(
+        model="openai/fake", messages=[{"role": "user", "content": Q}], extra_body=margin
+    )
+    assert answer.choices[0].message.content == "Lyon"
 
-    assert ask({"equivalence": "exact"}) == "Paris"  # 2 votes against 1 do not overrule at the default margin
-    assert ask({"equivalence": "exact", "overrule_margin": 1, "paraphrase_answer_temperature": 0.7}) == "Lyon"
+    fake.reset()
+    fake.fail(400, when="paraphrase", times=None)  # no paraphrase: every slot is topped up
+    raw = client.chat.completions.with_raw_response.create(
+        model="openai/fake",
+        messages=[{"role": "user", "content": Q}],
+        extra_body={"selfpara": {"equivalence": "exact", "top_up_temperature": 0.7}},
+    )
+    report = raw.parse().model_extra["selfpara"]
+    assert report["k_kept"] == 0 and report["k_topped_up"] == 3 and raw.headers["x-selfpara-k-topped-up"] == "3"
+    assert [v["top_up"] for v in report["variants"]] == [False, True, True, True]
     sampled = [c.body for c in fake.calls_of("answer") if c.body.get("temperature") == 0.7]
-    assert len(sampled) == 3 and sorted(b["seed"] for b in sampled) == [1, 2, 3]
-    assert len(fake.calls_of("answer")) == 4  # the original's answer is not sampled
+    assert sorted(b["seed"] for b in sampled) == [1, 2, 3] and len(fake.calls_of("answer")) == 4
 
 
 def test_low_agreement_policy_in_the_body_and_the_header(

@@ -46,8 +46,10 @@ def ask(
     paraphrase_check: str = typer.Option("auto", help="Paraphrase check: auto, off, llm or nli."),
     nli_model: Optional[str] = typer.Option(None, help="Local NLI model directory (for nli equivalence/check)."),
     temperature: float = typer.Option(0.0, help="Decoding temperature of the answers."),
-    paraphrase_answer_temperature: Optional[float] = typer.Option(
-        None, help="Decoding temperature of the paraphrases' answers (seeded); default: --temperature."
+    top_up_temperature: Optional[float] = typer.Option(
+        None,
+        help="Fill each vote slot no kept paraphrase fills by asking the question again at this temperature "
+        "(seeded); default: off.",
     ),
     overrule_margin: Optional[float] = typer.Option(
         None, help="Votes another answer needs over the original's to overrule it (default 2)."
@@ -101,7 +103,7 @@ def ask(
             adaptive=adaptive,
             **({"abstention_text": abstention_text} if abstention_text else {}),
             **({"overrule_margin": overrule_margin} if overrule_margin is not None else {}),
-            paraphrase_answer_temperature=paraphrase_answer_temperature,
+            top_up_temperature=top_up_temperature,
         )
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": text}]
         paraphraser = SelfParaphraser(cfg)
@@ -121,6 +123,8 @@ def ask(
         f"confidence {result.confidence:.2f}",
         f"kept {result.k_kept}/{result.k_requested} paraphrases",
     ]
+    if result.k_topped_up:
+        notes.append(f"{result.k_topped_up} topped up")
     notes += [f.replace("_", " ") for f in result.flags if f not in _WARNINGS]
     err_console.print(f"[dim]{' · '.join(notes)}[/dim]", highlight=False)
     for flag in result.flags:

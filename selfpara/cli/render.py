@@ -41,7 +41,8 @@ def result_table(result: WrappedAnswer) -> Table:
         else:
             answer = escape(a.text or "")
             cluster = f"{a.cluster}{' ★' if a.cluster == result.winner else ''}{' (abstain)' if a.abstained else ''}"
-        table.add_row("orig" if v.index == 0 else str(v.index), escape(v.text), answer, cluster)
+        wording = f"[dim](top-up, sampled)[/dim] {escape(v.text)}" if v.top_up else escape(v.text)
+        table.add_row("orig" if v.index == 0 else str(v.index), wording, answer, cluster)
     for r in result.rejected:
         reason = f"[dim]rejected: {escape(rejection_text(r))}[/dim]"
         table.add_row("[dim]x[/dim]", f"[dim]{escape(r.text)}[/dim]", reason, "")

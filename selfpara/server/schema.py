@@ -53,7 +53,7 @@ class SelfparaOptions(BaseModel):
     paraphrase_model: str | None = None
     paraphrase_check: str | None = None
     paraphrase_temperature: float | None = None
-    paraphrase_answer_temperature: float | None = None
+    top_up_temperature: float | None = None
     overrule_margin: float | None = None
     max_overlap: float | None = None
     nli_threshold: float | None = None
@@ -74,7 +74,7 @@ class SelfparaOptions(BaseModel):
             "paraphrase_model",
             "paraphrase_check",
             "paraphrase_temperature",
-            "paraphrase_answer_temperature",
+            "top_up_temperature",
             "overrule_margin",
             "max_overlap",
             "nli_threshold",
