@@ -63,6 +63,12 @@ def _check_replayable(before: WrapConfig, after: WrapConfig) -> None:
         raise ConfigError("the re-vote can only add drift checks: fewer would keep paraphrases never answered")
     if after.k != before.k or after.max_overlap != before.max_overlap:
         raise ConfigError("the re-vote cannot change k or the overlap rule (other wordings would be answered)")
+    if after.top_up_temperature != before.top_up_temperature:
+        raise ConfigError("the re-vote cannot change top_up_temperature (other answers would be sampled)")
+    if after.top_up_temperature is not None and after.drift_check_names != before.drift_check_names:
+        raise ConfigError(
+            "the re-vote cannot add drift checks to a topped-up run: the slots they free were never sampled"
+        )
     if _MODEL_FUNCTIONS & set(after.equivalence_functions):
         raise ConfigError("the re-vote runs no model: use cheap equivalence functions (exact, numeric, ...)")
 

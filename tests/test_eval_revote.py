@@ -67,5 +67,29 @@ def test_settings_that_would_need_new_answers_are_refused(run_dir: Path, tmp_pat
         asyncio.run(revote_run(run_dir, tmp_path / "a", {"drift_checks": "numbers"}, arm=arm))
     with pytest.raises(ConfigError, match="runs no model"):
         asyncio.run(revote_run(run_dir, tmp_path / "b", {"equivalence": "exact,llm"}, arm=arm))
+    with pytest.raises(ConfigError, match="top_up_temperature"):
+        asyncio.run(revote_run(run_dir, tmp_path / "c", {"top_up_temperature": 0.7}, arm=arm))
     with pytest.raises(ConfigError, match="exists"):
         asyncio.run(revote_run(run_dir, run_dir, {"overrule_margin": 1}, arm=arm))
+
+
+def test_a_topped_up_run_is_re_voted_with_its_samples_but_takes_no_new_drift_check(tmp_path: Path) -> None:
+    items = [Item(id="ng", gold=["Abuja"], variants=[ItemVariant(id=0, question=QUESTION)])]
+    data = save_items(items, tmp_path / "d.jsonl")
+    client = ModelClient(backend=FakeBackend(_responder), retries=0, timeout_s=5)
+    arm = "selfpara[top_up_temperature=0.7]"
+    config = BenchConfig(dataset=str(data), arms=[arm], k=3)
+    asyncio.run(run_bench(config, tmp_path / "run", RunOptions(client=client, progress=False)))
+    recorded = json.loads((tmp_path / "run" / "samples.jsonl").read_text().splitlines()[0])
+    assert recorded["details"]["evidence"]["k_topped_up"] == 3 and recorded["answer"] == "Abuja"
+    changed = asyncio.run(revote_run(tmp_path / "run", tmp_path / "m1", {"overrule_margin": 1}, arm=arm, label="m1"))
+    assert changed == []  # the three samples of the original agree with it: the margin changes nothing
+    with pytest.raises(ConfigError, match="topped-up"):
+        asyncio.run(
+            revote_run(
+                tmp_path / "run",
+                tmp_path / "x",
+                {"drift_checks": "numbers,entities,qualifiers,rates,negation"},
+                arm=arm,
+            )
+        )
