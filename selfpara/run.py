@@ -122,7 +122,7 @@ class Run:
         self.target: float = self.first if self.adaptive and self.first is not None else math.inf
         self.stopping = False
         self._tested: tuple[int, int] | None = None
-        self.tops_up = cfg.top_up_temperature is not None and given is None
+        self.wants_top_up = cfg.top_up_temperature is not None and given is None
         self.top_ups: list[asyncio.Task[Answer]] = []
         self._spans: dict[str, list[float]] = {}
 
@@ -253,7 +253,7 @@ class Run:
             for c in self.candidates:
                 if not c.placed and c.check is not None:
                     c.check.cancel()
-        if self.tops_up and not self.top_ups and stream_over and self.placed == len(self.candidates):
+        if self.wants_top_up and not self.top_ups and stream_over and self.placed == len(self.candidates):
             self._start_top_ups()
         answers_in = self.original.done() and all(c.answer is None or c.answer.done() for c in self.candidates)
         answers_in = answers_in and all(t.done() for t in self.top_ups)
