@@ -344,6 +344,21 @@ def test_process_exits_cleanly_while_generating(tmp_path: Path) -> None:
     assert proc.returncode == 3, proc.stderr[-2000:]
 
 
+@pytest.mark.model
+async def test_real_model_top_up_fills_the_vote_and_reruns_draw_the_same_samples(smollm2: LlamaCppModel) -> None:
+    from selfpara import SelfParaphraser
+
+    # An overlap rule this strict rejects every rewording, so both slots are topped up.
+    strict = dict(max_overlap=0.01, min_word_changes=None)
+    settings = dict(model="local/smollm2", k=2, max_tokens=12, top_up_temperature=0.9, cache="off", **strict)
+    runs = [await SelfParaphraser(**settings).aanswer("Name a colour of the rainbow.") for _ in range(2)]
+    for r in runs:
+        assert r.k_kept == 0 and r.k_topped_up == 2 and len(r.answers) == 3 and all(a.ok for a in r.answers)
+        assert [v.top_up for v in r.variants] == [False, True, True]
+    topped = [[a.text for a in r.answers[1:]] for r in runs]
+    assert topped[0] == topped[1]  # seeded samples: a rerun without a cache draws the same answers
+
+
 # ---------------------------------------------------------------- the packaged Qwen model, if installed
 
 
