@@ -1,0 +1,88 @@
+"""Replay top-up offline on a recorded run that has raw, sc and selfpara arms: no model call.
+
+For each wording, the recorded selfpara evidence gives the paraphrases (filtered again with
+the current drift checks) and their greedy answers; the sc arm's samples of the original
+fill the slots no kept paraphrase fills, as `top_up_temperature` would (slot i's seed is
+sc's sample i - 1 when both use seed 0). Each combination is voted with selfpara's own
+`vote` and graded like the run.
+
+    python scripts/replay_top_up.py RUN_DIR
+
+Prints A_strict, A_orig and the questions raw answered right in every wording that each
+combination lost. This is how docs/results/qwen-gsm8k-topup.md replays the sample set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from evaluation.graders import grader_for
+from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE
+from evaluation.schema import Item
+from selfpara.config import build_config
+from selfpara.equivalence import build_equivalence
+from selfpara.paraphrase import drift_filter
+from selfpara.result import Answer
+from selfpara.vote import VoteRule, vote
+
+CHECKS = build_config().drift_check_names
+ARMS = ("raw", "sc", "selfpara")
+
+
+async def replay(run: Path) -> dict[str, dict[str, dict[int, bool]]]:
+    """Correctness per combination, question and wording."""
+    items = {i.id: i for i in (Item.model_validate_json(x) for x in (run / ITEMS_FILE).read_text().splitlines() if x)}
+    rows: dict[tuple[str, int], dict[str, dict]] = defaultdict(dict)
+    for line in (run / SAMPLES_FILE).read_text().splitlines():
+        r = json.loads(line)
+        rows[(r["item_id"], r["variant_id"])][r["arm"]] = r
+    equivalence = build_equivalence(["exact", "numeric", "contains", "distinct"], client=None, judge_model="")  # type: ignore[arg-type]
+    out: dict[str, dict[str, dict[int, bool]]] = defaultdict(lambda: defaultdict(dict))
+    for (item_id, vid), arms in rows.items():
+        evidence = arms.get("selfpara", {}).get("details", {}).get("evidence")
+        if not set(ARMS) <= set(arms) or not evidence:
+            continue
+        item = items[item_id]
+        variants = {v["index"]: v["text"] for v in evidence["variants"] if not v.get("top_up")}
+        question = variants[0]
+        kept, _ = drift_filter(question, [variants[i] for i in sorted(variants) if i], CHECKS)
+        paraphrased = [
+            a["text"] for a in evidence["answers"] if a["variant"] in variants and variants[a["variant"]] in kept
+        ]
+        samples = arms["sc"]["details"]["answers"]
+        out["raw"][item_id][vid] = arms["raw"]["label"] == "correct"
+        for top_up in (False, True):
+            for margin in (1, 2):
+                texts = [arms["raw"]["answer"], *paraphrased]
+                if top_up:
+                    texts += samples[len(paraphrased) : evidence["k_requested"]]
+                answers = [Answer(variant=i, text=t) for i, t in enumerate(texts)]
+                outcome = await vote(question, answers, equivalence, None, VoteRule(margin=margin))
+                label = await grader_for(item.kind).grade(item, texts[outcome.chosen])
+                out[f"{'top-up' if top_up else 'selfpara'}, margin {margin}"][item_id][vid] = label == "correct"
+    # only questions answered in every wording by every arm (an interrupted run leaves some short)
+    complete = {q for q, by_variant in out["raw"].items() if len(by_variant) == len(items[q].variants)}
+    return {name: {q: v for q, v in by_q.items() if q in complete} for name, by_q in out.items()}
+
+
+def main(run: Path) -> None:
+    results = asyncio.run(replay(run))
+    raw = results["raw"]
+    questions = list(raw)
+    consistent = [q for q in questions if all(raw[q].values())]
+    print(f"{len(questions)} questions; {len(consistent)} answered right in every wording by raw")
+    for name, by_question in results.items():
+        strict = sum(all(by_question[q].values()) for q in questions) / len(questions)
+        orig = sum(by_question[q][0] for q in questions) / len(questions)
+        lost = sum(not all(by_question[q].values()) for q in consistent)
+        print(f"{name:20s} A_strict {strict:.3f}  A_orig {orig:.3f}  raw-consistent lost {lost}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(Path(sys.argv[1]))
