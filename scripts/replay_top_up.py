@@ -1,7 +1,7 @@
 """Replay top-up offline on a recorded run that has raw, sc and selfpara arms: no model call.
 
 For each wording, the recorded selfpara evidence gives the paraphrases (filtered again with
-the current drift checks) and their greedy answers; the sc arm's samples of the original
+the current default drift checks) and their greedy answers; the sc arm's samples of the original
 fill the slots no kept paraphrase fills, as `top_up_temperature` would (slot i's seed is
 sc's sample i - 1 when both use seed 0). Each combination is voted with selfpara's own
 `vote` and graded like the run.
@@ -15,14 +15,14 @@ combination lost. This is how docs/results/qwen-gsm8k-topup.md replays the sampl
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from collections import defaultdict
 from pathlib import Path
 
 from evaluation.graders import grader_for
-from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE
-from evaluation.schema import Item
+from evaluation.revote import arm_config
+from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
+from evaluation.schema import Item, SampleRecord
 from selfpara.config import build_config
 from selfpara.equivalence import build_equivalence
 from selfpara.paraphrase import drift_filter
@@ -36,15 +36,15 @@ ARMS = ("raw", "sc", "selfpara")
 async def replay(run: Path) -> dict[str, dict[str, dict[int, bool]]]:
     """Correctness per combination, question and wording."""
     items = {i.id: i for i in (Item.model_validate_json(x) for x in (run / ITEMS_FILE).read_text().splitlines() if x)}
-    rows: dict[tuple[str, int], dict[str, dict]] = defaultdict(dict)
-    for line in (run / SAMPLES_FILE).read_text().splitlines():
-        r = json.loads(line)
-        rows[(r["item_id"], r["variant_id"])][r["arm"]] = r
-    equivalence = build_equivalence(["exact", "numeric", "contains", "distinct"], client=None, judge_model="")  # type: ignore[arg-type]
+    rows: dict[tuple[str, int], dict[str, SampleRecord]] = defaultdict(dict)
+    for r in latest_records(read_samples(run / SAMPLES_FILE)):
+        rows[(r.item_id, r.variant_id)][r.arm] = r
+    # the selfpara arm's own equivalence functions (a re-vote runs no model, so cheap ones only)
+    functions = arm_config(read_config(run), "selfpara").equivalence_functions
+    equivalence = build_equivalence(functions, client=None, judge_model="")  # type: ignore[arg-type]
     out: dict[str, dict[str, dict[int, bool]]] = defaultdict(lambda: defaultdict(dict))
     for (item_id, vid), arms in rows.items():
-        evidence = arms.get("selfpara", {}).get("details", {}).get("evidence")
-        if not set(ARMS) <= set(arms) or not evidence:
+        if not set(ARMS) <= set(arms) or not (evidence := arms["selfpara"].details.get("evidence")):
             continue
         item = items[item_id]
         variants = {v["index"]: v["text"] for v in evidence["variants"] if not v.get("top_up")}
@@ -53,11 +53,11 @@ async def replay(run: Path) -> dict[str, dict[str, dict[int, bool]]]:
         paraphrased = [
             a["text"] for a in evidence["answers"] if a["variant"] in variants and variants[a["variant"]] in kept
         ]
-        samples = arms["sc"]["details"]["answers"]
-        out["raw"][item_id][vid] = arms["raw"]["label"] == "correct"
+        samples = arms["sc"].details["answers"]
+        out["raw"][item_id][vid] = arms["raw"].label == "correct"
         for top_up in (False, True):
             for margin in (1, 2):
-                texts = [arms["raw"]["answer"], *paraphrased]
+                texts = [arms["raw"].answer, *paraphrased]
                 if top_up:
                     texts += samples[len(paraphrased) : evidence["k_requested"]]
                 answers = [Answer(variant=i, text=t) for i, t in enumerate(texts)]
