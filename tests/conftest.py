@@ -16,6 +16,12 @@ from selfpara.llm import ModelClient  # noqa: E402
 from selfpara.testing import FakeBackend  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rich wraps CLI output at the caller's terminal width; pin it so assertions on wording hold in any terminal."""
+    monkeypatch.setenv("COLUMNS", "100")
+
+
 @pytest.fixture
 def fake() -> FakeBackend:
     return FakeBackend()

@@ -156,7 +156,7 @@ def bench(
         )
         if not quiet:
             what = "the embedded model (loads on first call)" if is_embedded(config.model) else config.model
-            err_console.print(f"[bold]bench[/bold] {config.dataset} on {what} → {run_dir}", highlight=False)
+            err_console().print(f"[bold]bench[/bold] {config.dataset} on {what} → {run_dir}", highlight=False)
         started = time.perf_counter()
         result = asyncio.run(run_bench(config, run_dir, options))
         report = write_reports(run_dir, consistency=consistency)
@@ -164,7 +164,7 @@ def bench(
         if not quiet:
             n_items = len(result.items)
             n_var = sum(len(i.variants) for i in result.items)
-            err_console.print(
+            err_console().print(
                 f"[dim]{n_items} items, {n_var} variants, arms {', '.join(result.config.arms)}; "
                 f"{result.new_samples} new samples ({result.skipped} resumed), {result.model_calls} model calls, "
                 f"{result.cache_hits} cached; {time.perf_counter() - started:.0f}s. "
@@ -172,7 +172,7 @@ def bench(
                 highlight=False,
             )
             if result.failed:
-                err_console.print(
+                err_console().print(
                     f"[yellow]{result.failed} samples failed (model errors); rerun the same "
                     f"command to retry them[/yellow]"
                 )

@@ -95,7 +95,7 @@ def metrics(
             if len(parts) != 2 or not all(parts):
                 raise ConfigError(f"--compare takes two group names, A,B; got {compare!r}")
             pair = (parts[0], parts[1])
-        with err_console.status("computing metrics…") if not as_json else _nullcontext():
+        with err_console().status("computing metrics…") if not as_json else _nullcontext():
             table = compute_metrics(
                 rows,
                 include_original=not exclude_original,
@@ -152,7 +152,7 @@ def _print_confidence(scores: dict[str, Any], column: str) -> None:
                 num(p.get("score@0.75")),
             )
     if not scores:
-        err_console.print("no group has a confidence score on every row")
+        err_console().print("no group has a confidence score on every row")
         return
     Console().print(out)
     Console().print(policy)
@@ -210,12 +210,12 @@ def _print_table(table: MetricsTable, percent: bool) -> None:
                 comp.add_row(Text(title), Text(diff), p, test)
             console.print(comp)
     for note in table.notes:
-        err_console.print(Text(note, style="dim"))
+        err_console().print(Text(note, style="dim"))
     if table.comparisons:
-        err_console.print(
+        err_console().print(
             Text(
                 "p: McNemar's test for one-outcome-per-question metrics, paired permutation test otherwise", style="dim"
             )
         )
     if not percent:
-        err_console.print(Text("values are fractions of 1 (--percent shows percent)", style="dim"))
+        err_console().print(Text("values are fractions of 1 (--percent shows percent)", style="dim"))

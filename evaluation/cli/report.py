@@ -56,4 +56,4 @@ def report(
         typer.echo(json.dumps(result, indent=2, default=str))
         return
     typer.echo(markdown_table(result))
-    err_console.print(f"[dim]wrote {run_dir}/report.json, report.md, report.html[/dim]", highlight=False)
+    err_console().print(f"[dim]wrote {run_dir}/report.json, report.md, report.html[/dim]", highlight=False)

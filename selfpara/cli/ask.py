@@ -108,7 +108,7 @@ def ask(
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": text}]
         paraphraser = SelfParaphraser(cfg)
         status = "loading the embedded model and answering" if is_embedded(cfg.model) else f"asking {cfg.model}"
-        with err_console.status(f"[bold]{status}[/bold] (k={cfg.k})…"):
+        with err_console().status(f"[bold]{status}[/bold] (k={cfg.k})…"):
             result = paraphraser.answer(messages)
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
@@ -116,7 +116,7 @@ def ask(
     if show:
         from selfpara.cli.render import result_table
 
-        err_console.print(result_table(result))
+        err_console().print(result_table(result))
     typer.echo(result.answer)
     notes = [
         f"vote share {result.vote_share:.0%} of {result.n_voted}",
@@ -126,10 +126,10 @@ def ask(
     if result.k_topped_up:
         notes.append(f"{result.k_topped_up} topped up")
     notes += [f.replace("_", " ") for f in result.flags if f not in _WARNINGS]
-    err_console.print(f"[dim]{' · '.join(notes)}[/dim]", highlight=False)
+    err_console().print(f"[dim]{' · '.join(notes)}[/dim]", highlight=False)
     for flag in result.flags:
         if flag in _WARNINGS:
-            err_console.print(f"[yellow]warning: {_WARNINGS[flag]}[/yellow]", highlight=False)
+            err_console().print(f"[yellow]warning: {_WARNINGS[flag]}[/yellow]", highlight=False)
 
 
 _WARNINGS = {

@@ -20,7 +20,12 @@ from rich.markup import escape
 
 from selfpara.errors import SelfparaError
 
-err_console = Console(stderr=True)
+
+def err_console() -> Console:
+    """A console on stderr, made at each use so that it reads the terminal width and stream of
+    the moment (a console made at import keeps the width of whoever imported it first)."""
+    return Console(stderr=True)
+
 
 MODEL_ENV = "SELFPARA_MODEL"
 API_BASE_ENV = "SELFPARA_API_BASE"
@@ -42,10 +47,10 @@ def setup_logging(verbose: bool) -> None:
     record is one plain line, tracebacks included, so log readers can split on newlines.
     """
     handler: logging.Handler
-    if err_console.is_terminal:
+    if err_console().is_terminal:
         from rich.logging import RichHandler
 
-        handler = RichHandler(console=err_console, show_path=False)
+        handler = RichHandler(console=err_console(), show_path=False)
     else:
         from selfpara.server.logs import TextFormatter
 
@@ -75,7 +80,7 @@ def clean_errors() -> Iterator[None]:
     try:
         yield
     except SelfparaError as exc:
-        err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        err_console().print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from None
     except ModuleNotFoundError as exc:
         # A command reached code whose extra is not installed (e.g. `selfpara bench` on the base install).
@@ -84,8 +89,8 @@ def clean_errors() -> Iterator[None]:
         message = missing_message(exc.name or "", "this command")
         if message is None:
             raise
-        err_console.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+        err_console().print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted[/yellow]")
+        err_console().print("[yellow]interrupted[/yellow]")
         raise typer.Exit(130) from None

@@ -202,7 +202,7 @@ def serve(
             process_stdout.flush()
             os.dup2(sys.stderr.fileno(), process_stdout.fileno())
         setup_server_logging(log_format.value, verbose, settings.secrets())
-        err_console.print(
+        err_console().print(
             f"selfpara proxy: http://{host}:{port}/v1 -> {settings.upstream.model}"
             f" (k={settings.upstream.k}, auth {'on' if settings.api_key else 'off'}"
             f"{f', {workers} workers' if workers > 1 else ''})",
