@@ -173,3 +173,16 @@ def test_adaptive_k_shows_what_it_did_not_need(upstream):
 def test_bad_low_agreement_policy_is_a_clean_error():
     result = runner.invoke(app, ["ask", "Capital of France?", "--low-agreement", "panic"])
     assert result.exit_code == 1 and "low_agreement" in result.output and "Traceback" not in result.output
+
+
+def test_output_wraps_at_the_terminal_width_of_the_call(upstream, monkeypatch):
+    # Within one process the width can change between calls (pytest, an embedding app); each call
+    # wraps at the width it finds, as the stderr console is made per use.
+    line = "warning: low agreement: the wordings disagree, treat this answer as unreliable"
+    outputs = {}
+    for width in ("200", "40"):
+        monkeypatch.setenv("COLUMNS", width)
+        upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
+        outputs[width] = _ask(upstream).output
+    assert line in outputs["200"]
+    assert line not in outputs["40"] and "warning: low agreement" in outputs["40"]

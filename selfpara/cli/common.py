@@ -47,10 +47,11 @@ def setup_logging(verbose: bool) -> None:
     record is one plain line, tracebacks included, so log readers can split on newlines.
     """
     handler: logging.Handler
-    if err_console().is_terminal:
+    console = err_console()
+    if console.is_terminal:
         from rich.logging import RichHandler
 
-        handler = RichHandler(console=err_console(), show_path=False)
+        handler = RichHandler(console=console, show_path=False)
     else:
         from selfpara.server.logs import TextFormatter
 
