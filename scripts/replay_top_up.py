@@ -3,8 +3,9 @@
 For each wording, the recorded selfpara evidence gives the paraphrases (filtered again with
 the current default drift checks) and their greedy answers; the sc arm's samples of the original
 fill the slots no kept paraphrase fills, as `top_up_temperature` would (slot i's seed is
-sc's sample i - 1 when both use seed 0). Each combination is voted with selfpara's own
-`vote` and graded like the run.
+sc's sample i - 1 when both use seed 0). Two more mixes show what the paraphrases add: the
+original with every sc sample, and with both (`mixes`). Each combination is voted with
+selfpara's own `vote`, at margins 1 and 2, and graded like the run.
 
     python scripts/replay_top_up.py RUN_DIR
 
@@ -19,10 +20,13 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
+
 from evaluation.graders import grader_for
 from evaluation.revote import arm_config
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
 from evaluation.schema import Item, SampleRecord
+from evaluation.stats import paired_bootstrap, percentile_interval, rng_for
 from selfpara.config import build_config
 from selfpara.equivalence import build_equivalence
 from selfpara.paraphrase import drift_filter
@@ -31,6 +35,21 @@ from selfpara.vote import VoteRule, vote
 
 CHECKS = build_config().drift_check_names
 ARMS = ("raw", "sc", "selfpara")
+
+
+def mixes(original: str, paraphrased: list[str], samples: list[str], k: int) -> dict[str, list[str]]:
+    """The answers each replayed combination votes over, the original's first.
+
+    `selfpara`: the kept paraphrases' answers. `top-up`: those, with sc's samples filling the
+    empty slots up to k. `samples`: every sc sample and no paraphrase (sc with the greedy
+    original). `both`: every kept paraphrase and every sc sample.
+    """
+    return {
+        "selfpara": [original, *paraphrased],
+        "top-up": [original, *paraphrased, *samples[len(paraphrased) : k]],
+        "samples": [original, *samples],
+        "both": [original, *paraphrased, *samples],
+    }
 
 
 async def replay(run: Path) -> dict[str, dict[str, dict[int, bool]]]:
@@ -54,19 +73,32 @@ async def replay(run: Path) -> dict[str, dict[str, dict[int, bool]]]:
             a["text"] for a in evidence["answers"] if a["variant"] in variants and variants[a["variant"]] in kept
         ]
         samples = arms["sc"].details["answers"]
+        original = arms["raw"].answer
         out["raw"][item_id][vid] = arms["raw"].label == "correct"
-        for top_up in (False, True):
+        for name, texts in mixes(original, paraphrased, samples, evidence["k_requested"]).items():
             for margin in (1, 2):
-                texts = [arms["raw"].answer, *paraphrased]
-                if top_up:
-                    texts += samples[len(paraphrased) : evidence["k_requested"]]
                 answers = [Answer(variant=i, text=t) for i, t in enumerate(texts)]
                 outcome = await vote(question, answers, equivalence, None, VoteRule(margin=margin))
                 label = await grader_for(item.kind).grade(item, texts[outcome.chosen])
-                out[f"{'top-up' if top_up else 'selfpara'}, margin {margin}"][item_id][vid] = label == "correct"
+                out[f"{name}, margin {margin}"][item_id][vid] = label == "correct"
     # only questions answered in every wording by every arm (an interrupted run leaves some short)
     complete = {q for q, by_variant in out["raw"].items() if len(by_variant) == len(items[q].variants)}
     return {name: {q: v for q, v in by_q.items() if q in complete} for name, by_q in out.items()}
+
+
+def strict_gain(a: list[bool], b: list[bool]) -> str:
+    """A_strict of a − b over the same questions, with a paired bootstrap 95% CI (2,000 resamples)."""
+    ones = np.ones((len(a), 1))
+    point, reps = paired_bootstrap(
+        np.array(a, dtype=float)[:, None],
+        ones,
+        np.array(b, dtype=float)[:, None],
+        ones,
+        n_boot=2000,
+        rng=rng_for(0, "replay"),
+    )
+    lo, hi = percentile_interval(reps)
+    return f"{point[0]:+.3f} [{lo[0]:+.3f}, {hi[0]:+.3f}]"
 
 
 def main(run: Path) -> None:
@@ -74,12 +106,18 @@ def main(run: Path) -> None:
     raw = results["raw"]
     questions = list(raw)
     consistent = [q for q in questions if all(raw[q].values())]
+    strict = {name: [all(by_q[q].values()) for q in questions] for name, by_q in results.items()}
     print(f"{len(questions)} questions; {len(consistent)} answered right in every wording by raw")
     for name, by_question in results.items():
-        strict = sum(all(by_question[q].values()) for q in questions) / len(questions)
         orig = sum(by_question[q][0] for q in questions) / len(questions)
         lost = sum(not all(by_question[q].values()) for q in consistent)
-        print(f"{name:20s} A_strict {strict:.3f}  A_orig {orig:.3f}  raw-consistent lost {lost}")
+        print(
+            f"{name:20s} A_strict {sum(strict[name]) / len(questions):.3f} "
+            f"(− raw {strict_gain(strict[name], strict['raw'])})  A_orig {orig:.3f}  raw-consistent lost {lost}"
+        )
+    print(
+        f"top-up − samples, margin 1: A_strict {strict_gain(strict['top-up, margin 1'], strict['samples, margin 1'])}"
+    )
 
 
 if __name__ == "__main__":
