@@ -109,6 +109,6 @@ def test_the_sample_mixes_vote_the_original_with_every_sc_sample(
     assert replayed["samples, margin 1"]["cap-chile"] == {0: False, 1: False}
     assert replayed["samples, margin 1"]["cap-japan"] == {0: True, 1: True}
     assert replayed["samples, margin 2"]["cap-chile"] == {0: True, 1: True}  # a one-vote lead: the original stays
-    # both: Santiago, Santiago (paraphrase) and four samples, three of them Valparaiso: a one-vote lead.
+    # both: Santiago, Santiago (paraphrase) and four samples, three of them Valparaiso: 3 to 3, a tie.
     assert replayed["both, margin 1"]["cap-chile"] == {0: True, 1: True}
     assert replayed["both, margin 1"]["cap-peru"] == {0: True, 1: True}  # Lima, Cusco + Lima, Cusco, Cusco, Lima: a tie
