@@ -100,7 +100,7 @@ def _register() -> None:
     # dependencies inside the command so `selfpara --help` stays fast.
     import importlib
 
-    for name in ("ask", "serve"):
+    for name in ("ask", "serve", "doctor"):
         importlib.import_module(f"selfpara.cli.{name}")
 
 
