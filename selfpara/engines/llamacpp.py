@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from selfpara.engines.packaged import LocalModel
+from selfpara.engines.probe import check_engine
 from selfpara.engines.queued import EngineCache, QueuedEngine
 from selfpara.engines.request import GenRequest
 from selfpara.errors import ConfigError, UpstreamError
@@ -79,6 +80,8 @@ class LlamaCppModel(QueuedEngine):
             with requires_extra("local", "local models"):
                 from llama_cpp import Llama
                 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+            # A build this CPU cannot run would kill the process on the first answer.
+            check_engine(path, progress=say)
             _route_llama_log()
             say(f"loading {self.spec.title}")
             started = time.perf_counter()
@@ -170,6 +173,7 @@ class LlamaCppModel(QueuedEngine):
                 f"the prompt has {len(tokens)} tokens; {self.spec.title} runs with a context of {llm.n_ctx()}",
                 status=400,
             )
+        _keep_aligned_prefix(llm, tokens)
         # Sampling draws from this seed; llama.cpp's default seed means "random".
         llm.set_seed(req.seed if req.seed is not None else llama_cpp.LLAMA_DEFAULT_SEED)
         vocab, n_vocab = llm._model.vocab, llm.n_vocab()
@@ -204,6 +208,28 @@ class LlamaCppModel(QueuedEngine):
             logprob=float(np.mean(logprobs)) if logprobs else None,
             finish_reason=finish,
         )
+
+
+def _keep_aligned_prefix(llm: Any, tokens: list[int]) -> None:
+    """Keep only as much of the previous call's KV cache as a fresh evaluation would compute the same way.
+
+    llama.cpp's CPU kernels give a token slightly different values depending on where it
+    falls in an evaluation batch (rows are multiplied in groups; a lone row takes another
+    kernel). llama-cpp-python reuses the longest cached prefix of the prompt and evaluates
+    only the rest, or replays the last token alone, so one prompt's logits depended on the
+    call before it, and seeded samples (and near-tied greedy tokens) did not reproduce.
+    Cutting the reused prefix back to a whole number of batches makes every evaluation
+    start where a fresh one would start a batch, so the prompt is always computed alike.
+    """
+    step = max(1, int(llm.n_batch))
+    cached = int(llm.n_tokens)
+    common = 0
+    for have, want in zip(llm.input_ids[:cached].tolist(), tokens, strict=False):
+        if have != want:
+            break
+        common += 1
+    # What lies past n_tokens is dropped from the KV cache by the next evaluation.
+    llm.n_tokens = min(cached, min(common, len(tokens) - 1) // step * step)
 
 
 def idle_cores() -> int:
