@@ -48,7 +48,9 @@ class BenchConfig(BaseModel):
     seed: int = 0
     max_tokens: int = Field(32, ge=1, le=8192, description="Max tokens of each answer call.")
     answers: arm_prompts.AnswerStyle = Field(
-        "short", description="short: the final answer alone; worked: math answers show their working first."
+        "short",
+        description="short: the final answer alone; worked: math answers show their working first; "
+        "natural: the question alone, as `ask` and the proxy send it.",
     )
     grader: str = Field("auto", description="Grader name for grader_for(kind, name).")
     grader_model: str | None = Field(None, description="Model of the llm graders; default: `model`.")

@@ -5,13 +5,14 @@ paraphrases were all rejected has a vote share of 1 from one answer, the same as
 wordings that agree. The confidence counts the evidence (Laplace's rule of succession: the
 chance that one more wording would agree, (w + 1) / (n + 2)) and, where the backend reports
 log-probabilities, how sure the model was of the winner's tokens (their geometric-mean
-probability, exp of the mean token log-probability).
+probability, exp of the mean token log-probability). Answers that no equivalence function
+could compare with the winner's are not counted as evidence against it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from selfpara.result import Cluster
 
@@ -43,9 +44,19 @@ def answer_confidence(agreeing: int, voted: int, mean_logprob: float | None) -> 
     return estimate * math.exp(min(0.0, mean_logprob))
 
 
-def winner_confidence(clusters: Sequence[Cluster], winner: int) -> float:
-    """`answer_confidence` of the cluster with id `winner` among `clusters` (every answer voted)."""
+def winner_confidence(clusters: Sequence[Cluster], winner: int, unknown: Iterable[int] = ()) -> float:
+    """`answer_confidence` of the cluster with id `winner` among `clusters`.
+
+    Args:
+        clusters: every cluster voted.
+        winner: the winning cluster's id.
+        unknown: ids of clusters that no equivalence function could tell apart from the
+            winner (their pair was undecided). The vote counts them as different, but they
+            are no evidence either way, so their answers are left out of the count here.
+    """
     chosen = next((c for c in clusters if c.id == winner), None)
     if chosen is None:
         raise ValueError(f"no cluster has the winner's id {winner}")
-    return answer_confidence(chosen.size, sum(c.size for c in clusters), chosen.mean_logprob)
+    skip = set(unknown) - {winner}
+    voted = sum(c.size for c in clusters if c.id not in skip)
+    return answer_confidence(chosen.size, voted, chosen.mean_logprob)

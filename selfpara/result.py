@@ -176,6 +176,11 @@ class WrappedAnswer(BaseModel):
     comparisons: list[Comparison] = Field(
         default_factory=list, description="Every pair of answers compared, with the function that decided it."
     )
+    undecided_pairs: int = Field(
+        0,
+        description="Compared pairs of answers that no equivalence function could decide: the vote counts them as "
+        "different, the confidence as no evidence either way.",
+    )
     winner: int = Field(description="Id of the winning cluster.")
     vote_share: float = Field(
         description="Vote share of the winner: |winner| / answers voted.",

@@ -452,6 +452,7 @@ class Run:
             answers=answers,
             clusters=outcome.clusters,
             comparisons=outcome.comparisons,
+            undecided_pairs=outcome.undecided,
             winner=outcome.winner,
             vote_share=outcome.vote_share,
             confidence=outcome.confidence,

@@ -48,6 +48,7 @@ class VoteOutcome(BaseModel):
     entropy_normalized: float
     original_kept: str | None = None  # why the guard kept the original over a larger cluster
     comparisons: list[Comparison] = []  # every pair compared, with what decided it
+    undecided: int = 0  # pairs no equivalence function decided (counted as different)
 
 
 async def cluster_answers(
@@ -153,6 +154,25 @@ def guard_original(
     return plurality, None
 
 
+def undecided_with(clusters: list[Cluster], comparisons: list[Comparison], cluster_id: int) -> set[int]:
+    """Ids of the clusters whose first member's comparison with the first member of `cluster_id` was undecided.
+
+    Clustering compares each answer with the first member of every earlier cluster, so two
+    clusters' first members were compared exactly once, and that verdict is the one that
+    kept them apart.
+    """
+    firsts = {c.members[0]: c.id for c in clusters if c.members}
+    mine = next((c.members[0] for c in clusters if c.id == cluster_id and c.members), None)
+    found: set[int] = set()
+    for cmp in comparisons:
+        if cmp.decided_by != Equivalence.UNDECIDED or mine not in (cmp.a, cmp.b):
+            continue
+        other = cmp.b if cmp.a == mine else cmp.a
+        if other in firsts and firsts[other] != cluster_id:
+            found.add(firsts[other])
+    return found
+
+
 def semantic_entropy(sizes: list[int]) -> tuple[float, float]:
     """Discrete semantic entropy H = -Σ p ln p over cluster shares, and H / ln(n) (0 when n = 1)."""
     n = sum(sizes)
@@ -196,9 +216,10 @@ async def vote(
         winner=winner.id,
         chosen=chosen,
         vote_share=winner.size / n,
-        confidence=winner_confidence(clusters, winner.id),
+        confidence=winner_confidence(clusters, winner.id, undecided_with(clusters, comparisons, winner.id)),
         entropy=h,
         entropy_normalized=h_norm,
         original_kept=kept,
         comparisons=comparisons,
+        undecided=sum(1 for c in comparisons if c.decided_by == Equivalence.UNDECIDED),
     )

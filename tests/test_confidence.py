@@ -3,11 +3,12 @@ import math
 import pytest
 
 from selfpara.confidence import agreement_estimate, answer_confidence, winner_confidence
-from selfpara.equivalence import ContainsMatch, Equivalence, ExactMatch
+from selfpara.equivalence import ContainsMatch, DistinctAnswers, Equivalence, ExactMatch
 from selfpara.result import Answer, Cluster
 from selfpara.vote import vote
 
-AGR = Equivalence([ExactMatch(), ContainsMatch()])
+AGR = Equivalence([ExactMatch(), ContainsMatch(), DistinctAnswers()])
+UNSURE = Equivalence([ExactMatch(), ContainsMatch()])  # cannot tell Lyon from Paris
 
 
 def test_agreement_estimate_is_the_rule_of_succession():
@@ -47,6 +48,20 @@ async def test_vote_reports_the_confidence_of_its_winner():
     assert out.confidence == pytest.approx((2 + 1) / (3 + 2) * math.exp(-0.3))
 
 
+async def test_answers_no_function_could_compare_are_not_evidence_against_the_winner():
+    ans = [
+        Answer(variant=0, text="Lyon", logprob=-0.1),
+        Answer(variant=1, text="Paris", logprob=-0.2),
+        Answer(variant=2, text="Paris", logprob=-0.4),
+    ]
+    sure, unsure = await vote("q", ans, AGR), await vote("q", ans, UNSURE)
+    assert (sure.undecided, unsure.undecided) == (0, 2)  # each Paris against Lyon
+    # the same clusters and winner either way; Lyon counts against Paris only where it was told apart
+    assert [c.members for c in sure.clusters] == [c.members for c in unsure.clusters] == [[0], [1, 2]]
+    assert unsure.confidence == pytest.approx((2 + 1) / (2 + 2) * math.exp(-0.3))
+    assert unsure.confidence > sure.confidence
+
+
 async def test_a_lone_answer_is_less_confident_than_its_vote_share_says():
     out = await vote("q", [Answer(variant=0, text="Paris")], AGR)
     assert out.vote_share == 1.0 and out.confidence == pytest.approx(2 / 3)
@@ -58,3 +73,6 @@ def test_winner_confidence_reads_the_winner_among_all_clusters():
     assert winner_confidence(clusters, 0) == pytest.approx(2 / 6)
     with pytest.raises(ValueError, match="winner's id 7"):
         winner_confidence(clusters, 7)
+    # a cluster undecided against the winner drops out of the count; the winner itself never does
+    assert winner_confidence(clusters, 1, unknown={0}) == pytest.approx(4 / 5 * 0.5)
+    assert winner_confidence(clusters, 1, unknown={1}) == pytest.approx(4 / 6 * 0.5)

@@ -60,9 +60,14 @@ _SHOTS: dict[str, list[tuple[str, str]]] = {
 }
 
 
-AnswerStyle = Literal["short", "worked"]
-"""How answers are asked for: `short` (the final answer alone) or `worked` (reasoning, then
-"The answer is N."; math only: a small model's arithmetic needs its working)."""
+AnswerStyle = Literal["short", "worked", "natural"]
+"""How answers are asked for: `short` (the final answer alone), `worked` (reasoning, then
+"The answer is N."; math only: a small model's arithmetic needs its working) or `natural`
+(the question alone, no instruction and no examples: the answers `selfpara ask` and the
+proxy get, usually whole sentences)."""
+
+NATURAL = "natural"
+"""The template kind of `natural` answers, whatever the item's kind."""
 
 
 def prompt_kind(kind: ItemKind | str, style: AnswerStyle = "short") -> str:
@@ -73,6 +78,8 @@ def prompt_kind(kind: ItemKind | str, style: AnswerStyle = "short") -> str:
     """
     if style not in get_args(AnswerStyle):
         raise ValueError(f"unknown answer style {style!r}; expected one of {', '.join(get_args(AnswerStyle))}")
+    if style == "natural":
+        return NATURAL
     return f"{kind}-worked" if style == "worked" and f"{kind}-worked" in _INSTRUCTIONS else str(kind)
 
 
@@ -100,7 +107,15 @@ def system_message(kind: ItemKind | str, context: str | None = None, extra: str 
 
 
 def answer_messages(question: str, kind: ItemKind | str = "factual", context: str | None = None) -> list[Message]:
-    """The shared answer prompt: system instruction, few-shot turns, then `question` as the last user turn."""
+    """The shared answer prompt: system instruction, few-shot turns, then `question` as the last user turn.
+
+    The `natural` kind sends the question alone (a passage, if any, still goes in the system message).
+    """
+    if kind == NATURAL:
+        passage: list[Message] = (
+            [{"role": "system", "content": f"Use this passage:\n{context.strip()}"}] if context else []
+        )
+        return [*passage, {"role": "user", "content": question.strip()}]
     messages: list[Message] = [system_message(kind, context)]
     for q, a in shots(kind):
         messages += [{"role": "user", "content": q}, {"role": "assistant", "content": a}]

@@ -79,8 +79,9 @@ def bench(
     answers: str = typer.Option(
         "short",
         "--answers",
-        help="short (the final answer alone) or worked (math shows its working, then 'The answer is N.'; "
-        "raise --max-tokens to about 256).",
+        help="short (the final answer alone), worked (math shows its working, then 'The answer is N.'; "
+        "raise --max-tokens to about 256) or natural (the question alone, as `ask` and the proxy send it; "
+        "raise --max-tokens to about 128).",
     ),
     grader: str = typer.Option(
         "auto",

@@ -48,10 +48,12 @@ def result_table(result: WrappedAnswer) -> Table:
         table.add_row("[dim]x[/dim]", f"[dim]{escape(r.text)}[/dim]", reason, "")
     for text in result.skipped_paraphrases:
         table.add_row("[dim]-[/dim]", f"[dim]{escape(text)}[/dim]", "[dim]not needed (adaptive k)[/dim]", "")
-    deciders = Counter(c.decided_by for c in result.comparisons)
+    deciders = Counter(c.decided_by for c in result.comparisons if c.decided_by != "none")
     caption = [f"{result.usage.calls} calls" + (f", {result.calls_saved} saved" if result.calls_saved else "")]
     if deciders:
         caption.append("pairs decided by " + ", ".join(f"{name} {n}" for name, n in deciders.most_common()))
+    if result.undecided_pairs:
+        caption.append(f"[yellow]{result.undecided_pairs} pair(s) undecided, counted as different[/yellow]")
     if result.original_kept:
         caption.append(f"original kept: {escape(result.original_kept)}")
     if result.flags:
