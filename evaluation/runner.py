@@ -182,7 +182,9 @@ async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | 
 
         async def one(item: Item, variant: ItemVariant, arm: Arm) -> SampleRecord:
             with tally_calls() as tally:
-                output = await arm.answer(variant, arm_prompts.prompt_kind(item.kind, config.answers), seed=config.seed)
+                output = await arm.answer_in(
+                    item, variant, arm_prompts.prompt_kind(item.kind, config.answers), seed=config.seed
+                )
             label = await graders.grade(item, output.answer)
             details = dict(output.details)
             return SampleRecord(

@@ -5,6 +5,7 @@
     sc           self-consistency: k+1 samples at temperature > 0, same clustered vote
     single_call  one call that writes k paraphrases, then one final answer
     rar          rephrase-and-respond: rewrite the question, then answer it
+    oracle       a measuring instrument: selfpara's vote over the item's other dataset wordings
 
 An arm is named by a spec string: a name, optionally with settings in brackets,
 `selfpara[k=5;equivalence=exact,numeric]`. The spec, as normalised by `parse_arm_spec`,
@@ -19,7 +20,7 @@ from __future__ import annotations
 # The built-in arms register themselves on import, in this order: the order in which error
 # messages list them, as the table above does.
 # isort: off
-from evaluation.arms import raw, selfpara_arm, self_consistency, single_call, rephrase_respond  # noqa: F401
+from evaluation.arms import raw, selfpara_arm, self_consistency, single_call, rephrase_respond, oracle  # noqa: F401
 
 # isort: on
 from evaluation.arms.base import Arm, ArmOutput, sample_seed

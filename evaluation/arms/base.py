@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from evaluation.schema import ItemKind, ItemVariant
+from evaluation.schema import Item, ItemKind, ItemVariant
 from selfpara.errors import ConfigError
 from selfpara.llm import ModelClient
 from selfpara.result import Usage
@@ -40,6 +40,8 @@ class Arm(abc.ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     options: ClassVar[dict[str, Any]] = {}
+    k_settings: ClassVar[tuple[str, ...]] = ("k",)
+    """Settings that fix the arm's k: when a spec gives one, the run's --k does not apply."""
 
     def __init__(
         self,
@@ -79,6 +81,16 @@ class Arm(abc.ABC):
     @abc.abstractmethod
     async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:
         """Answer one variant. Model failures come back as an ArmOutput with `error` set."""
+
+    async def answer_in(
+        self, item: Item, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0
+    ) -> ArmOutput:
+        """Answer `variant`, one wording of `item` (what the runner calls).
+
+        Most arms answer a wording on its own and need nothing else: this is `answer`. An arm
+        that also reads the item's other wordings (the oracle) overrides it.
+        """
+        return await self.answer(variant, kind, seed=seed)
 
 
 def sample_seed(seed: int, sample: int) -> int:

@@ -19,12 +19,20 @@ class RephraseRespondArm(Arm):
 
     name = "rar"
     description = "rephrase-and-respond: rewrite the question, then answer the rewrite with the original beside it"
-    options: ClassVar[dict[str, Any]] = {"with_original": True, "rephrase_max_tokens": 96}
+    # rephrase_max_tokens None: 96, or 3 tokens per word of the question where that is more, so that
+    # the rewrite of a multi-sentence word problem is not cut off mid-sentence.
+    options: ClassVar[dict[str, Any]] = {"with_original": True, "rephrase_max_tokens": None}
 
     def validate(self) -> None:
         s = self.settings
         s["with_original"] = as_bool(self.label, "with_original", s["with_original"])
-        s["rephrase_max_tokens"] = as_int(self.label, "rephrase_max_tokens", s["rephrase_max_tokens"], 8, 4096)
+        if s["rephrase_max_tokens"] is not None:
+            s["rephrase_max_tokens"] = as_int(self.label, "rephrase_max_tokens", s["rephrase_max_tokens"], 8, 4096)
+
+    def rephrase_budget(self, question: str) -> int:
+        """Max tokens of the rephrase call for `question`."""
+        fixed = self.settings["rephrase_max_tokens"]
+        return int(fixed) if fixed is not None else max(96, 3 * len(question.split()))
 
     async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:
         usage = Usage()
@@ -35,7 +43,7 @@ class RephraseRespondArm(Arm):
                 prompts.rephrase_messages(variant.question, kind),
                 usage=usage,
                 temperature=0.0,
-                max_tokens=self.settings["rephrase_max_tokens"],
+                max_tokens=self.rephrase_budget(variant.question),
             )
             rephrased = prompts.parse_rephrased(reply.text)
             question = prompts.respond_question(variant.question, rephrased, self.settings["with_original"])
@@ -52,5 +60,5 @@ class RephraseRespondArm(Arm):
             answer=out.text.strip(),
             usage=usage,
             latency_s=time.perf_counter() - started,
-            details={"rephrased": rephrased},
+            details={"rephrased": rephrased, "rephrase_finish": reply.finish_reason},
         )

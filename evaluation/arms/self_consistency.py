@@ -22,12 +22,17 @@ from selfpara.errors import ConfigError, UpstreamError
 
 @register_arm("self-consistency", "self_consistency", "selfconsistency")
 class SelfConsistencyArm(Arm):
-    """k+1 samples of the same wording at temperature > 0, voted with the selfpara pipeline's clustering."""
+    """k+1 samples of the same wording at temperature > 0, voted with the selfpara pipeline's clustering.
+
+    Settings: k (the run's --k unless given) or n = k + 1, the samples in all (`sc[n=5]`); not both.
+    """
 
     name = "sc"
+    k_settings = ("k", "n")
     description = "self-consistency: k+1 samples of the same wording, majority vote with selfpara's clustering"
     options: ClassVar[dict[str, Any]] = {
         "k": 3,
+        "n": None,  # samples in all (k + 1): sc[n=5] is sc[k=4]
         "temperature": 0.7,
         "equivalence": "auto",
         "judge_model": None,
@@ -39,6 +44,10 @@ class SelfConsistencyArm(Arm):
         from selfpara.pipeline import SelfParaphraser
 
         s = self.settings
+        if s["n"] is not None:
+            # n is the call budget written the way a comparison at equal calls states it: k + 1 samples.
+            s["k"] = as_int(self.label, "n", s["n"], 2, MAX_K + 1) - 1
+            s["n"] = s["k"] + 1
         s["k"] = as_int(self.label, "k", s["k"], 1, MAX_K)
         s["temperature"] = as_float(self.label, "temperature", s["temperature"], 0.01, 2.0)
         try:

@@ -51,10 +51,16 @@ class SelfParaArm(Arm):
         return described
 
     async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:
+        return await self.vote_on(variant, kind)
+
+    async def vote_on(
+        self, variant: ItemVariant, kind: ItemKind | str = "factual", paraphrases: list[str] | None = None
+    ) -> ArmOutput:
+        """Answer `variant` through the pipeline: with paraphrases it generates (None) or with `paraphrases`."""
         started = time.perf_counter()
         messages = prompts.answer_messages(variant.question, kind, variant.context)
         try:
-            wrapped = await self.paraphraser.aanswer(messages)
+            wrapped = await self.paraphraser.aanswer(messages, paraphrases=paraphrases)
         except UpstreamError as exc:
             return ArmOutput(answer=None, error=str(exc), latency_s=time.perf_counter() - started)
         # A model call that failed inside the pipeline degrades the answer for reasons that are

@@ -20,14 +20,23 @@ class SingleCallArm(Arm):
 
     name = "single_call"
     description = "one call: write k paraphrases, then one final answer"
-    options: ClassVar[dict[str, Any]] = {"k": 3, "extra_tokens_per_paraphrase": 40}
+    # extra_tokens_per_paraphrase None: 40, or 2 tokens per word of the question where that is more: each
+    # rewording is about as long as the question, and a reply cut before its final line has no answer.
+    options: ClassVar[dict[str, Any]] = {"k": 3, "extra_tokens_per_paraphrase": None}
 
     def validate(self) -> None:
         s = self.settings
         s["k"] = as_int(self.label, "k", s["k"], 1, MAX_K)
-        s["extra_tokens_per_paraphrase"] = as_int(
-            self.label, "extra_tokens_per_paraphrase", s["extra_tokens_per_paraphrase"], 0, 1000
-        )
+        if s["extra_tokens_per_paraphrase"] is not None:
+            s["extra_tokens_per_paraphrase"] = as_int(
+                self.label, "extra_tokens_per_paraphrase", s["extra_tokens_per_paraphrase"], 0, 1000
+            )
+
+    def budget(self, question: str) -> int:
+        """Max tokens of the one call for `question`: the answer's, plus room for k rewordings."""
+        per = self.settings["extra_tokens_per_paraphrase"]
+        per = int(per) if per is not None else max(40, 2 * len(question.split()))
+        return self.max_tokens + self.settings["k"] * per
 
     async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:
         usage = Usage()
@@ -39,7 +48,7 @@ class SingleCallArm(Arm):
                 prompts.single_call_messages(variant.question, kind, k, variant.context),
                 usage=usage,
                 temperature=0.0,
-                max_tokens=self.max_tokens + k * self.settings["extra_tokens_per_paraphrase"],
+                max_tokens=self.budget(variant.question),
             )
         except UpstreamError as exc:
             return ArmOutput(answer=None, error=str(exc), usage=usage, latency_s=time.perf_counter() - started)
@@ -48,5 +57,5 @@ class SingleCallArm(Arm):
             answer=final,
             usage=usage,
             latency_s=time.perf_counter() - started,
-            details={"final_line_found": found, "reply": out.text},
+            details={"final_line_found": found, "finish_reason": out.finish_reason, "reply": out.text},
         )

@@ -120,6 +120,9 @@ def make_arm(
         spec = parse_arm_spec(spec)
     cls = ARMS[resolve_arm_name(spec.name)]
     settings = dict(spec.settings)
-    if k is not None and "k" in cls.options and "k" not in settings:
+    if k is not None and "k" in cls.options and not any(name in settings for name in cls.k_settings):
         settings["k"] = k
+    given = [name for name in cls.k_settings if settings.get(name) is not None]
+    if len(given) > 1:
+        raise ConfigError(f"arm {spec.label!r}: give one of {', '.join(given)}, not both (they set the same count)")
     return cls(client, model, label=spec.label, max_tokens=max_tokens, api_base=api_base, **settings)

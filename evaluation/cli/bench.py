@@ -35,8 +35,9 @@ def bench(
         "raw,selfpara",
         "--arms",
         "-a",
-        help="Comma-separated arms: raw, selfpara, sc, single_call, rar; settings in brackets, "
-        "e.g. 'raw,sc,selfpara\\[k=5;equivalence=exact,numeric]'.",
+        help="Comma-separated arms: raw, selfpara, sc, single_call, rar, oracle (a measuring instrument: votes "
+        "with the dataset's other wordings; use --max-variants 0); settings in brackets, "
+        "e.g. 'raw,sc\\[n=5],selfpara\\[k=5;equivalence=exact,numeric]'.",
     ),
     k: int = typer.Option(
         3, "--k", "-k", help="Paraphrases per question (selfpara, single_call); sc draws k+1 samples."

@@ -25,6 +25,8 @@ from evaluation.arms.evidence import recorded_confidence
 from evaluation.datasets import load_items
 from evaluation.metrics import MetricsTable, compute_metrics, rows_from_records
 from evaluation.metrics.confidence import abstention_scores, confidence_summary
+from evaluation.report.ceiling import efficiency, efficiency_triples
+from evaluation.report.supply import supply_stats
 from evaluation.report.warnings import abstention_warnings, cache_warnings, judge_warnings, sample_size_warnings
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
 from evaluation.schema import Item, SampleRecord
@@ -225,7 +227,7 @@ def build_report(
         seed=int(config["bench"].get("seed", 0)),
         compare=pairs or None,
     )
-    table.notes.extend(notes)
+    table.notes.extend(notes + _instrument_notes(present))
     metrics = table.model_dump(mode="json")
     totals = _totals(records, labels)
     abstention = _abstention(records, labels)
@@ -262,7 +264,35 @@ def build_report(
         "abstention": abstention,
         "confidence": _confidence(records, labels, n_boot=n_boot, seed=int(config["bench"].get("seed", 0))),
         "categories": _categories(records, items, labels),
+        **_instrument(records, items, present, labels, include_original, n_boot, int(config["bench"].get("seed", 0))),
     }
+
+
+def _instrument(
+    records: list[SampleRecord],
+    items: list[Item],
+    arms: list[dict[str, Any]],
+    labels: list[str],
+    include_original: bool,
+    n_boot: int,
+    seed: int,
+) -> dict[str, Any]:
+    """The report's `efficiency` (selfpara against the oracle) and `supply` (wordings kept and how independent)."""
+    triples = efficiency_triples(arms, labels)
+    return {
+        "efficiency": efficiency(records, triples, include_original=include_original, n_boot=n_boot, seed=seed),
+        "supply": supply_stats(records, items, arms, n_boot=n_boot, seed=seed),
+    }
+
+
+def _instrument_notes(arms: list[dict[str, Any]]) -> list[str]:
+    """The label every oracle arm carries in a report: it measures, it is not a method."""
+    return [
+        f"{a['label']} is a measuring instrument, not a method: it votes each wording with the item's other "
+        "wordings from the dataset, which a deployed wrapper never has (the vote's ceiling on this model)"
+        for a in arms
+        if a.get("arm") == "oracle"
+    ]
 
 
 def load_report(out: str | Path) -> dict[str, Any]:

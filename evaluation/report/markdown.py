@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaluation.report.data import metric_rows, metric_title, metrics_table
+from evaluation.report.instrument import instrument_sections
 from evaluation.report.tables import abstention_section, comparison_cells, markdown_section, sections, totals_section
 
 _MARKS = {"good": " **▲**", "bad": " **▼**", "significant": " **◆**"}
@@ -55,7 +56,8 @@ def markdown_table(report: dict[str, Any], digits: int = 3) -> str:
     table = metrics_table(report)
     lines = _warning_lines(report) + _head_lines(report, table) + _metric_lines(report, table, digits)
     lines += _comparison_lines(report, table, digits) + [""]
-    for section in (abstention_section(report), totals_section(report)):
+    shown = [s for s in instrument_sections(report) if s.rows]  # only where the run has an oracle / voting arm
+    for section in (*shown, abstention_section(report), totals_section(report)):
         lines += markdown_section(section)
     lines += [f"note: {note}" for note in table.notes]
     return "\n".join(lines).rstrip() + "\n"
@@ -79,7 +81,7 @@ def markdown_report(report: dict[str, Any]) -> str:
         *_comparison_lines(report, table, 3),
         "",
     ]
-    for section in sections(report):
+    for section in (*instrument_sections(report), *sections(report)):
         lines += markdown_section(section)
     lines += ["## Run configuration", ""] + [f"- {k}: {v}" for k, v in bench.items()] + [""]
     lines += [f"note: {note}" for note in table.notes]

@@ -13,6 +13,7 @@ from evaluation.report.data import (
     metric_title,
     metrics_table,
 )
+from evaluation.report.instrument import INSTRUMENT_TITLES, instrument_sections
 from evaluation.report.plots import FIGURES, figures
 from evaluation.report.tables import TITLES, comparison_cells, sections
 
@@ -22,6 +23,7 @@ TABLES = {
     "tbl-metrics": "Metrics per arm",
     "tbl-comparisons": "Paired comparisons",
     "tbl-config": "Run configuration",
+    **INSTRUMENT_TITLES,
     **TITLES,
 }
 """Table ids of the HTML report's own tables and their captions (the shared ones: `tables.sections`)."""
@@ -67,7 +69,7 @@ def render_html(report: dict[str, Any]) -> str:
             metric_rows=_metric_rows(report, table, arms),
             pairs=[tuple(p) for p in report.get("pairs", [])],
             comparison_rows=_comparison_rows(report),
-            sections=sections(report),
+            sections=[*instrument_sections(report), *sections(report)],
             warnings=report.get("warnings", []),
             alpha=1.0 - table.confidence,
             notes=table.notes,
