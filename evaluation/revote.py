@@ -25,13 +25,11 @@ from evaluation.graders import grader_for
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
 from evaluation.schema import Item, SampleRecord
 from selfpara.config import WrapConfig, build_config
-from selfpara.equivalence import Equivalence, build_equivalence
+from selfpara.equivalence import Equivalence, build_equivalence, model_free
 from selfpara.errors import ConfigError
 from selfpara.paraphrase import drift_filter
 from selfpara.result import Answer
 from selfpara.vote import vote
-
-_MODEL_FUNCTIONS = {"llm", "nli", "nli-lenient"}
 
 
 @dataclass
@@ -69,7 +67,7 @@ def _check_replayable(before: WrapConfig, after: WrapConfig) -> None:
         raise ConfigError(
             "the re-vote cannot add drift checks to a topped-up run: the slots they free were never sampled"
         )
-    if _MODEL_FUNCTIONS & set(after.equivalence_functions):
+    if model_free(after.equivalence_functions) != after.equivalence_functions:
         raise ConfigError("the re-vote runs no model: use cheap equivalence functions (exact, numeric, ...)")
 
 

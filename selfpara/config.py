@@ -116,7 +116,7 @@ class WrapConfig(BaseModel):
     equivalence: str = Field(
         "auto",
         description="Comma-separated answer-equivalence functions, cheapest first; auto: "
-        "exact,numeric,contains,distinct,llm (without llm for embedded models). Deprecated alias: `agreement`.",
+        "exact,numeric,contains,distinct,core,llm (without llm for embedded models). Deprecated alias: `agreement`.",
     )
     overrule_margin: float = Field(
         2.0,
@@ -275,7 +275,7 @@ class WrapConfig(BaseModel):
     def equivalence_functions(self) -> list[str]:
         """The answer-equivalence functions in use, `auto` resolved."""
         if self.equivalence == "auto":
-            cheap = ["exact", "numeric", "contains", "distinct"]
+            cheap = ["exact", "numeric", "contains", "distinct", "core"]
             return cheap if is_embedded(self.model) else [*cheap, "llm"]
         return self.equivalence.split(",")
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from selfpara import mathanswer, prompts
+from selfpara.answer_core import same_core
 from selfpara.errors import ConfigError
 from selfpara.paraphrase import parse_yes_no
 from selfpara.quantities import number_set
@@ -64,10 +65,17 @@ class EquivalenceDeps:
 
 @dataclass(frozen=True)
 class Registered:
-    """One registry entry: how to build the function and whether it needs an NLI model."""
+    """One registry entry: how to build the function, whether it needs an NLI model, whether it calls one."""
 
     build: Callable[[EquivalenceDeps], EquivalenceFn]
     needs_nli: bool = False
+    calls_model: bool = False
+    """Whether deciding a pair runs a model (a judge call or an NLI forward pass), so offline re-votes cannot."""
+
+
+def model_free(names: list[str]) -> list[str]:
+    """The names among `names` whose functions decide without any model, in their order."""
+    return [n for n in names if n in EQUIVALENCE_FUNCTIONS and not EQUIVALENCE_FUNCTIONS[n].calls_model]
 
 
 EQUIVALENCE_FUNCTIONS: dict[str, Registered] = {}
@@ -76,13 +84,19 @@ EQUIVALENCE_FUNCTIONS: dict[str, Registered] = {}
 _C = TypeVar("_C", bound=type)
 
 
-def register_equivalence(name: str, *, needs_nli: bool = False) -> Callable[[_C], _C]:
+def register_equivalence(name: str, *, needs_nli: bool = False, calls_model: bool = False) -> Callable[[_C], _C]:
     """Class decorator: register the class under `name`, built by its `from_deps(deps)`
-    classmethod when it has one, else by calling it with no arguments."""
+    classmethod when it has one, else by calling it with no arguments.
+
+    Args:
+        name: the name settings use.
+        needs_nli: building it needs the NLI model.
+        calls_model: deciding a pair runs a model (NLI or a judge); implied by `needs_nli`.
+    """
 
     def add(cls: _C) -> _C:
         build = getattr(cls, "from_deps", None) or (lambda deps: cls())
-        EQUIVALENCE_FUNCTIONS[name] = Registered(build=build, needs_nli=needs_nli)
+        EQUIVALENCE_FUNCTIONS[name] = Registered(build=build, needs_nli=needs_nli, calls_model=calls_model or needs_nli)
         return cls
 
     return add
@@ -184,6 +198,18 @@ def _names(text: str, text_words: list[str], q_stems: set[str]) -> set[str]:
     return {w[:4] for w in found} - q_stems
 
 
+@register_equivalence("core")
+class CoreMatch:
+    """Sentence answers that add the same thing to the question: "The capital of France is Paris." ~
+    "The capital city of France's nation is Paris." (see `selfpara.answer_core`). Decides only "same";
+    run it after `distinct`, whose "different" stands."""
+
+    name = "core"
+
+    async def __call__(self, question: str, a: str, b: str, usage: Usage | None) -> bool | None:
+        return True if same_core(question, a, b) else None
+
+
 @register_equivalence("nli", needs_nli=True)
 class NLIEquivalence:
     """Bidirectional entailment conditioned on the question ("q a" vs "q b").
@@ -225,7 +251,7 @@ def _needs_nli(deps: EquivalenceDeps, name: str) -> NLIModel:
     return deps.nli
 
 
-@register_equivalence("llm")
+@register_equivalence("llm", calls_model=True)
 class LLMJudge:
     """Asks a model whether the two answers say the same thing; undecided if it answers neither YES nor NO."""
 

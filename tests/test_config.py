@@ -7,13 +7,13 @@ from selfpara.errors import ConfigError
 def test_defaults_use_embedded_model_with_cheap_equivalence():
     cfg = build_config()
     assert cfg.model == EMBEDDED_MODEL
-    assert cfg.equivalence_functions == ["exact", "numeric", "contains", "distinct"]
+    assert cfg.equivalence_functions == ["exact", "numeric", "contains", "distinct", "core"]
     assert cfg.resolved_paraphrase_check == "off"
 
 
 def test_api_models_default_to_llm_judges():
     cfg = build_config(model="openai/gpt-4o-mini")
-    assert cfg.equivalence_functions == ["exact", "numeric", "contains", "distinct", "llm"]
+    assert cfg.equivalence_functions == ["exact", "numeric", "contains", "distinct", "core", "llm"]
     assert cfg.resolved_paraphrase_check == "llm"
 
 

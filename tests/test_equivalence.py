@@ -95,8 +95,11 @@ async def test_a_new_function_is_one_registered_class(monkeypatch):
 def test_registry_holds_the_builtin_functions_cheapest_first():
     from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
 
-    assert list(EQUIVALENCE_FUNCTIONS)[:7] == ["exact", "numeric", "contains", "distinct", "nli", "nli-lenient", "llm"]
+    builtin = ["exact", "numeric", "contains", "distinct", "core", "nli", "nli-lenient", "llm"]
+    assert list(EQUIVALENCE_FUNCTIONS)[:8] == builtin
     assert [n for n, e in EQUIVALENCE_FUNCTIONS.items() if e.needs_nli] == ["nli", "nli-lenient"]
+    # what an offline re-vote may use: the functions that run no model
+    assert [n for n, e in EQUIVALENCE_FUNCTIONS.items() if e.calls_model] == ["nli", "nli-lenient", "llm"]
 
 
 def test_nli_functions_need_an_nli_model():

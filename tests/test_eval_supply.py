@@ -142,4 +142,4 @@ def test_without_a_voting_arm_or_other_wordings_the_statistics_say_so() -> None:
 
 def test_the_raw_comparison_uses_only_model_free_functions() -> None:
     assert model_free_equivalence(["exact", "numeric", "llm", "distinct"]).names == ["exact", "numeric", "distinct"]
-    assert model_free_equivalence(["llm"]).names == ["exact", "numeric", "contains", "distinct"]
+    assert model_free_equivalence(["llm"]).names == ["exact", "numeric", "contains", "distinct", "core"]

@@ -32,8 +32,8 @@ from selfpara.equivalence import Equivalence
 
 __all__ = ["MODEL_FREE", "dataset_disagreement", "kept_distribution", "paraphrase_disagreement", "supply_stats"]
 
-MODEL_FREE = ("exact", "numeric", "contains", "distinct")
-"""Equivalence functions that decide without a model (the cheap ones `auto` starts with)."""
+MODEL_FREE = ("exact", "numeric", "contains", "distinct", "core")
+"""The model-free functions the raw comparison falls back to when an arm names none (those `auto` starts with)."""
 
 T = TypeVar("T")
 
@@ -127,9 +127,9 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
 
 def model_free_equivalence(names: Sequence[str]) -> Equivalence:
     """The model-free functions among `names`, in their order (all of MODEL_FREE when none is)."""
-    from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
+    from selfpara.equivalence import EQUIVALENCE_FUNCTIONS, model_free
 
-    chosen = [n for n in names if n in MODEL_FREE] or list(MODEL_FREE)
+    chosen = model_free(list(names)) or list(MODEL_FREE)
     # A model-free function's builder ignores its dependencies (it is the class itself).
     return Equivalence([EQUIVALENCE_FUNCTIONS[n].build(None) for n in chosen])  # type: ignore[arg-type]
 
