@@ -72,6 +72,16 @@ async def test_alias_match_several_aliases_and_numbers():
     assert await g.grade(item(["1000"]), "about 1,000 of them") == "correct"
 
 
+async def test_sentence_answers_match_the_alias_in_another_form():
+    g = MatchGrader()
+    assert await g.grade(item(["12"]), "A dozen is twelve.") == "correct"  # a number word for a numeric alias
+    assert await g.grade(item(["pound"]), "People pay with British pounds (GBP).") == "correct"
+    assert await g.grade(item(["Africa"]), "Kenya is part of the African continent.") == "correct"
+    assert await g.grade(item(["Niger"]), "The capital of Nigeria is Abuja.") == "incorrect"  # -ia is another name
+    assert await g.grade(item(["8"]), "It has 80 legs.") == "incorrect"
+    assert await MatchGrader("contains").grade(item(["pound"]), "British pounds") == "incorrect"  # alias mode only
+
+
 async def test_exact_and_contains_modes():
     assert await MatchGrader("exact").grade(PARIS, "The city of Paris") == "incorrect"
     assert await MatchGrader("exact").grade(PARIS, "the Paris.") == "correct"  # articles and punctuation dropped

@@ -10,6 +10,7 @@ from evaluation.graders.registry import register_grader
 from evaluation.schema import Item, Label
 from selfpara import mathanswer
 from selfpara.errors import ConfigError
+from selfpara.quantities import number_set
 from selfpara.text import contains_phrase, normalize_answer
 
 
@@ -19,8 +20,10 @@ class MatchGrader:
     Modes:
         exact: the normalized answer equals a normalized alias;
         contains: a normalized alias occurs in the normalized answer on word boundaries;
-        alias (default): exact or contains, and for a numeric alias also any number in
-            the answer with the same value ("8.0", "1,000" for "1000").
+        alias (default): exact or contains; for a numeric alias also any number in the
+            answer with the same value ("8.0", "1,000", "eight" for "8"); and, for sentence
+            answers, the alias with a plural or adjective ending on its words ("British
+            pounds" for "pound", "the African continent" for "Africa": -s, -es, -n, -an).
 
     Normalization is `selfpara.text.normalize_answer` (case, punctuation, articles, spaces).
     A missing answer is not_attempted; so is an abstention (`selfpara.text.is_abstention`)
@@ -44,7 +47,7 @@ class MatchGrader:
                 return True
             if self.mode != "exact" and contains_phrase(answer, alias):
                 return True
-            if self.mode == "alias" and _number_in(answer, alias):
+            if self.mode == "alias" and (_number_in(answer, alias) or _inflected_in(norm, target)):
                 return True
         return False
 
@@ -56,13 +59,28 @@ _NUMBER_TOKEN = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w])")
 
 
 def _number_in(answer: str, alias: str) -> bool:
-    """Whether a numeric alias's value appears as a number in the answer."""
+    """Whether a numeric alias's value appears as a number in the answer (digits or number words)."""
     target = mathanswer.to_number(alias)
     if target is None or not re.fullmatch(r"\s*-?[\d,]*\.?\d+\s*", alias):
         return False
     for token in _NUMBER_TOKEN.findall(answer):
         value = mathanswer.to_number(token.rstrip(".,"))
         if value is not None and value == target:
+            return True
+    return target in number_set(answer)
+
+
+_ENDINGS = ("s", "es", "n", "an")
+"""Endings a sentence puts on an alias's words: plurals (pounds) and adjectives of places (African).
+Not -ia or -ian: "Niger" must not match "Nigeria"."""
+
+
+def _inflected_in(norm_answer: str, norm_alias: str) -> bool:
+    """Whether the normalised alias occurs in the normalised answer with `_ENDINGS` on some of its words."""
+    want, have = norm_alias.split(), norm_answer.split()
+    for start in range(len(have) - len(want) + 1):
+        window = have[start : start + len(want)]
+        if all(h == w or any(h == w + e for e in _ENDINGS) for h, w in zip(window, want, strict=True)):
             return True
     return False
 
