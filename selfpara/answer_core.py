@@ -94,9 +94,10 @@ def same_core(question: str, a: str, b: str) -> bool | None:
     """True when answers `a` and `b` give the same answer to `question`; None when their cores cannot tell.
 
     Same means, in this order of what the answers state: the same yes or no to a yes/no
-    question; else the same numbers; else the same names; else the same other content
-    words. One side may add to the other (a longer answer adds details) as long as
-    everything the shorter one states is in the longer one. A negation on one side only,
+    question; else, where both state numbers, the same numbers (or the same final result);
+    else the same names; else the same other content words. One side may add to the other
+    (a longer answer adds details) as long as everything the shorter one states is in the
+    longer one. A negation on one side only,
     or numbers that disagree, leave the pair undecided.
     """
     ca, cb = answer_core(question, a), answer_core(question, b)
@@ -104,7 +105,7 @@ def same_core(question: str, a: str, b: str) -> bool | None:
         return None
     if is_yes_no_question(question) and ca.polarity and cb.polarity:
         return True if ca.polarity == cb.polarity else None
-    if ca.numbers or cb.numbers:
+    if ca.numbers and cb.numbers:
         if ca.numbers == cb.numbers or (ca.final is not None and ca.final == cb.final and ca.final in ca.numbers):
             return True if _no_conflicting_names(ca, cb) else None
         return None
