@@ -17,8 +17,11 @@ when a base URL is known (see `endpoint_from_env` for the environment's part).
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
+import math
 import os
+import time
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -86,9 +89,66 @@ def resolve_transport(transport: Transport, model: str, api_base: str | None) ->
 # ---- errors ------------------------------------------------------------------------------
 
 
-def classify_status(model: str, status: int, message: str) -> UpstreamError:
-    """An HTTP error status of the upstream as an UpstreamError (cf. selfpara.llm._classify)."""
-    if status in (401, 403):
+class UpstreamInvalidResponse(UpstreamError):
+    """The upstream answered, but with data that cannot be used or relayed as JSON: a malformed
+    body, NaN or Infinity, invalid Unicode (a lone surrogate), events of the wrong shape.
+
+    Attributes:
+        code: the proxy's error code for it.
+    """
+
+    code = "upstream_invalid_response"
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message, status=502, retryable=retryable)
+
+
+class UpstreamResponseTooLarge(UpstreamInvalidResponse):
+    """The upstream's response (or stream) grew beyond the configured byte limit."""
+
+    code = "upstream_response_too_large"
+
+
+class UpstreamRetryLater(UpstreamError):
+    """A failure whose upstream said when to retry (its `Retry-After`, in whole seconds)."""
+
+    def __init__(self, message: str, *, status: int, retryable: bool, retry_after_s: int) -> None:
+        super().__init__(message, status=status, retryable=retryable)
+        self.retry_after_s = retry_after_s
+
+
+MAX_RETRY_AFTER_S = 3600
+"""A longer Retry-After from the upstream is passed on as this (a client should not be told to wait a day)."""
+
+
+def retry_after_seconds(value: str | None) -> int | None:
+    """Whole seconds from a `Retry-After` value (delta seconds or an HTTP date), at most
+    MAX_RETRY_AFTER_S; None when it is missing or unreadable."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return min(int(text), MAX_RETRY_AFTER_S)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return min(max(0, math.ceil(when.timestamp() - time.time())), MAX_RETRY_AFTER_S)
+
+
+def classify_status(model: str, status: int, message: str, retry_after: str | None = None) -> UpstreamError:
+    """An HTTP error status of the upstream as an UpstreamError (selfpara.llm._classify uses
+    it for litellm's statuses too, so both transports map a status alike). A readable
+    `retry_after` (the upstream's header) makes it an UpstreamRetryLater."""
+    err = _classified(model, status, message)
+    seconds = retry_after_seconds(retry_after)
+    if seconds is None:
+        return err
+    return UpstreamRetryLater(str(err), status=err.status, retryable=err.retryable, retry_after_s=seconds)
+
+
+def _classified(model: str, status: int, message: str) -> UpstreamError:
+    if status in (401, 403):  # 403: the key is valid but may not use this model or endpoint
         return UpstreamError(f"{model}: the upstream rejected the API key (HTTP {status})", status=401)
     if status == 404:
         return UpstreamError(f"{model}: unknown model or endpoint ({message})", status=404)
@@ -96,7 +156,45 @@ def classify_status(model: str, status: int, message: str) -> UpstreamError:
         return UpstreamError(f"{model}: rate limited ({message})", status=429, retryable=True)
     if status in (408, 409) or status >= 500:
         return UpstreamError(f"{model}: upstream error {status} ({message})", status=502, retryable=True)
-    return UpstreamError(f"{model}: the upstream rejected the request ({message})", status=400)
+    # 400, 413 (the request is too large for the upstream), 422, ...: the request itself
+    return UpstreamError(f"{model}: the upstream rejected the request (HTTP {status}: {message})", status=400)
+
+
+class _NonFinite(ValueError):
+    """NaN, Infinity or -Infinity in a JSON text (Python's json reads them; JSON has none)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NonFinite(name)
+
+
+def parse_json(model: str, raw: bytes | str) -> Any:
+    """The upstream's JSON text parsed, refusing NaN and Infinity (they cannot be relayed as
+    JSON); UpstreamInvalidResponse when it is not JSON (retryable: a cut-off body may come whole
+    next time) or holds them (not retryable)."""
+    try:
+        return json.loads(raw, parse_constant=_refuse_constant)
+    except _NonFinite as exc:
+        raise UpstreamInvalidResponse(f"{model}: upstream sent {exc}, which JSON does not allow") from None
+    except ValueError:  # JSONDecodeError, UnicodeDecodeError
+        raise UpstreamInvalidResponse(f"{model}: upstream returned a malformed body", retryable=True) from None
+
+
+def check_text(model: str, text: str) -> str:
+    """`text`, or UpstreamInvalidResponse when it cannot be encoded as UTF-8 (a lone surrogate
+    such as \\ud800, which JSON escapes allow but no response can carry)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UpstreamInvalidResponse(f"{model}: upstream sent text with invalid Unicode (a lone surrogate)") from None
+    return text
+
+
+def check_logprobs(model: str, values: list[Any]) -> None:
+    """UpstreamInvalidResponse when a log-probability is not a finite number."""
+    for value in values:
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            raise UpstreamInvalidResponse(f"{model}: upstream sent a log-probability that is not a finite number")
 
 
 def classify_exception(model: str, exc: BaseException) -> UpstreamError:
@@ -125,29 +223,69 @@ def _error_message(raw: bytes) -> str:
     return str(data)[:300]
 
 
-def completion_from_json(data: Any) -> Completion:
-    """Read text, usage, mean log-probability and finish reason out of an OpenAI response body."""
+def completion_from_json(data: Any, model: str = "upstream") -> Completion:
+    """Read text, usage, mean log-probability and finish reason out of an OpenAI response body
+    (UpstreamInvalidResponse for a body of the wrong shape or with unusable text)."""
     try:
         choice = data["choices"][0]
         text = choice["message"]["content"]
     except (KeyError, IndexError, TypeError):
-        raise UpstreamError("upstream returned a response with no choices", status=502) from None
+        raise UpstreamInvalidResponse(f"{model}: upstream returned a response with no choices") from None
     if not isinstance(text, str):
-        raise UpstreamError("upstream returned a choice with no text content", status=502)
+        raise UpstreamInvalidResponse(f"{model}: upstream returned a choice with no text content")
+    check_text(model, text)
     usage = data.get("usage") or {}
     logprob = None
     content = ((choice.get("logprobs") or {}).get("content")) or []
+    if not isinstance(usage, dict) or not isinstance(content, list):
+        raise UpstreamInvalidResponse(f"{model}: upstream returned usage or logprobs of the wrong shape")
     values = [t["logprob"] for t in content if isinstance(t, dict) and t.get("logprob") is not None]
+    check_logprobs(model, values)
     if values:
         logprob = sum(values) / len(values)
     return Completion(
         text=text,
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
+        prompt_tokens=token_count(model, usage, "prompt_tokens"),
+        completion_tokens=token_count(model, usage, "completion_tokens"),
         logprob=logprob,
         finish_reason=choice.get("finish_reason") or "stop",
         token_logprobs=[t for t in content if isinstance(t, dict)] or None,
     )
+
+
+def token_count(model: str, usage: dict[str, Any], name: str) -> int:
+    """`usage[name]` as a count of tokens (0 when missing); UpstreamInvalidResponse when it is no whole number."""
+    value = usage.get(name) or 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
+        raise UpstreamInvalidResponse(f"{model}: upstream sent usage.{name} that is not a count of tokens")
+    if isinstance(value, float) and not value.is_integer():
+        raise UpstreamInvalidResponse(f"{model}: upstream sent usage.{name} that is not a count of tokens")
+    return int(value)
+
+
+def stream_event_text(model: str, event: Any) -> tuple[list[str], int, int]:
+    """The first choice's text pieces and the prompt and completion token counts of one chat
+    stream event; UpstreamInvalidResponse for an event of the wrong shape (not an object,
+    choices that are not objects, counts that are not numbers, invalid Unicode)."""
+    if not isinstance(event, dict):
+        raise UpstreamInvalidResponse(f"{model}: upstream sent a stream event that is not a JSON object")
+    choices = event.get("choices") or []
+    if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+        raise UpstreamInvalidResponse(f"{model}: upstream sent a stream event whose choices are not objects")
+    pieces: list[str] = []
+    for choice in choices:
+        if choice.get("index", 0) != 0:
+            continue
+        delta = choice.get("delta") or {}
+        piece = delta.get("content") if isinstance(delta, dict) else 0  # 0: refused below
+        if piece is not None and not isinstance(piece, str):
+            raise UpstreamInvalidResponse(f"{model}: upstream sent a stream event whose content is not text")
+        if piece:
+            pieces.append(check_text(model, piece))
+    usage = event.get("usage") or {}
+    if not isinstance(usage, dict):
+        raise UpstreamInvalidResponse(f"{model}: upstream sent a stream event whose usage is not an object")
+    return pieces, token_count(model, usage, "prompt_tokens"), token_count(model, usage, "completion_tokens")
 
 
 # ---- the connection pool -----------------------------------------------------------------
@@ -162,8 +300,14 @@ class HttpTransport:
     generators down (asyncio.run and uvicorn do), or by `aclose()`.
     """
 
-    def __init__(self, *, max_connections: int = 1024) -> None:
+    def __init__(self, *, max_connections: int = 1024, max_response_bytes: int | None = None) -> None:
+        """Args:
+        max_connections: connections open at once, over all base URLs.
+        max_response_bytes: largest response body (or whole event stream) read from an
+            upstream; beyond it the call fails with UpstreamResponseTooLarge. None: no limit.
+        """
         self.max_connections = max_connections
+        self.max_response_bytes = max_response_bytes
         # loop -> (session, the async generator whose finalisation closes it)
         self._sessions: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, tuple[aiohttp.ClientSession, AsyncGenerator[None, None]]
@@ -213,18 +357,37 @@ class HttpTransport:
                 headers=_headers(api_key),
             ) as response:
                 status = response.status
-                raw = await response.read()
+                retry_after = response.headers.get("Retry-After")
+                raw = await self._read(model, response)
         except Exception as exc:
             raise classify_exception(model, exc) from None
         if status >= 400:
-            raise classify_status(model, status, _error_message(raw))
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            data = None
+            raise classify_status(model, status, _error_message(raw), retry_after)
+        data = parse_json(model, raw)
         if not isinstance(data, dict):
-            raise UpstreamError(f"{model}: upstream returned a malformed body", status=502, retryable=True)
+            raise UpstreamInvalidResponse(f"{model}: upstream returned a body that is not a JSON object")
         return data
+
+    async def _read(self, model: str, response: aiohttp.ClientResponse) -> bytes:
+        """The response body, at most `max_response_bytes` of it (UpstreamResponseTooLarge beyond)."""
+        limit = self.max_response_bytes
+        if limit is None:
+            return await response.read()
+        if response.content_length is not None and response.content_length > limit:
+            raise self._too_large(model)
+        parts: list[bytes] = []
+        size = 0
+        async for part in response.content.iter_chunked(1 << 16):
+            size += len(part)
+            if size > limit:
+                raise self._too_large(model)
+            parts.append(part)
+        return b"".join(parts)
+
+    def _too_large(self, model: str) -> UpstreamResponseTooLarge:
+        return UpstreamResponseTooLarge(
+            f"{model}: the upstream's response exceeds {self.max_response_bytes} bytes (max_upstream_response_bytes)"
+        )
 
     async def stream(
         self,
@@ -254,9 +417,13 @@ class HttpTransport:
         except Exception as exc:
             raise classify_exception(model, exc) from None
         if response.status >= 400:
-            raw = await response.read()
-            response.release()
-            raise classify_status(model, response.status, _error_message(raw))
+            try:
+                raw = await self._read(model, response)
+            except Exception as exc:
+                raise classify_exception(model, exc) from None
+            finally:
+                response.release()
+            raise classify_status(model, response.status, _error_message(raw), response.headers.get("Retry-After"))
         if response.content_type != "text/event-stream":
             response.release()
             raise UpstreamError(
@@ -265,21 +432,26 @@ class HttpTransport:
                 status=502,
             )
 
+        limit = self.max_response_bytes
+
         async def chunks() -> AsyncIterator[dict[str, Any]]:
             events = 0
+            size = 0
             try:
                 async for line in response.content:
+                    size += len(line)
+                    if limit is not None and size > limit:
+                        raise self._too_large(model)
                     text = line.decode("utf-8", "replace").strip()
                     if not text.startswith("data:"):
                         continue
                     payload = text[5:].strip()
                     if payload == "[DONE]":
                         return
-                    try:
-                        item = json.loads(payload)
-                    except ValueError:
-                        raise UpstreamError(f"{model}: upstream sent a malformed chunk", status=502) from None
-                    if isinstance(item, dict) and "error" in item and "choices" not in item and "type" not in item:
+                    item = parse_json(model, payload)
+                    if not isinstance(item, dict):
+                        raise UpstreamInvalidResponse(f"{model}: upstream sent a stream event that is no JSON object")
+                    if "error" in item and "choices" not in item and "type" not in item:
                         raise classify_status(model, 502, _error_message(payload.encode()))
                     events += 1
                     yield item
@@ -344,7 +516,7 @@ class HttpBackend:
             api_base=params.get("api_base"),
             api_key=params.get("api_key"),
         )
-        return completion_from_json(data)
+        return completion_from_json(data, model)
 
     async def post(
         self,
