@@ -368,17 +368,13 @@ async def test_memory_store_is_bounded_by_bytes_too() -> None:
     assert cache is not None and isinstance(cache.store, MemoryStore) and cache.store.max_bytes == 4096
 
 
-class BusyStore:
-    """A reachable store whose every connection is busy (CacheBusyError) until `busy` is cleared."""
+class BusyStore(BrokenStore):
+    """A reachable store whose every connection is busy (CacheBusyError) until `up`; writes work."""
 
     name = "busy"
 
-    def __init__(self) -> None:
-        self.busy = True
-        self.inner = MemoryStore()
-
     async def get(self, key: str) -> str | None:
-        if self.busy:
+        if not self.up:
             from selfpara.cache.stores import CacheBusyError
 
             raise CacheBusyError("cannot read Redis at busy: all 4 connections stayed busy for 2s")
@@ -386,9 +382,6 @@ class BusyStore:
 
     async def put(self, key: str, value: str) -> None:
         await self.inner.put(key, value)
-
-    async def aclose(self) -> None:
-        pass
 
 
 async def test_a_busy_store_is_skipped_per_call_and_reported_as_degraded(
@@ -410,7 +403,7 @@ async def test_a_busy_store_is_skipped_per_call_and_reported_as_degraded(
     state, why = cache.state()
     assert state == "degraded" and why is not None and "connections stayed busy" in why and "2 calls" in why
     assert len([r for r in caplog.records if "degraded" in r.getMessage()]) == 1  # one warning per period
-    store.busy = False
+    store.up = True
     await client.complete("openai/fake", MSGS)
     assert cache.stats.stored >= 1
     clock.now += 31
