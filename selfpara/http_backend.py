@@ -17,11 +17,8 @@ when a base URL is known (see `endpoint_from_env` for the environment's part).
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
-import math
 import os
-import time
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -29,6 +26,16 @@ from typing import TYPE_CHECKING, Any, Literal
 from selfpara.config import OPENAI_COMPATIBLE, is_embedded
 from selfpara.errors import ConfigError, UpstreamError, UpstreamTimeout
 from selfpara.result import Completion, Message
+from selfpara.upstream_data import (
+    UpstreamInvalidResponse,
+    UpstreamResponseTooLarge,
+    UpstreamRetryLater,
+    check_logprobs,
+    check_text,
+    parse_json,
+    retry_after_seconds,
+    token_count,
+)
 
 if TYPE_CHECKING:  # aiohttp is imported when the first call is made
     import aiohttp
@@ -89,53 +96,6 @@ def resolve_transport(transport: Transport, model: str, api_base: str | None) ->
 # ---- errors ------------------------------------------------------------------------------
 
 
-class UpstreamInvalidResponse(UpstreamError):
-    """The upstream answered, but with data that cannot be used or relayed as JSON: a malformed
-    body, NaN or Infinity, invalid Unicode (a lone surrogate), events of the wrong shape.
-
-    Attributes:
-        code: the proxy's error code for it.
-    """
-
-    code = "upstream_invalid_response"
-
-    def __init__(self, message: str, *, retryable: bool = False) -> None:
-        super().__init__(message, status=502, retryable=retryable)
-
-
-class UpstreamResponseTooLarge(UpstreamInvalidResponse):
-    """The upstream's response (or stream) grew beyond the configured byte limit."""
-
-    code = "upstream_response_too_large"
-
-
-class UpstreamRetryLater(UpstreamError):
-    """A failure whose upstream said when to retry (its `Retry-After`, in whole seconds)."""
-
-    def __init__(self, message: str, *, status: int, retryable: bool, retry_after_s: int) -> None:
-        super().__init__(message, status=status, retryable=retryable)
-        self.retry_after_s = retry_after_s
-
-
-MAX_RETRY_AFTER_S = 3600
-"""A longer Retry-After from the upstream is passed on as this (a client should not be told to wait a day)."""
-
-
-def retry_after_seconds(value: str | None) -> int | None:
-    """Whole seconds from a `Retry-After` value (delta seconds or an HTTP date), at most
-    MAX_RETRY_AFTER_S; None when it is missing or unreadable."""
-    if not value:
-        return None
-    text = value.strip()
-    if text.isdigit():
-        return min(int(text), MAX_RETRY_AFTER_S)
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    return min(max(0, math.ceil(when.timestamp() - time.time())), MAX_RETRY_AFTER_S)
-
-
 def classify_status(model: str, status: int, message: str, retry_after: str | None = None) -> UpstreamError:
     """An HTTP error status of the upstream as an UpstreamError (selfpara.llm._classify uses
     it for litellm's statuses too, so both transports map a status alike). A readable
@@ -158,43 +118,6 @@ def _classified(model: str, status: int, message: str) -> UpstreamError:
         return UpstreamError(f"{model}: upstream error {status} ({message})", status=502, retryable=True)
     # 400, 413 (the request is too large for the upstream), 422, ...: the request itself
     return UpstreamError(f"{model}: the upstream rejected the request (HTTP {status}: {message})", status=400)
-
-
-class _NonFinite(ValueError):
-    """NaN, Infinity or -Infinity in a JSON text (Python's json reads them; JSON has none)."""
-
-
-def _refuse_constant(name: str) -> Any:
-    raise _NonFinite(name)
-
-
-def parse_json(model: str, raw: bytes | str) -> Any:
-    """The upstream's JSON text parsed, refusing NaN and Infinity (they cannot be relayed as
-    JSON); UpstreamInvalidResponse when it is not JSON (retryable: a cut-off body may come whole
-    next time) or holds them (not retryable)."""
-    try:
-        return json.loads(raw, parse_constant=_refuse_constant)
-    except _NonFinite as exc:
-        raise UpstreamInvalidResponse(f"{model}: upstream sent {exc}, which JSON does not allow") from None
-    except ValueError:  # JSONDecodeError, UnicodeDecodeError
-        raise UpstreamInvalidResponse(f"{model}: upstream returned a malformed body", retryable=True) from None
-
-
-def check_text(model: str, text: str) -> str:
-    """`text`, or UpstreamInvalidResponse when it cannot be encoded as UTF-8 (a lone surrogate
-    such as \\ud800, which JSON escapes allow but no response can carry)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise UpstreamInvalidResponse(f"{model}: upstream sent text with invalid Unicode (a lone surrogate)") from None
-    return text
-
-
-def check_logprobs(model: str, values: list[Any]) -> None:
-    """UpstreamInvalidResponse when a log-probability is not a finite number."""
-    for value in values:
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-            raise UpstreamInvalidResponse(f"{model}: upstream sent a log-probability that is not a finite number")
 
 
 def classify_exception(model: str, exc: BaseException) -> UpstreamError:
@@ -251,41 +174,6 @@ def completion_from_json(data: Any, model: str = "upstream") -> Completion:
         finish_reason=choice.get("finish_reason") or "stop",
         token_logprobs=[t for t in content if isinstance(t, dict)] or None,
     )
-
-
-def token_count(model: str, usage: dict[str, Any], name: str) -> int:
-    """`usage[name]` as a count of tokens (0 when missing); UpstreamInvalidResponse when it is no whole number."""
-    value = usage.get(name) or 0
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
-        raise UpstreamInvalidResponse(f"{model}: upstream sent usage.{name} that is not a count of tokens")
-    if isinstance(value, float) and not value.is_integer():
-        raise UpstreamInvalidResponse(f"{model}: upstream sent usage.{name} that is not a count of tokens")
-    return int(value)
-
-
-def stream_event_text(model: str, event: Any) -> tuple[list[str], int, int]:
-    """The first choice's text pieces and the prompt and completion token counts of one chat
-    stream event; UpstreamInvalidResponse for an event of the wrong shape (not an object,
-    choices that are not objects, counts that are not numbers, invalid Unicode)."""
-    if not isinstance(event, dict):
-        raise UpstreamInvalidResponse(f"{model}: upstream sent a stream event that is not a JSON object")
-    choices = event.get("choices") or []
-    if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
-        raise UpstreamInvalidResponse(f"{model}: upstream sent a stream event whose choices are not objects")
-    pieces: list[str] = []
-    for choice in choices:
-        if choice.get("index", 0) != 0:
-            continue
-        delta = choice.get("delta") or {}
-        piece = delta.get("content") if isinstance(delta, dict) else 0  # 0: refused below
-        if piece is not None and not isinstance(piece, str):
-            raise UpstreamInvalidResponse(f"{model}: upstream sent a stream event whose content is not text")
-        if piece:
-            pieces.append(check_text(model, piece))
-    usage = event.get("usage") or {}
-    if not isinstance(usage, dict):
-        raise UpstreamInvalidResponse(f"{model}: upstream sent a stream event whose usage is not an object")
-    return pieces, token_count(model, usage, "prompt_tokens"), token_count(model, usage, "completion_tokens")
 
 
 # ---- the connection pool -----------------------------------------------------------------

@@ -28,16 +28,18 @@ from selfpara.http_backend import (
     HttpBackend,
     HttpTransport,
     Transport,
+    classify_status,
+    endpoint_from_env,
+    resolve_transport,
+)
+from selfpara.result import Completion, Message, Usage
+from selfpara.upstream_data import (
     UpstreamInvalidResponse,
     UpstreamResponseTooLarge,
     check_logprobs,
     check_text,
-    classify_status,
-    endpoint_from_env,
-    resolve_transport,
     stream_event_text,
 )
-from selfpara.result import Completion, Message, Usage
 
 log = logging.getLogger(__name__)
 
@@ -285,7 +287,6 @@ class ModelClient:
                     if usage is not None:
                         usage.calls += 1
                     result = await self._observed(kind, self._attempt(backend, model, messages, params))
-                    self._check_size(model, result)
         except UpstreamError as exc:
             if usage is not None:
                 usage.failed_calls += 1
@@ -539,7 +540,9 @@ class ModelClient:
         async with self._limit():
             started = time.perf_counter()
             try:
-                return await asyncio.wait_for(backend.complete(model, messages, params), self.timeout_s)
+                result = await asyncio.wait_for(backend.complete(model, messages, params), self.timeout_s)
+                self._check_size(model, result)
+                return result
             except asyncio.TimeoutError:
                 raise UpstreamTimeout(f"{model}: no answer within {self.timeout_s:g}s") from None
             except SelfparaError:

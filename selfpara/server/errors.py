@@ -30,8 +30,8 @@ from typing import Any
 from fastapi.responses import JSONResponse
 
 from selfpara.errors import ConfigError, InputError, SelfparaError, UpstreamError, UpstreamTimeout
-from selfpara.http_backend import UpstreamInvalidResponse, UpstreamRetryLater
 from selfpara.llm import redact
+from selfpara.upstream_data import UpstreamInvalidResponse, UpstreamRetryLater
 
 
 class ProxyError(Exception):
