@@ -106,8 +106,8 @@ def test_responses_input_is_validated_like_chat_input(
 # ---- structured output from a text-only upstream -------------------------------------------------------
 
 
-def text_only_server() -> ThreadedServer:
-    settings = ServerSettings(upstream=build_config(model="openai/fake", k=2, paraphrase_check="off"))
+def text_only_server(model: str = "openai/fake") -> ThreadedServer:
+    settings = ServerSettings(upstream=build_config(model=model, k=2, paraphrase_check="off"), any_model=True)
     return ThreadedServer(create_app(settings, client=ModelClient(backend=FakeBackend(), retries=0)))
 
 
@@ -118,8 +118,11 @@ def text_only_server() -> ThreadedServer:
         {"type": "json_schema", "json_schema": {"name": "a", "schema": {"type": "object"}}},
     ],
 )
-def test_a_json_response_format_is_refused_where_the_upstream_returns_text_only(fmt: dict[str, Any]) -> None:
-    with text_only_server() as server:
+@pytest.mark.parametrize("model", ["openai/fake", "local/smollm2"])  # a backend without passthrough, as llama.cpp's
+def test_a_json_response_format_is_refused_where_the_upstream_returns_text_only(
+    fmt: dict[str, Any], model: str
+) -> None:
+    with text_only_server(model) as server:
         for stream in (False, True):
             body = {**chat(response_format=fmt), "stream": stream}
             r = httpx.post(f"{server.base}/v1/chat/completions", json=body, timeout=10)

@@ -188,6 +188,22 @@ def test_an_answer_past_the_byte_cap_is_a_502(fake: FakeUpstream, transport: str
         healthy(server, fake)
 
 
+def test_a_5_mb_answer_is_refused_by_default(proxy_default: ThreadedServer, fake: FakeUpstream) -> None:
+    """The probe of issue 22: a 5 MB answer became a 30 MB wrapped response and stalled the proxy."""
+    fake.reset(answer="word " * 1_000_000)
+    assert_openai_error(post(proxy_default, chat(**OFF)), 502, "upstream_response_too_large")
+    started = time.monotonic()
+    assert post(proxy_default, chat()).status_code == 502
+    assert time.monotonic() - started < 10
+    assert httpx.get(f"{proxy_default.base}/health", timeout=5).status_code == 200
+
+
+@pytest.fixture(scope="module")
+def proxy_default(fake: FakeUpstream) -> Iterator[ThreadedServer]:
+    with start(settings_for(fake)) as server:
+        yield server
+
+
 def test_a_stream_past_the_byte_cap_is_cut_off(fake: FakeUpstream) -> None:
     role = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"fake","choices":[{"index":0,"delta":'
     piece = role + '{"content":"' + "x" * 1000 + '"}}]}'

@@ -76,10 +76,12 @@ class ServerSettings(BaseModel):
     )
 
     max_upstream_response_bytes: int = Field(
-        8 * 2**20,
+        4 * 2**20,
         ge=1024,
         description="Largest upstream response body (or whole event stream) the proxy reads or relays; "
-        "beyond it the call fails and the client gets 502 upstream_response_too_large.",
+        "beyond it the call fails and the client gets 502 upstream_response_too_large. 4 MiB holds "
+        "max_max_tokens of text many times over, and its logprobs with a few top_logprobs; a wrapped "
+        "report repeats each answer, so an upstream's huge answer would be multiplied.",
     )
     cache_max_bytes: int = Field(
         256 * 2**20,
