@@ -26,6 +26,16 @@ from typing import TYPE_CHECKING, Any, Literal
 from selfpara.config import OPENAI_COMPATIBLE, is_embedded
 from selfpara.errors import ConfigError, UpstreamError, UpstreamTimeout
 from selfpara.result import Completion, Message
+from selfpara.upstream_data import (
+    UpstreamInvalidResponse,
+    UpstreamResponseTooLarge,
+    UpstreamRetryLater,
+    check_logprobs,
+    check_text,
+    parse_json,
+    retry_after_seconds,
+    token_count,
+)
 
 if TYPE_CHECKING:  # aiohttp is imported when the first call is made
     import aiohttp
@@ -86,9 +96,19 @@ def resolve_transport(transport: Transport, model: str, api_base: str | None) ->
 # ---- errors ------------------------------------------------------------------------------
 
 
-def classify_status(model: str, status: int, message: str) -> UpstreamError:
-    """An HTTP error status of the upstream as an UpstreamError (cf. selfpara.llm._classify)."""
-    if status in (401, 403):
+def classify_status(model: str, status: int, message: str, retry_after: str | None = None) -> UpstreamError:
+    """An HTTP error status of the upstream as an UpstreamError (selfpara.llm._classify uses
+    it for litellm's statuses too, so both transports map a status alike). A readable
+    `retry_after` (the upstream's header) makes it an UpstreamRetryLater."""
+    err = _classified(model, status, message)
+    seconds = retry_after_seconds(retry_after)
+    if seconds is None:
+        return err
+    return UpstreamRetryLater(str(err), status=err.status, retryable=err.retryable, retry_after_s=seconds)
+
+
+def _classified(model: str, status: int, message: str) -> UpstreamError:
+    if status in (401, 403):  # 403: the key is valid but may not use this model or endpoint
         return UpstreamError(f"{model}: the upstream rejected the API key (HTTP {status})", status=401)
     if status == 404:
         return UpstreamError(f"{model}: unknown model or endpoint ({message})", status=404)
@@ -96,7 +116,8 @@ def classify_status(model: str, status: int, message: str) -> UpstreamError:
         return UpstreamError(f"{model}: rate limited ({message})", status=429, retryable=True)
     if status in (408, 409) or status >= 500:
         return UpstreamError(f"{model}: upstream error {status} ({message})", status=502, retryable=True)
-    return UpstreamError(f"{model}: the upstream rejected the request ({message})", status=400)
+    # 400, 413 (the request is too large for the upstream), 422, ...: the request itself
+    return UpstreamError(f"{model}: the upstream rejected the request (HTTP {status}: {message})", status=400)
 
 
 def classify_exception(model: str, exc: BaseException) -> UpstreamError:
@@ -125,25 +146,30 @@ def _error_message(raw: bytes) -> str:
     return str(data)[:300]
 
 
-def completion_from_json(data: Any) -> Completion:
-    """Read text, usage, mean log-probability and finish reason out of an OpenAI response body."""
+def completion_from_json(data: Any, model: str = "upstream") -> Completion:
+    """Read text, usage, mean log-probability and finish reason out of an OpenAI response body
+    (UpstreamInvalidResponse for a body of the wrong shape or with unusable text)."""
     try:
         choice = data["choices"][0]
         text = choice["message"]["content"]
     except (KeyError, IndexError, TypeError):
-        raise UpstreamError("upstream returned a response with no choices", status=502) from None
+        raise UpstreamInvalidResponse(f"{model}: upstream returned a response with no choices") from None
     if not isinstance(text, str):
-        raise UpstreamError("upstream returned a choice with no text content", status=502)
+        raise UpstreamInvalidResponse(f"{model}: upstream returned a choice with no text content")
+    check_text(model, text)
     usage = data.get("usage") or {}
     logprob = None
     content = ((choice.get("logprobs") or {}).get("content")) or []
+    if not isinstance(usage, dict) or not isinstance(content, list):
+        raise UpstreamInvalidResponse(f"{model}: upstream returned usage or logprobs of the wrong shape")
     values = [t["logprob"] for t in content if isinstance(t, dict) and t.get("logprob") is not None]
+    check_logprobs(model, values)
     if values:
         logprob = sum(values) / len(values)
     return Completion(
         text=text,
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
+        prompt_tokens=token_count(model, usage, "prompt_tokens"),
+        completion_tokens=token_count(model, usage, "completion_tokens"),
         logprob=logprob,
         finish_reason=choice.get("finish_reason") or "stop",
         token_logprobs=[t for t in content if isinstance(t, dict)] or None,
@@ -162,8 +188,14 @@ class HttpTransport:
     generators down (asyncio.run and uvicorn do), or by `aclose()`.
     """
 
-    def __init__(self, *, max_connections: int = 1024) -> None:
+    def __init__(self, *, max_connections: int = 1024, max_response_bytes: int | None = None) -> None:
+        """Args:
+        max_connections: connections open at once, over all base URLs.
+        max_response_bytes: largest response body (or whole event stream) read from an
+            upstream; beyond it the call fails with UpstreamResponseTooLarge. None: no limit.
+        """
         self.max_connections = max_connections
+        self.max_response_bytes = max_response_bytes
         # loop -> (session, the async generator whose finalisation closes it)
         self._sessions: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, tuple[aiohttp.ClientSession, AsyncGenerator[None, None]]
@@ -213,18 +245,37 @@ class HttpTransport:
                 headers=_headers(api_key),
             ) as response:
                 status = response.status
-                raw = await response.read()
+                retry_after = response.headers.get("Retry-After")
+                raw = await self._read(model, response)
         except Exception as exc:
             raise classify_exception(model, exc) from None
         if status >= 400:
-            raise classify_status(model, status, _error_message(raw))
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            data = None
+            raise classify_status(model, status, _error_message(raw), retry_after)
+        data = parse_json(model, raw)
         if not isinstance(data, dict):
-            raise UpstreamError(f"{model}: upstream returned a malformed body", status=502, retryable=True)
+            raise UpstreamInvalidResponse(f"{model}: upstream returned a body that is not a JSON object")
         return data
+
+    async def _read(self, model: str, response: aiohttp.ClientResponse) -> bytes:
+        """The response body, at most `max_response_bytes` of it (UpstreamResponseTooLarge beyond)."""
+        limit = self.max_response_bytes
+        if limit is None:
+            return await response.read()
+        if response.content_length is not None and response.content_length > limit:
+            raise self._too_large(model)
+        parts: list[bytes] = []
+        size = 0
+        async for part in response.content.iter_chunked(1 << 16):
+            size += len(part)
+            if size > limit:
+                raise self._too_large(model)
+            parts.append(part)
+        return b"".join(parts)
+
+    def _too_large(self, model: str) -> UpstreamResponseTooLarge:
+        return UpstreamResponseTooLarge(
+            f"{model}: the upstream's response exceeds {self.max_response_bytes} bytes (max_upstream_response_bytes)"
+        )
 
     async def stream(
         self,
@@ -254,9 +305,13 @@ class HttpTransport:
         except Exception as exc:
             raise classify_exception(model, exc) from None
         if response.status >= 400:
-            raw = await response.read()
-            response.release()
-            raise classify_status(model, response.status, _error_message(raw))
+            try:
+                raw = await self._read(model, response)
+            except Exception as exc:
+                raise classify_exception(model, exc) from None
+            finally:
+                response.release()
+            raise classify_status(model, response.status, _error_message(raw), response.headers.get("Retry-After"))
         if response.content_type != "text/event-stream":
             response.release()
             raise UpstreamError(
@@ -265,21 +320,26 @@ class HttpTransport:
                 status=502,
             )
 
+        limit = self.max_response_bytes
+
         async def chunks() -> AsyncIterator[dict[str, Any]]:
             events = 0
+            size = 0
             try:
                 async for line in response.content:
+                    size += len(line)
+                    if limit is not None and size > limit:
+                        raise self._too_large(model)
                     text = line.decode("utf-8", "replace").strip()
                     if not text.startswith("data:"):
                         continue
                     payload = text[5:].strip()
                     if payload == "[DONE]":
                         return
-                    try:
-                        item = json.loads(payload)
-                    except ValueError:
-                        raise UpstreamError(f"{model}: upstream sent a malformed chunk", status=502) from None
-                    if isinstance(item, dict) and "error" in item and "choices" not in item and "type" not in item:
+                    item = parse_json(model, payload)
+                    if not isinstance(item, dict):
+                        raise UpstreamInvalidResponse(f"{model}: upstream sent a stream event that is no JSON object")
+                    if "error" in item and "choices" not in item and "type" not in item:
                         raise classify_status(model, 502, _error_message(payload.encode()))
                     events += 1
                     yield item
@@ -344,7 +404,7 @@ class HttpBackend:
             api_base=params.get("api_base"),
             api_key=params.get("api_key"),
         )
-        return completion_from_json(data)
+        return completion_from_json(data, model)
 
     async def post(
         self,

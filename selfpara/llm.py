@@ -24,8 +24,22 @@ from selfpara._litellm import import_litellm
 from selfpara.cache import CallCache, cacheable, call_key, open_call_cache
 from selfpara.config import WrapConfig, is_embedded
 from selfpara.errors import SelfparaError, UpstreamError, UpstreamTimeout
-from selfpara.http_backend import HttpBackend, HttpTransport, Transport, endpoint_from_env, resolve_transport
+from selfpara.http_backend import (
+    HttpBackend,
+    HttpTransport,
+    Transport,
+    classify_status,
+    endpoint_from_env,
+    resolve_transport,
+)
 from selfpara.result import Completion, Message, Usage
+from selfpara.upstream_data import (
+    UpstreamInvalidResponse,
+    UpstreamResponseTooLarge,
+    check_logprobs,
+    check_text,
+    stream_event_text,
+)
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +175,13 @@ class ModelClient:
                 URL and key to every model, `cache=None` for no cache).
         """
         if "cache" not in changes:
-            changes["cache"] = open_call_cache(config.cache, size=config.cache_size, ttl_s=config.cache_ttl_s)
+            changes["cache"] = open_call_cache(
+                config.cache,
+                size=config.cache_size,
+                ttl_s=config.cache_ttl_s,
+                # a Redis connection per call in flight: lookups beyond it wait for one
+                max_connections=int(changes.get("concurrency", config.concurrency)),
+            )
         values: dict[str, Any] = {
             "api_base": config.api_base,
             "api_key": config.api_key.get_secret_value() if config.api_key else None,
@@ -276,6 +296,12 @@ class ModelClient:
             usage.completion_tokens += result.completion_tokens
             usage.cost += result.cost
         return result
+
+    def _check_size(self, model: str, result: Completion) -> None:
+        """The http transport's byte cap for backends that read whole responses themselves (litellm)."""
+        cap = self.http.max_response_bytes if self.http is not None else None
+        if cap is not None and len(result.text) > cap:
+            raise UpstreamResponseTooLarge(f"{model}: the upstream's answer exceeds {cap} bytes")
 
     def _retrying(self) -> AsyncRetrying:
         return AsyncRetrying(
@@ -397,14 +423,12 @@ class ModelClient:
             tokens = [0, 0]
             try:
                 async for event in events:
-                    for choice in event.get("choices") or []:
-                        piece = (choice.get("delta") or {}).get("content") if choice.get("index", 0) == 0 else None
-                        if piece:
-                            text.append(piece)
-                            yield piece
-                    counts = event.get("usage") or {}
-                    tokens[0] += int(counts.get("prompt_tokens") or 0)
-                    tokens[1] += int(counts.get("completion_tokens") or 0)
+                    found, prompt_tokens, completion_tokens = stream_event_text(model, event)
+                    for piece in found:
+                        text.append(piece)
+                        yield piece
+                    tokens[0] += prompt_tokens
+                    tokens[1] += completion_tokens
             except UpstreamError:
                 if usage is not None:
                     usage.failed_calls += 1
@@ -516,7 +540,9 @@ class ModelClient:
         async with self._limit():
             started = time.perf_counter()
             try:
-                return await asyncio.wait_for(backend.complete(model, messages, params), self.timeout_s)
+                result = await asyncio.wait_for(backend.complete(model, messages, params), self.timeout_s)
+                self._check_size(model, result)
+                return result
             except asyncio.TimeoutError:
                 raise UpstreamTimeout(f"{model}: no answer within {self.timeout_s:g}s") from None
             except SelfparaError:
@@ -650,9 +676,10 @@ def completion_from_response(response: Any) -> Completion:
         choice = response.choices[0]
         text = choice.message.content
     except (AttributeError, IndexError, TypeError):
-        raise UpstreamError("upstream returned a response with no choices", status=502) from None
+        raise UpstreamInvalidResponse("upstream returned a response with no choices") from None
     if not isinstance(text, str):
-        raise UpstreamError("upstream returned a choice with no text content", status=502)
+        raise UpstreamInvalidResponse("upstream returned a choice with no text content")
+    check_text("upstream", text)
     usage = getattr(response, "usage", None)
     hidden = getattr(response, "_hidden_params", None) or {}
     cost = hidden.get("response_cost") or 0.0
@@ -660,6 +687,7 @@ def completion_from_response(response: Any) -> Completion:
     content = getattr(getattr(choice, "logprobs", None), "content", None)
     if content:
         values = [t.logprob for t in content if getattr(t, "logprob", None) is not None]
+        check_logprobs("upstream", values)
         logprob = sum(values) / len(values) if values else None
     return Completion(
         text=text,
@@ -680,6 +708,11 @@ def _classify(model: str, exc: Exception) -> UpstreamError:
     message = str(exc).splitlines()[0] if str(exc) else name
     if isinstance(exc, litellm.Timeout):
         return UpstreamTimeout(f"{model}: timed out ({message})")
+    if isinstance(exc, litellm.BadRequestError) and "LLM Provider NOT provided" in str(exc):
+        return UpstreamError(f"unknown model {model!r}: name it as provider/model, e.g. openai/gpt-4o-mini", status=404)
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and status >= 400:  # 403, 413, 429, 5xx, ...: as the http transport maps them
+        return classify_status(model, status, message, _retry_after(exc))
     if isinstance(exc, litellm.AuthenticationError):
         return UpstreamError(f"{model}: the upstream rejected the API key ({name})", status=401)
     if isinstance(exc, litellm.NotFoundError):
@@ -689,15 +722,17 @@ def _classify(model: str, exc: Exception) -> UpstreamError:
     if isinstance(exc, (litellm.APIConnectionError, litellm.InternalServerError, litellm.ServiceUnavailableError)):
         return UpstreamError(f"{model}: upstream unavailable ({message})", status=502, retryable=True)
     if isinstance(exc, litellm.BadRequestError):
-        if "LLM Provider NOT provided" in str(exc):
-            return UpstreamError(
-                f"unknown model {model!r}: name it as provider/model, e.g. openai/gpt-4o-mini", status=404
-            )
         return UpstreamError(f"{model}: the upstream rejected the request ({message})", status=400)
-    status = getattr(exc, "status_code", None)
-    if isinstance(status, int) and status >= 500:
-        return UpstreamError(f"{model}: upstream error {status} ({message})", status=502, retryable=True)
     return UpstreamError(f"{model}: {name}: {message}", status=502)
+
+
+def _retry_after(exc: Exception) -> str | None:
+    """The upstream's Retry-After header behind a litellm exception, where it kept the response."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    try:
+        return headers.get("retry-after") if headers is not None else None
+    except Exception:  # a response object of another shape
+        return None
 
 
 async def one_piece(text: str) -> AsyncGenerator[str, None]:

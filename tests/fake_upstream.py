@@ -17,7 +17,8 @@ prompts:
 
 Faults are injected per call kind: `fail(status=500, when="answer", times=2)`,
 `hang(...)` (answers only after `delay_s`), `malformed(...)` (200 with a broken body),
-`not_sse(...)` (a plain JSON 200 to a stream request).
+`not_sse(...)` (a plain JSON 200 to a stream request), `raw(bytes_or_chunks, ...)` (these
+exact bytes, as a body or as an event stream with gaps).
 
 It also serves /completions (kind "completion": the prompt echoed back) and /responses
 (kind "response": a function call when tools are given, else the answer), reports
@@ -71,7 +72,7 @@ _SUFFIXES = [
 
 @dataclass
 class Fault:
-    kind: str  # "status" | "hang" | "malformed" | "not_sse"
+    kind: str  # "status" | "hang" | "malformed" | "not_sse" | "raw"
     when: str = "any"  # "any" | "answer" | "paraphrase" | "judge"
     status: int = 500
     delay_s: float = 0.0
@@ -79,6 +80,10 @@ class Fault:
     variant: int | None = None  # only answers to this variant
     message: str = "injected failure"
     contains: str | None = None  # only calls whose last user message contains this
+    chunks: list[bytes] = field(default_factory=list)  # "raw": the body, or a stream's events (then `gap_s` apart)
+    gap_s: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)  # "raw" and "status": extra response headers
+    stream: bool = False  # "raw": send `chunks` as an event stream
 
 
 @dataclass
@@ -174,10 +179,20 @@ class FakeUpstream:
         variant: int | None = None,
         message: str = "injected failure",
         contains: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         with self._lock:
             self.faults.append(
-                Fault("status", when, status=status, times=times, variant=variant, message=message, contains=contains)
+                Fault(
+                    "status",
+                    when,
+                    status=status,
+                    times=times,
+                    variant=variant,
+                    message=message,
+                    contains=contains,
+                    headers=dict(headers or {}),
+                )
             )
 
     def hang(
@@ -197,6 +212,36 @@ class FakeUpstream:
     ) -> None:
         with self._lock:
             self.faults.append(Fault("malformed", when, times=times, variant=variant, contains=contains))
+
+    def raw(
+        self,
+        chunks: bytes | list[bytes],
+        *,
+        status: int = 200,
+        when: str = "any",
+        times: int | None = 1,
+        gap_s: float = 0.0,
+        headers: dict[str, str] | None = None,
+        stream: bool = False,
+        contains: str | None = None,
+    ) -> None:
+        """Answer matching calls with these exact bytes: one body, or (`stream`) a text/event-stream of
+        `chunks` (each sent as it is, `gap_s` apart; add the `data: ` framing yourself)."""
+        parts = [chunks] if isinstance(chunks, bytes) else list(chunks)
+        with self._lock:
+            self.faults.append(
+                Fault(
+                    "raw",
+                    when,
+                    status=status,
+                    times=times,
+                    chunks=parts,
+                    gap_s=gap_s,
+                    headers=dict(headers or {}),
+                    stream=stream,
+                    contains=contains,
+                )
+            )
 
     def not_sse(self, *, when: str = "any", times: int | None = 1) -> None:
         with self._lock:
@@ -320,7 +365,11 @@ class FakeUpstream:
                     send,
                     fault.status,
                     {"error": {"message": fault.message, "type": "server_error", "code": str(fault.status)}},
+                    fault.headers,
                 )
+                return
+            if fault.kind == "raw":
+                await _scripted(send, fault)
                 return
             if fault.kind == "malformed":
                 await _raw(send, 200, b'{"id": "x", "choices": [ {"message": ', "application/json")
@@ -526,16 +575,31 @@ async def _sse(send: Any, items: list[dict[str, Any]]) -> None:
     await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
 
 
-async def _json(send: Any, status: int, data: dict[str, Any]) -> None:
-    await _raw(send, status, json.dumps(data).encode(), "application/json")
+async def _scripted(send: Any, fault: Fault) -> None:
+    """A "raw" fault's bytes: one body, or an event stream of its chunks `gap_s` apart."""
+    if not fault.stream:
+        await _raw(send, fault.status, b"".join(fault.chunks), "application/json", fault.headers)
+        return
+    headers = [(b"content-type", b"text/event-stream"), *[(k.encode(), v.encode()) for k, v in fault.headers.items()]]
+    await send({"type": "http.response.start", "status": fault.status, "headers": headers})
+    for i, part in enumerate(fault.chunks):
+        if i and fault.gap_s:
+            await asyncio.sleep(fault.gap_s)
+        await send({"type": "http.response.body", "body": part, "more_body": True})
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-async def _raw(send: Any, status: int, body: bytes, ctype: str) -> None:
+async def _json(send: Any, status: int, data: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+    await _raw(send, status, json.dumps(data).encode(), "application/json", headers)
+
+
+async def _raw(send: Any, status: int, body: bytes, ctype: str, headers: dict[str, str] | None = None) -> None:
+    extra = [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
     await send(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", ctype.encode()), (b"content-length", str(len(body)).encode())],
+            "headers": [(b"content-type", ctype.encode()), (b"content-length", str(len(body)).encode()), *extra],
         }
     )
     await send({"type": "http.response.body", "body": body})

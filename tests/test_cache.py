@@ -349,3 +349,62 @@ async def test_a_failing_store_degrades_to_no_cache_with_one_warning_and_a_flag(
     fourth = await sp.aanswer(Q)
     assert cache.available and "cache_unavailable" not in third.flags
     assert fourth.usage.calls == 0 and fourth.usage.cache_hits == third.usage.calls
+
+
+# ---- bounds and degraded stores (issue 22) -----------------------------------------------------------
+
+
+async def test_memory_store_is_bounded_by_bytes_too() -> None:
+    store = MemoryStore(100, max_bytes=250)
+    for i in range(4):
+        await store.put(f"k{i}", "x" * 100)  # 100 bytes each: two fit
+    assert len(store) == 2 and store.bytes == 200
+    assert await store.get("k0") is None and await store.get("k3") == "x" * 100
+    await store.put("k3", "y" * 10)  # replacing an entry frees its bytes
+    assert store.bytes == 110
+    await store.put("huge", "z" * 251)  # larger than the whole store: not kept, nothing dropped for it
+    assert await store.get("huge") is None and len(store) == 2
+    cache = open_call_cache("memory", max_bytes=4096)
+    assert cache is not None and isinstance(cache.store, MemoryStore) and cache.store.max_bytes == 4096
+
+
+class BusyStore(BrokenStore):
+    """A reachable store whose every connection is busy (CacheBusyError) until `up`; writes work."""
+
+    name = "busy"
+
+    async def get(self, key: str) -> str | None:
+        if not self.up:
+            from selfpara.cache.stores import CacheBusyError
+
+            raise CacheBusyError("cannot read Redis at busy: all 4 connections stayed busy for 2s")
+        return await self.inner.get(key)
+
+    async def put(self, key: str, value: str) -> None:
+        await self.inner.put(key, value)
+
+
+async def test_a_busy_store_is_skipped_per_call_and_reported_as_degraded(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    monkeypatch.setattr("selfpara.cache.call_cache.time", clock)
+    store = BusyStore()
+    cache = CallCache(store, retry_after_s=30)
+    fake = FakeBackend()
+    client = cached_client(fake, cache)
+    assert cache.state() == ("ok", None)
+    with caplog.at_level(logging.WARNING, logger="selfpara.cache"):
+        usage = Usage()
+        await client.complete("openai/fake", MSGS, usage=usage)
+        await client.complete("openai/fake", MSGS, usage=usage)
+    assert usage.cache_errors == 2 and len(fake.calls) == 2  # answered, without the cache
+    assert cache.available  # not switched off: the next call asks the store again
+    state, why = cache.state()
+    assert state == "degraded" and why is not None and "connections stayed busy" in why and "2 calls" in why
+    assert len([r for r in caplog.records if "degraded" in r.getMessage()]) == 1  # one warning per period
+    store.up = True
+    await client.complete("openai/fake", MSGS)
+    assert cache.stats.stored >= 1
+    clock.now += 31
+    assert cache.state() == ("ok", None)

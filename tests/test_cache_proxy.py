@@ -116,3 +116,60 @@ def test_serve_refuses_a_malformed_cache_url_at_startup() -> None:
     result = runner.invoke(cli_app, ["serve", "--check", "--cache", "redis://:hunter2pw@r:port/1"], env=ENV)
     assert result.exit_code == 1
     assert "cache" in result.output and "port" in result.output and "hunter2pw" not in result.output
+
+
+def test_a_loaded_proxy_keeps_its_redis_cache(upstream: FakeUpstream, redis_url: str) -> None:
+    """Many requests at once through a small Redis pool: lookups wait for a connection instead of
+    switching the cache off; the same load again makes no upstream call (issue 22)."""
+    import asyncio
+
+    questions = [f"What is the capital of country number {i}?" for i in range(60)]
+
+    async def load(base: str) -> list[httpx.Response]:
+        async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+            return await asyncio.gather(
+                *(
+                    http.post(
+                        "/v1/chat/completions",
+                        json={"model": "openai/fake", "messages": [{"role": "user", "content": q}]},
+                    )
+                    for q in questions
+                )
+            )
+
+    app = create_app(settings(upstream, redis_url, cache_max_connections=4, max_concurrent_requests=128))
+    with ThreadedServer(app) as proxy:
+        first = asyncio.run(load(proxy.base))
+        made = len(upstream.calls)
+        second = asyncio.run(load(proxy.base))
+        after = len(upstream.calls)
+        ready = httpx.get(f"{proxy.base}/ready", timeout=10).json()  # (probes the upstream's /models)
+    assert all(r.status_code == 200 for r in first + second)
+    flagged = [r for r in first + second if "cache_unavailable" in r.json()["selfpara"]["flags"]]
+    assert flagged == [] and made >= len(questions)
+    assert after == made  # the second load was answered from Redis alone
+    assert all(r.json()["selfpara"]["usage"]["calls"] == 0 for r in second)
+    assert ready["cache"]["state"] == "ok", ready
+
+
+def test_ready_says_when_the_cache_is_degraded_and_why() -> None:
+    from selfpara.cache import CallCache
+    from selfpara.llm import ModelClient
+    from selfpara.testing import FakeBackend
+
+    try:
+        from tests.test_cache import BusyStore
+    except ImportError:
+        from test_cache import BusyStore  # type: ignore[no-redef]
+
+    cache = CallCache(BusyStore())
+    client = ModelClient(backend=FakeBackend(), retries=0, cache=cache)
+    cfg = build_config(model="openai/fake", k=2, paraphrase_check="off", equivalence="exact")
+    with ThreadedServer(create_app(ServerSettings(upstream=cfg, ready_cache_s=0), client=client)) as proxy:
+        assert httpx.get(f"{proxy.base}/ready", timeout=10).json()["cache"]["state"] == "ok"
+        ask(proxy)
+        ready = httpx.get(f"{proxy.base}/ready", timeout=10)
+    assert ready.status_code == 200  # never a reason to be unready
+    body = ready.json()
+    assert body["cache"]["state"] == "degraded" and "connections stayed busy" in body["cache"]["reason"]
+    assert body["checks"]["cache"].startswith("busy: degraded (")

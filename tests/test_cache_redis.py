@@ -13,6 +13,7 @@ from selfpara.cache import CallCache, open_call_cache
 from selfpara.cache.redis_store import KEY_PREFIX, RedisStore
 from selfpara.config import build_config
 from selfpara.llm import ModelClient
+from selfpara.result import Completion
 from selfpara.testing import FakeBackend
 
 Q = "What is the capital of France?"
@@ -128,3 +129,38 @@ async def test_closing_the_client_closes_this_loops_connection(redis_url: str) -
     assert await store.get("k") == "v"  # a later call opens a new connection
     await store.aclose()
     await asyncio.sleep(0)
+
+
+async def test_more_lookups_at_once_than_redis_pys_default_pool_holds(redis_url: str) -> None:
+    """redis-py 8's default pool raised "Too many connections" above 100 at once and the cache
+    switched itself off; the blocking pool makes lookups beyond it wait for a connection."""
+    cache = open_call_cache(redis_url)  # the library's default pool: 64 connections
+    assert cache is not None
+    value = Completion(text="Paris").model_dump_json()
+    await asyncio.gather(*(cache.store.put(f"k{i}", value) for i in range(50)))
+    found = await asyncio.gather(*(cache.get(f"k{i % 60}") for i in range(600)))
+    assert all(reachable for _, reachable in found)
+    assert sum(result is not None for result, _ in found) == 500  # k50..k59 were never stored
+    assert cache.available and cache.stats.errors == 0 and cache.state() == ("ok", None)
+    await cache.aclose()
+    small = RedisStore(redis_url, max_connections=4)
+    assert await asyncio.gather(*(small.get(f"k{i}") for i in range(200))) == [value] * 50 + [None] * 150
+    await small.aclose()
+
+
+async def test_a_saturated_pool_is_a_busy_store_not_an_outage(redis_url: str) -> None:
+    import redis
+
+    cache = CallCache(RedisStore(redis_url, max_connections=1, pool_timeout_s=0.05))
+    admin = redis.Redis.from_url(redis_url)
+    try:
+        await cache.get("warm")  # the pool's one connection, open
+        admin.execute_command("CLIENT", "PAUSE", "400", "ALL")  # every command waits 0.4 s
+        results = await asyncio.gather(*(cache.get(f"k{i}") for i in range(3)))
+    finally:
+        admin.close()
+    assert any(not reachable for _, reachable in results)  # waited 0.05 s for the busy connection: skipped
+    assert cache.available and cache.stats.busy >= 1
+    state, why = cache.state()
+    assert state == "degraded" and why is not None and "1 connections stayed busy" in why
+    await cache.aclose()

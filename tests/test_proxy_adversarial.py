@@ -248,7 +248,7 @@ def raw_request(server: ThreadedServer, body: dict[str, Any], *, hold_s: float) 
     payload = json.dumps(body).encode()
     with socket.create_connection(("127.0.0.1", server.port)) as sock:
         sock.sendall(
-            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             + f"Authorization: Bearer {PROXY_KEY}\r\nContent-Length: {len(payload)}\r\n\r\n".encode()
             + payload
         )
@@ -329,14 +329,14 @@ def test_ready_caches_bad_news_too(fake: FakeUpstream) -> None:
 def test_slow_headers_and_bodies_are_cut_off(fake: FakeUpstream) -> None:
     with start(settings_for(fake, header_timeout_s=0.5, body_timeout_s=0.5)) as server:
         with socket.create_connection(("127.0.0.1", server.port)) as sock:
-            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n")  # ... and never the rest
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # ... and never the rest
             sock.settimeout(5)
             started = time.monotonic()
             assert sock.recv(1024) == b""  # closed by the server
             assert time.monotonic() - started < 2.0
         with socket.create_connection(("127.0.0.1", server.port)) as sock:
             sock.sendall(
-                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                 + f"Authorization: Bearer {PROXY_KEY}\r\nContent-Length: 500\r\n\r\n".encode()
                 + b'{"mo'
             )

@@ -4,7 +4,9 @@
 call already in flight in this process, or makes the call and stores its result. Only
 successes are stored. When the store fails (Redis down), the cache logs one warning,
 sets `available` to False, and answers every call from upstream for `retry_after_s`
-before trying the store again; requests never fail because of it.
+before trying the store again; requests never fail because of it. A store that is up
+but too busy to answer in time (every pooled connection in use: CacheBusyError) skips
+the cache for that call only; `state()` then reports the cache as degraded, and why.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from selfpara.cache.spec import parse_cache
-from selfpara.cache.stores import CacheStoreError, CallStore, MemoryStore
+from selfpara.cache.stores import DEFAULT_MAX_BYTES, CacheBusyError, CacheStoreError, CallStore, MemoryStore
 from selfpara.errors import ConfigError
 from selfpara.result import Completion, Usage
 
@@ -34,6 +36,7 @@ class CacheStats:
         stored: results written to the store.
         errors: store reads or writes that failed.
         skipped: calls made without the store while it was unavailable.
+        busy: reads or writes skipped because the store was too busy (counted in `errors` too).
     """
 
     hits: int = 0
@@ -41,6 +44,7 @@ class CacheStats:
     stored: int = 0
     errors: int = 0
     skipped: int = 0
+    busy: int = 0
 
 
 class CallCache:
@@ -58,6 +62,8 @@ class CallCache:
         self.stats = CacheStats()
         self.available = True
         self._down_until = 0.0
+        self.last_error: str | None = None  # the last failure, as shown in /ready (no secret)
+        self._busy_at = -float("inf")  # when the store last was too busy
         # Futures belong to one event loop: key -> the call in flight, per loop.
         self._pending: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Future[Completion]]] = (
             weakref.WeakKeyDictionary()
@@ -152,12 +158,29 @@ class CallCache:
     def _up(self) -> bool:
         return self.available or time.monotonic() >= self._down_until
 
+    def state(self) -> tuple[str, str | None]:
+        """("ok" | "degraded" | "unavailable", why): unavailable while the store is switched off
+        after a failure, degraded when it was too busy for some calls within `retry_after_s`."""
+        if not self.available:
+            left = max(0.0, self._down_until - time.monotonic())
+            return "unavailable", f"{self.last_error}; answering without it, retrying in {left:.0f}s"
+        if time.monotonic() - self._busy_at < max(self.retry_after_s, 1.0):
+            return "degraded", f"{self.last_error}; {self.stats.busy} calls so far went upstream without it"
+        return "ok", None
+
     def _failed(self, exc: Exception) -> None:
         self.stats.errors += 1
+        # A store error's text names the store with its password masked; others may hold anything.
+        detail = str(exc) if isinstance(exc, CacheStoreError) else type(exc).__name__
+        self.last_error = detail
+        if isinstance(exc, CacheBusyError):  # up, but saturated: skip this call, keep asking
+            self.stats.busy += 1
+            if time.monotonic() - self._busy_at >= self.retry_after_s:
+                log.warning("call cache %s is degraded (%s); those calls go upstream", self.name, detail)
+            self._busy_at = time.monotonic()
+            return
         self._down_until = time.monotonic() + self.retry_after_s
         if self.available:
-            # A store error's text names the store with its password masked; others may hold anything.
-            detail = str(exc) if isinstance(exc, CacheStoreError) else type(exc).__name__
             log.warning(
                 "call cache %s unavailable (%s); answering from upstream without it, retrying in %gs",
                 self.name,
@@ -176,13 +199,24 @@ class CallCache:
         await self.store.aclose()
 
 
-def open_call_cache(spec: str, *, size: int = 10_000, ttl_s: float | None = None) -> CallCache | None:
+def open_call_cache(
+    spec: str,
+    *,
+    size: int = 10_000,
+    ttl_s: float | None = None,
+    max_bytes: int | None = DEFAULT_MAX_BYTES,
+    max_connections: int = 64,
+    pool_timeout_s: float = 2.0,
+) -> CallCache | None:
     """The CallCache a `cache` setting names (see `selfpara.cache.spec`), or None for off.
 
     Args:
         spec: off, memory, a Redis URL or sqlite:///PATH.
         size: entries the memory store keeps.
         ttl_s: seconds an entry lives; None: forever.
+        max_bytes: bytes of values the memory store keeps; None: no byte bound.
+        max_connections: Redis connections per event loop (the calls in flight at once).
+        pool_timeout_s: seconds a Redis lookup waits for a free connection before it is skipped.
 
     Raises ConfigError for a malformed setting, a missing `redis` package or an unopenable file.
     """
@@ -193,7 +227,7 @@ def open_call_cache(spec: str, *, size: int = 10_000, ttl_s: float | None = None
     if parsed.kind == "off":
         return None
     if parsed.kind == "memory":
-        return CallCache(MemoryStore(size, ttl_s))
+        return CallCache(MemoryStore(size, ttl_s, max_bytes=max_bytes))
     assert parsed.target is not None
     if parsed.kind == "sqlite":
         from selfpara.cache.sqlite_store import SQLiteStore
@@ -201,4 +235,6 @@ def open_call_cache(spec: str, *, size: int = 10_000, ttl_s: float | None = None
         return CallCache(SQLiteStore(parsed.target, ttl_s=ttl_s))
     from selfpara.cache.redis_store import RedisStore
 
-    return CallCache(RedisStore(parsed.target, ttl_s=ttl_s))
+    return CallCache(
+        RedisStore(parsed.target, ttl_s=ttl_s, max_connections=max_connections, pool_timeout_s=pool_timeout_s)
+    )

@@ -30,10 +30,11 @@ from selfpara.config import is_embedded
 from selfpara.llm import ModelClient
 from selfpara.server import chat, completions, health, responses
 from selfpara.server.errors import ProxyError, error_response, for_status
+from selfpara.server.hosts import HostCheckMiddleware
 from selfpara.server.metrics import MetricsMiddleware, ProxyMetrics
 from selfpara.server.settings import ServerSettings
 from selfpara.server.state import Gate, Proxy, default_client, preload, warm_litellm
-from selfpara.server.streaming import DONE, error_event
+from selfpara.server.streaming import DONE, error_event, responses_error_event
 
 log = logging.getLogger("selfpara.server")
 
@@ -90,6 +91,7 @@ def create_app(settings: ServerSettings | None = None, *, client: ModelClient | 
 
     app = FastAPI(title="selfpara proxy", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.proxy = proxy
+    app.add_middleware(HostCheckMiddleware, patterns=settings.allowed_hosts)  # inside: its 400 gets the request id
     app.add_middleware(_RequestIdMiddleware)
     if proxy.metrics is not None:  # outermost: it sees the request-id layer's 500s too
         app.add_middleware(MetricsMiddleware, metrics=proxy.metrics)
@@ -168,7 +170,10 @@ class _RequestIdMiddleware:
                 )
                 await send_with_id({"type": "http.response.body", "body": json.dumps(err.body()).encode()})
             elif sent["stream"]:
-                await send_with_id({"type": "http.response.body", "body": error_event(err.body()) + DONE})
+                # In the stream's own format: a Responses stream's client skips the chat form as unknown.
+                responses_api = str(scope.get("path", "")).rstrip("/").endswith("/responses")
+                last = responses_error_event(err.body()) if responses_api else error_event(err.body()) + DONE
+                await send_with_id({"type": "http.response.body", "body": last, "more_body": True})
                 await send_with_id({"type": "http.response.body", "body": b""})
 
         try:

@@ -97,5 +97,6 @@ async def _chat(call: Call, body: dict[str, Any]) -> Response:
         system_fingerprint=fingerprint,
         selfpara=wrapped.report(wa, call, ignored=plan.ignored, notes=wrapped.logprob_notes(wa, req.logprobs)),
     )
-    wrapped.done(call, wa)
-    return ScrubbedJSON(completion.model_dump(), secrets=call.secrets, headers=wrapped.headers(wa))
+    answer = ScrubbedJSON(completion.model_dump(), secrets=call.secrets, headers=wrapped.headers(wa))
+    wrapped.done(call, wa)  # after the answer is encoded: an answer JSON cannot carry is logged as its 502
+    return answer

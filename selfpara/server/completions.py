@@ -2,7 +2,9 @@
 
 A prompt is not a chat question (lm-eval's `local-completions` sends documents to score
 with `echo` and `logprobs`), so nothing is wrapped: the body goes to the upstream's own
-/completions through the model door, with the proxy's limits and model names.
+/completions through the model door, with the proxy's limits and model names. A
+`selfpara` block other than `{"enabled": ...}` (a per-request `api_base`, `k`, ...) is
+refused with 400 rather than ignored.
 """
 
 from __future__ import annotations
@@ -52,6 +54,14 @@ async def _completions(call: Call, body: dict[str, Any]) -> Response:
         )
     if (req.n or 1) > settings.max_k + 1:
         raise bad_request(f"n={req.n} exceeds this proxy's limit {settings.max_k + 1}", param="n")
+    options = body.get("selfpara")
+    if options is not None and (not isinstance(options, dict) or set(options) - {"enabled"}):
+        # Nothing is wrapped here: a per-request upstream (api_base) or any setting would be ignored silently.
+        raise bad_request(
+            "text completions pass through to the proxy's own upstream: `selfpara` settings "
+            "(api_base, k, ...) do not apply to /v1/completions",
+            param="selfpara",
+        )
     call.enter()
     return await passthrough.respond(
         call,

@@ -90,6 +90,11 @@ class Call:
             extra={"request_id": self.rid},
         )
 
+    def gone(self, *, stream: bool = False) -> None:
+        """The client hung up before its answer was complete: its log line (499) and count."""
+        self.done(499, **({"stream": True} if stream else {}), error="client_disconnected")
+        log.info("request_id=%s client disconnected; its work was cancelled", self.rid, extra={"request_id": self.rid})
+
     def failed(self, exc: SelfparaError, *, stream: bool = False) -> ProxyError:
         """The client's error for `exc` (generic for upstream failures); the details go to the log."""
         err = from_selfpara(exc, self.secrets, self.rid)
@@ -154,12 +159,13 @@ async def handle(request: Request, route: Route) -> Response:
     except ProxyError as err:
         err.message = redact(err.message, proxy.secrets)
         call.done(err.status, error=err.code or err.type)
+        if err.status >= 500 and "request id" not in err.message:
+            err.message += f" (request id {call.rid})"
         return error_response(err)
     except SelfparaError as exc:
         return error_response(call.failed(exc))
     except ClientGone:
-        call.done(499, error="client_disconnected")
-        log.info("request_id=%s client disconnected; pipeline cancelled", call.rid, extra={"request_id": call.rid})
+        call.gone()
         return Response(status_code=499)  # nobody reads it
     finally:
         # A streaming response takes the slot over and releases it when the stream closes.

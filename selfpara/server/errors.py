@@ -11,13 +11,16 @@ it, so the `openai` client raises the usual exception classes:
     415 invalid_request_error   body not sent as application/json   (code unsupported_media_type)
     429 rate_limit_error        the proxy's own concurrency limit   (code proxy_overloaded)
     502 upstream_error          upstream failed (after retries)     (code upstream_failed, ...)
+    502 upstream_error          upstream data not relayable as JSON (code upstream_invalid_response)
+    502 upstream_error          upstream response over the byte cap (code upstream_response_too_large)
     503 server_error            the proxy is shutting down          (code shutting_down)
     504 upstream_error          upstream timed out (after retries)  (code upstream_timeout)
     504 server_error            the request's deadline passed       (code request_timeout)
 
 Upstream failures reach the client as a status and a short generic reason only (the
 upstream's own text may hold internal URLs, paths or credentials); the details go to
-the server log, redacted, under the request id.
+the server log, redacted, under the request id. An upstream `Retry-After` rides on the
+client's error as its own `Retry-After` header.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from fastapi.responses import JSONResponse
 
 from selfpara.errors import ConfigError, InputError, SelfparaError, UpstreamError, UpstreamTimeout
 from selfpara.llm import redact
+from selfpara.upstream_data import UpstreamInvalidResponse, UpstreamRetryLater
 
 
 class ProxyError(Exception):
@@ -89,13 +93,30 @@ _UPSTREAM_REASONS = {
     "upstream_model_not_found": "the upstream does not serve the configured model",
     "upstream_rate_limited": "the upstream is rate-limiting the proxy",
     "upstream_failed": "the upstream failed (after retries)",
+    "upstream_invalid_response": "the upstream's answer cannot be relayed as JSON (NaN, Infinity, invalid "
+    "Unicode or a malformed body or event)",
+    "upstream_response_too_large": "the upstream's answer exceeds this proxy's limit (max_upstream_response_bytes)",
 }
+
+
+def too_large() -> ProxyError:
+    """The error for an upstream answer over max_upstream_response_bytes."""
+    code = "upstream_response_too_large"
+    return ProxyError(502, _UPSTREAM_REASONS[code], type="upstream_error", code=code)
+
+
+def unrelayable() -> ProxyError:
+    """The error for an answer that cannot be encoded as JSON (NaN, Infinity, a lone surrogate)."""
+    code = "upstream_invalid_response"
+    return ProxyError(502, _UPSTREAM_REASONS[code], type="upstream_error", code=code)
 
 
 def upstream_code(exc: UpstreamError) -> str:
     """The error code of an upstream failure: translated, not echoed (see `from_selfpara`)."""
     if isinstance(exc, UpstreamTimeout) or exc.status == 504:
         return "upstream_timeout"
+    if isinstance(exc, UpstreamInvalidResponse):
+        return exc.code
     return {
         400: "upstream_rejected_request",
         401: "upstream_auth_failed",
@@ -141,7 +162,8 @@ def from_selfpara(exc: SelfparaError, secrets: list[str | None] = (), request_id
             return ProxyError(504, message, type="upstream_error", code=code)
         if code == "upstream_rejected_request":
             return ProxyError(400, message, type="invalid_request_error", code=code)
-        return ProxyError(502, message, type="upstream_error", code=code)
+        headers = {"Retry-After": str(exc.retry_after_s)} if isinstance(exc, UpstreamRetryLater) else None
+        return ProxyError(502, message, type="upstream_error", code=code, headers=headers)
     return ProxyError(500, "internal error" + see_log, type="server_error", code="internal_error")
 
 

@@ -123,10 +123,13 @@ async def _check(proxy: Proxy) -> tuple[bool, dict[str, Any]]:
             checks["upstream"] = "not checked (provider endpoint)"
         else:
             ok, checks["upstream"] = await probe(base, model, settings)
+    detail: dict[str, Any] = {"model": model, "checks": checks}
     cache = proxy.client.cache
     if cache is not None:  # never a reason to be unready: without it calls go upstream
-        checks["cache"] = f"{cache.name}: {'ok' if cache.available else 'unavailable, answering without it'}"
-    return ok, {"model": model, "checks": checks}
+        state, why = cache.state()
+        checks["cache"] = f"{cache.name}: {state}" + (f" ({why})" if why else "")
+        detail["cache"] = {"store": cache.name, "state": state, "reason": why}
+    return ok, detail
 
 
 async def _probe_deployments(settings: ServerSettings) -> tuple[bool, dict[str, str]]:

@@ -11,7 +11,7 @@ so several apps in one process (tests, benchmarks) count apart. Counted:
 - `selfpara_upstream_calls_total{kind}` and `selfpara_upstream_errors_total{kind,reason}`:
   upstream attempts by what they were for (paraphrase, answer, judge, passthrough; each
   retry counts) and failed ones by reason (timeout, rate_limited, unavailable, auth,
-  not_found, rejected);
+  not_found, rejected, invalid_response, too_large);
 - `selfpara_stage_duration_seconds{stage}`: each wrapped answer's paraphrase, filter,
   answer, cluster and total time (`selfpara.result.Timings`);
 - `selfpara_wrapped_answers_total` and `selfpara_answer_flags_total{flag}`: wrapped
@@ -37,6 +37,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from selfpara.errors import UpstreamError, UpstreamTimeout
 from selfpara.result import WrappedAnswer
+from selfpara.upstream_data import UpstreamInvalidResponse, UpstreamResponseTooLarge
 
 STAGES = ("paraphrase", "filter", "answer", "cluster", "total")
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
@@ -66,6 +67,10 @@ def reason_of(exc: UpstreamError) -> str:
     """Why an upstream attempt failed, as a label."""
     if isinstance(exc, UpstreamTimeout):
         return "timeout"
+    if isinstance(exc, UpstreamResponseTooLarge):
+        return "too_large"
+    if isinstance(exc, UpstreamInvalidResponse):
+        return "invalid_response"
     return {429: "rate_limited", 401: "auth", 404: "not_found", 400: "rejected"}.get(exc.status, "unavailable")
 
 

@@ -9,6 +9,8 @@ from typing import Any
 
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from selfpara.server.errors import unrelayable
+
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -32,16 +34,27 @@ def scrub(data: dict[str, Any], secrets: Sequence[str | None]) -> dict[str, Any]
     return clean
 
 
+def dump_json(data: Any, secrets: Sequence[str | None] = ()) -> bytes:
+    """`data` as compact UTF-8 JSON with `secrets` scrubbed. An upstream's answer that JSON
+    cannot carry (NaN, Infinity, a lone surrogate) is the proxy error upstream_invalid_response
+    (a 502), never an internal error: make the bytes before the request is logged."""
+    try:
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return scrub_text(text, secrets).encode("utf-8")
+    except (ValueError, UnicodeEncodeError):  # ValueError: "Out of range float values are not JSON compliant"
+        raise unrelayable() from None
+
+
 class ScrubbedJSON(JSONResponse):
-    """A JSON response scrubbed of the proxy's secrets (an upstream may echo them back)."""
+    """A JSON response scrubbed of the proxy's secrets (an upstream may echo them back).
+    Built before the request's log line: its content is encoded at once (see `dump_json`)."""
 
     def __init__(self, content: Any, *, secrets: Sequence[str | None], **kwargs: Any) -> None:
         self._secrets = [s for s in secrets if s]
         super().__init__(content, **kwargs)
 
     def render(self, content: Any) -> bytes:
-        text = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        return scrub_text(text, self._secrets).encode("utf-8")
+        return dump_json(content, self._secrets)
 
 
 class GuardedStream(StreamingResponse):

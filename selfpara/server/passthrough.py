@@ -5,7 +5,11 @@ Every passthrough goes through the same model door as wrapped calls (`ModelClien
 http and litellm backends pass the body through as it came (tools, n, response_format,
 logprobs, ...); a backend that only returns text (the embedded model, in-process fakes)
 gets chat requests through `ModelClient.complete`, text only (`n` fans out into n
-calls; tools are refused), and no other endpoint.
+calls; tools and a JSON `response_format` are refused), and no other endpoint.
+
+A passthrough stream ends by the whole-request deadline like every other request (an
+upstream that trickles events is cut off with a request_timeout error event), and its
+outcome (done, failed, cut off, or the client gone) is its one log line, at its end.
 """
 
 from __future__ import annotations
@@ -23,9 +27,9 @@ from selfpara.llm import ModelClient
 from selfpara.messages import content_text
 from selfpara.result import Message, Usage
 from selfpara.server.endpoint import Call
-from selfpara.server.errors import ProxyError
+from selfpara.server.errors import ProxyError, too_large
 from selfpara.server.output import SSE_HEADERS, GuardedStream, ScrubbedJSON, iterate, scrub
-from selfpara.server.streaming import DONE, answer_events, error_event, event
+from selfpara.server.streaming import DONE, answer_events, error_event, event, responses_error_event
 
 
 async def respond(
@@ -45,6 +49,7 @@ async def respond(
     headers = {"X-Selfpara-Passthrough": reason}
     body = {k: v for k, v in body.items() if k != "selfpara"}  # ours, not the upstream's
     secrets = call.secrets
+    cap = call.proxy.settings.max_upstream_response_bytes
 
     def mark(item: dict[str, Any], first: bool) -> dict[str, Any]:
         if "choices" in item:  # chat and text completions; Responses API objects are left as they are
@@ -59,37 +64,96 @@ async def respond(
                 400, f"this proxy's upstream ({model}) cannot take {endpoint} requests", code="unsupported_endpoint"
             )
         data = await call.guarded(complete_text(client, model, body))
-        call.done(200, mode="passthrough", reason=reason, stream=stream)
         if stream:  # a text-only backend: send the finished answer as a stream
-            return StreamingResponse(
-                iterate(_as_events(data, requested_model, call, marker, body)),
-                media_type="text/event-stream",
-                headers={**headers, **SSE_HEADERS},
-            )
-        return ScrubbedJSON(mark(data, True), secrets=secrets, headers=headers)
+            items = _as_events(data, requested_model, call, marker, body)
+            call.done(200, mode="passthrough", reason=reason, stream=stream)
+            return StreamingResponse(iterate(items), media_type="text/event-stream", headers={**headers, **SSE_HEADERS})
+        answer = ScrubbedJSON(mark(data, True), secrets=secrets, headers=headers)
+        call.done(200, mode="passthrough", reason=reason)
+        return answer
 
     if not stream:
         data = await call.guarded(client.raw(model, body, endpoint=endpoint))
+        # Encoded before the log line: an answer JSON cannot carry (NaN, a lone surrogate) is its 502.
+        answer = ScrubbedJSON(mark(data, True), secrets=secrets, headers=headers)
+        if len(answer.body) > cap:  # the litellm transport reads whole responses: the cap bounds what is relayed
+            raise too_large()
         call.done(200, mode="passthrough", reason=reason)
-        return ScrubbedJSON(mark(data, True), secrets=secrets, headers=headers)
+        return answer
 
     chunks = await call.guarded(client.raw_stream(model, body, endpoint=endpoint))  # raises before a byte is sent
+    responses_api = endpoint == "responses"
+    finished = False  # the stream's outcome is logged (else the client hung up first)
+
+    def error_events(err: ProxyError) -> list[bytes]:
+        if responses_api:
+            return [responses_error_event(err.body())]
+        return [error_event(err.body()), DONE]
 
     async def sse() -> AsyncIterator[bytes]:
+        nonlocal finished
         first = True
+        sent = size = 0
+        iterator = chunks.__aiter__()
         try:
-            async for item in chunks:
-                yield event(mark(item, first))
+            while True:
+                try:
+                    item = await _next_within(iterator, max(call.left(), 0.0))
+                except StopAsyncIteration:
+                    break
+                except asyncio.TimeoutError:  # the whole-request deadline, however slowly the upstream trickles
+                    err = call.deadline_error()
+                    finished = True
+                    call.done(err.status, mode="passthrough", reason=reason, stream=True, events=sent, error=err.code)
+                    for piece in error_events(err):
+                        yield piece
+                    return
+                data = event(mark(item, first))  # raises the 502 of an event JSON cannot carry
                 first = False
-        except SelfparaError as exc:  # the upstream broke off mid-stream
-            yield error_event(call.failed(exc, stream=True).body())
+                sent += 1
+                size += len(data)
+                if size > cap:
+                    raise too_large()
+                yield data
+        except SelfparaError as exc:  # the upstream broke off mid-stream, or sent what cannot be relayed
+            finished = True
+            for piece in error_events(call.failed(exc, stream=True)):
+                yield piece
+            return
+        except ProxyError as err:
+            finished = True
+            call.done(err.status, mode="passthrough", reason=reason, stream=True, events=sent, error=err.code)
+            for piece in error_events(err):
+                yield piece
+            return
+        finally:
+            close = getattr(iterator, "aclose", None)
+            if close is not None:  # frees the upstream connection at once, whatever ended the stream
+                await close()
+        finished = True
+        call.done(200, mode="passthrough", reason=reason, stream=True, events=sent)
         yield DONE
 
-    call.done(200, mode="passthrough", reason=reason, stream=True)
     slot = call.slot
     assert slot is not None
+
+    def on_close() -> None:
+        if not finished:
+            call.gone(stream=True)
+        slot.release()
+
     slot.handed_off = True
-    return GuardedStream(sse(), on_close=slot.release, headers={**headers, **SSE_HEADERS})
+    return GuardedStream(sse(), on_close=on_close, headers={**headers, **SSE_HEADERS})
+
+
+async def _next_within(iterator: AsyncIterator[dict[str, Any]], seconds: float) -> dict[str, Any]:
+    """The next event within `seconds` (asyncio.TimeoutError after), without a task per event where
+    Python has `asyncio.timeout` (3.11+)."""
+    timeout = getattr(asyncio, "timeout", None)
+    if timeout is None:
+        return await asyncio.wait_for(iterator.__anext__(), seconds)
+    async with timeout(seconds):
+        return await iterator.__anext__()
 
 
 def _as_events(
@@ -122,6 +186,15 @@ async def complete_text(client: ModelClient, model: str, body: dict[str, Any]) -
     """Passthrough for a backend that only returns text (the embedded model, fakes)."""
     if body.get("tools") or body.get("functions"):
         raise ProxyError(400, f"the upstream {model} does not support tools", param="tools", code="unsupported")
+    fmt = body.get("response_format")
+    if isinstance(fmt, dict) and fmt.get("type") not in (None, "text"):
+        # Its answer would be prose, not the JSON asked for: refuse rather than answer 200 with the wrong thing.
+        raise ProxyError(
+            400,
+            f"the upstream {model} does not support response_format {fmt.get('type')!r} (structured output)",
+            param="response_format",
+            code="unsupported",
+        )
     n = int(body.get("n") or 1)
     usage = Usage()
     temperature = body.get("temperature")

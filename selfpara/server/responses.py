@@ -11,7 +11,6 @@ clear 400 (`unsupported_responses_input`) when it cannot.
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from typing import Any
@@ -27,7 +26,7 @@ from selfpara.server.errors import ProxyError, bad_request
 from selfpara.server.output import ScrubbedJSON, scrub, scrub_text
 from selfpara.server.plan import messages_of, plan_request, validate
 from selfpara.server.schema import ChatCompletionRequest
-from selfpara.server.streaming import split_text
+from selfpara.server.streaming import named_event, responses_error_event, split_text
 
 _ROLES = {"user", "assistant", "system", "developer"}
 _TEXT_PARTS = {"input_text", "output_text", "text"}
@@ -70,13 +69,31 @@ _WRAPPED_FIELDS = {
 }
 
 
+def check_input(req: ResponsesRequest) -> None:
+    """400 for what no upstream could take either: an empty input, a `text.format` that is no
+    object, items without a role or type (checked before any upstream call, like chat input)."""
+    if isinstance(req.input, list) and not req.input:
+        raise bad_request("invalid request: input: give a text or at least one input item", param="input")
+    text = req.text or {}
+    fmt = text.get("format")
+    if fmt is not None and (not isinstance(fmt, dict) or not isinstance(fmt.get("type"), str)):
+        raise bad_request(
+            'invalid request: text.format must be an object with a `type` ("text", "json_object", "json_schema")',
+            param="text.format",
+        )
+    if isinstance(req.input, list):
+        for i, item in enumerate(req.input):
+            if not isinstance(item.get("type", "message"), str) or not (item.get("type") or item.get("role")):
+                raise bad_request(f"invalid request: input.{i}: an item needs a `type` or a `role`", param=f"input.{i}")
+
+
 def to_messages(req: ResponsesRequest) -> tuple[list[dict[str, Any]], str | None]:
     """The request as chat messages, or why it cannot be wrapped (then the messages are [])."""
     if req.tools or req.tool_choice not in (None, "none", "auto"):
         return [], "tools"
     if req.previous_response_id:
         return [], "previous_response_id"
-    fmt = ((req.text or {}).get("format") or {}).get("type")
+    fmt = ((req.text or {}).get("format") or {}).get("type")  # an object: check_input saw to it
     if fmt in ("json_schema", "json_object"):
         return [], fmt
     messages: list[dict[str, Any]] = []
@@ -107,6 +124,7 @@ async def responses(request: Request) -> Response:
 async def _responses(call: Call, body: dict[str, Any]) -> Response:
     req: ResponsesRequest = validate(ResponsesRequest, body)
     call.model = req.model
+    check_input(req)
     messages, reason = to_messages(req)
     chat_body: dict[str, Any] = {
         "model": req.model,
@@ -151,25 +169,14 @@ async def _responses(call: Call, body: dict[str, Any]) -> Response:
             return stream_events(response(None), response(wa), call)
 
         def error_events(err: ProxyError) -> list[bytes]:
-            return [
-                sse(
-                    "error",
-                    {
-                        "type": "error",
-                        "code": err.code,
-                        "message": err.message,
-                        "param": err.param,
-                        "sequence_number": 0,
-                        "error": err.body()["error"],
-                    },
-                )
-            ]
+            return [responses_error_event(err.body())]
 
         return await wrapped.stream(call, work, render, error_events)
 
     wa = await call.guarded(work)
-    wrapped.done(call, wa)
-    return ScrubbedJSON(response(wa), secrets=call.secrets, headers=wrapped.headers(wa))
+    answer = ScrubbedJSON(response(wa), secrets=call.secrets, headers=wrapped.headers(wa))
+    wrapped.done(call, wa)  # after the answer is encoded: an answer JSON cannot carry is logged as its 502
+    return answer
 
 
 def build(
@@ -235,8 +242,7 @@ def body_metadata(req: ResponsesRequest) -> dict[str, Any]:
 
 def sse(kind: str, data: dict[str, Any]) -> bytes:
     """One named Responses API event."""
-    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return f"event: {kind}\ndata: {payload}\n\n".encode()
+    return named_event(kind, data)
 
 
 def stream_events(started: dict[str, Any], done: dict[str, Any], call: Call) -> list[bytes]:

@@ -75,6 +75,39 @@ class ServerSettings(BaseModel):
         256, ge=1, description="Upstream calls in flight at once, over all requests (one shared ModelClient)."
     )
 
+    max_upstream_response_bytes: int = Field(
+        4 * 2**20,
+        ge=1024,
+        description="Largest upstream response body (or whole event stream) the proxy reads or relays; "
+        "beyond it the call fails and the client gets 502 upstream_response_too_large. 4 MiB holds "
+        "max_max_tokens of text many times over, and its logprobs with a few top_logprobs; a wrapped "
+        "report repeats each answer, so an upstream's huge answer would be multiplied.",
+    )
+    cache_max_bytes: int = Field(
+        256 * 2**20,
+        ge=1024,
+        description="Bytes of answers the memory call cache keeps (least recently used dropped beyond it), "
+        "on top of its entry bound `cache_size`.",
+    )
+    cache_max_connections: int | None = Field(
+        None,
+        ge=1,
+        description="Redis connections of the call cache (per worker); None: upstream_concurrency, one per "
+        "call in flight. Lookups beyond it wait up to cache_pool_timeout_s.",
+    )
+    cache_pool_timeout_s: float = Field(
+        2.0,
+        gt=0,
+        description="Seconds a call-cache lookup waits for a free Redis connection; past it the call goes "
+        "upstream without the cache and /ready reports the cache as degraded.",
+    )
+    allowed_hosts: list[str] | None = Field(
+        None,
+        description="Host header values served (port ignored; '*.example.com' matches subdomains; ['*']: any). "
+        "None: on a loopback connection only loopback names (localhost, 127.0.0.1, ::1), so a DNS-rebinding "
+        "web page cannot drive the proxy; any on other interfaces.",
+    )
+
     keepalive_s: float = Field(
         5.0, gt=0, description="Seconds between SSE keep-alive comments while the pipeline runs."
     )

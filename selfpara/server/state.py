@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from selfpara.cache import open_call_cache
 from selfpara.http_backend import HttpTransport
 from selfpara.llm import ModelClient, redact
 from selfpara.server.metrics import ProxyMetrics
@@ -79,20 +80,32 @@ def default_client(settings: ServerSettings) -> ModelClient:
     cfg = settings.upstream
     settings.resolved_transport()  # a forced http transport without a base URL fails now, not on a request
     # Made now so that per-request clients (selfpara.api_base) and deployment pools share its connections.
-    http = HttpTransport(max_connections=settings.upstream_concurrency)
+    http = HttpTransport(
+        max_connections=settings.upstream_concurrency, max_response_bytes=settings.max_upstream_response_bytes
+    )
+    concurrency = max(cfg.concurrency, settings.upstream_concurrency)
     routes: dict[str, Any] = {}
     if settings.router_config is not None:
         from selfpara.routing import build_routes
 
         models = [m for m in (cfg.model, cfg.judge_model, cfg.paraphrase_model) if m]
         routes = build_routes(settings.router_config, models, transport=cfg.transport, http=http)
+    cache = open_call_cache(
+        cfg.cache,
+        size=cfg.cache_size,
+        ttl_s=cfg.cache_ttl_s,
+        max_bytes=settings.cache_max_bytes,
+        max_connections=settings.cache_max_connections or concurrency,
+        pool_timeout_s=settings.cache_pool_timeout_s,
+    )
     return ModelClient.from_config(
         cfg,
         # One client serves every request, so its limit is the proxy's, not one wrapper's.
-        concurrency=max(cfg.concurrency, settings.upstream_concurrency),
+        concurrency=concurrency,
         backoff_s=settings.backoff_s,
         http=http,
         routes=routes,
+        cache=cache,
     )
 
 

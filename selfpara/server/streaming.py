@@ -8,12 +8,11 @@ carries the `selfpara` report), an optional usage chunk, and `data: [DONE]`.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from typing import Any
 
-from selfpara.server.output import scrub, scrub_text
+from selfpara.server.output import dump_json, scrub, scrub_text
 from selfpara.server.schema import chunk
 
 KEEPALIVE = b": keep-alive\n\n"
@@ -23,8 +22,28 @@ _PIECE = re.compile(r"\s*\S+|\s+$")
 
 
 def event(data: dict[str, Any]) -> bytes:
-    """One `data:` event."""
-    return b"data: " + json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode() + b"\n\n"
+    """One `data:` event (the proxy error upstream_invalid_response when `data` cannot be JSON)."""
+    return b"data: " + dump_json(data) + b"\n\n"
+
+
+def named_event(kind: str, data: dict[str, Any]) -> bytes:
+    """One named event (`event: KIND`), as the Responses API streams them."""
+    return f"event: {kind}\ndata: ".encode() + dump_json(data) + b"\n\n"
+
+
+def responses_error_event(body: dict[str, Any], sequence_number: int = 0) -> bytes:
+    """A Responses API `error` event for an OpenAI error `body` ({"error": {...}}): the form the
+    `openai` client's Responses stream raises on (the chat form would be skipped as unknown)."""
+    error = body.get("error") or {}
+    data = {
+        "type": "error",
+        "code": error.get("code"),
+        "message": error.get("message"),
+        "param": error.get("param"),
+        "sequence_number": sequence_number,
+        "error": error,
+    }
+    return named_event("error", data)
 
 
 def split_text(text: str, size: int) -> list[str]:

@@ -149,16 +149,19 @@ async def stream(
     task = asyncio.ensure_future(work)
     if await call.wait(task, settings.keepalive_s):  # raises ClientGone / the deadline error
         wa = task.result()  # raises SelfparaError -> the caller's error response
-        items = render(wa)
+        items = render(wa)  # raises the 502 of an answer JSON cannot carry -> the caller's error response
         done(call, wa, stream=True)
         return StreamingResponse(iterate(items), media_type="text/event-stream", headers={**SSE_HEADERS, **headers(wa)})
+    finished = False  # the stream's outcome is logged (else the client hung up first)
 
     async def body() -> AsyncIterator[bytes]:
+        nonlocal finished
         yield KEEPALIVE
         while not task.done():
             if call.left() <= 0:
                 task.cancel()
                 err = call.deadline_error()
+                finished = True
                 call.done(err.status, stream=True, error=err.code)
                 for item in error_events(err):
                     yield item
@@ -166,11 +169,15 @@ async def stream(
             await asyncio.wait({task}, timeout=min(settings.keepalive_s, call.left()))
             if not task.done():
                 yield KEEPALIVE
+        finished = True
         try:
             wa = task.result()
             items = render(wa)
         except SelfparaError as exc:
             items = error_events(call.failed(exc, stream=True))
+        except ProxyError as err:  # an answer JSON cannot carry
+            call.done(err.status, stream=True, error=err.code)
+            items = error_events(err)
         except Exception:
             log.exception("request_id=%s pipeline failed", call.rid, extra={"request_id": call.rid})
             call.done(500, stream=True, error="internal_error")
@@ -188,7 +195,8 @@ async def stream(
     def on_close() -> None:
         if not task.done():  # the client went away: stop spending upstream calls
             task.cancel()
-            log.info("request_id=%s client disconnected; pipeline cancelled", call.rid, extra={"request_id": call.rid})
+        if not finished:
+            call.gone(stream=True)
         slot.release()
 
     slot.handed_off = True
