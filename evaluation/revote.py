@@ -145,3 +145,31 @@ async def revote_run(
     config["arms"].append({**described, "label": label, "config": after.model_dump(mode="json"), "revote": changes})
     (dst / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
     return changed
+
+
+def main() -> None:
+    """`python -m evaluation.revote RUN OUT --arm selfpara --set equivalence=exact,numeric [--label L]`."""
+    import argparse
+    import asyncio
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=Path)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--arm", default="selfpara", help="the recorded arm to re-vote")
+    parser.add_argument("--set", dest="changes", action="append", default=[], metavar="SETTING=VALUE")
+    parser.add_argument("--label", help="the new arm's label (default: ARM+SETTING=VALUE,...)")
+    args = parser.parse_args()
+    changes: dict[str, Any] = {}
+    for pair in args.changes:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            parser.error(f"--set takes SETTING=VALUE, not {pair!r}")
+        changes[key.strip()] = value.strip()
+    changed = asyncio.run(revote_run(args.run, args.out, changes, arm=args.arm, label=args.label))
+    print(f"{len(changed)} answers changed")
+    for c in changed:
+        print(f"  {c.item_id}#{c.variant_id}: {c.label_before} -> {c.label_after}: {c.before!r} -> {c.after!r}")
+
+
+if __name__ == "__main__":
+    main()

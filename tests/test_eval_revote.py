@@ -93,3 +93,18 @@ def test_a_topped_up_run_is_re_voted_with_its_samples_but_takes_no_new_drift_che
                 arm=arm,
             )
         )
+
+
+def test_the_command_line_re_votes_a_run_dir(run_dir: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    arm = next(json.loads(x)["arm"] for x in (run_dir / "samples.jsonl").read_text().splitlines() if "selfpara" in x)
+    argv = [sys.executable, "-m", "evaluation.revote", str(run_dir), str(tmp_path / "cli"), "--arm", arm]
+    done = subprocess.run(
+        [*argv, "--set", "drift_checks=numbers,entities,qualifiers", "--label", "q"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "1 answers changed" in done.stdout and "incorrect -> correct" in done.stdout
+    bad = subprocess.run([*argv, "--set", "k"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "SETTING=VALUE" in bad.stderr
