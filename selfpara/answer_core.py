@@ -28,7 +28,7 @@ FRAMING = frozenset(
     "answer answers correct called call known named also approximately about around roughly exactly nearly almost "
     "total equals equal sum result therefore thus hence so then because since which means indeed actually generally "
     "usually typically commonly often considered regarded widely one has have had yes no type kind part thing things "
-    "process located lies lie situated found stands stand "
+    "process located lies lie situated found stands stand earth world "
     # common verbs a rewording swaps for one another (make / produce, carry / transport)
     "make makes made produce produces produced carry carries carried transport transports transported change changes "
     "changed become becomes became turn turns turning turned use uses used give gives gave pull pulls pulled cause "
@@ -52,9 +52,9 @@ _NUMBER_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])|\n+")
-_ASIDE = re.compile(r",\s*(which|who|whose|where|located|known|making|with)\b|\s\(", re.IGNORECASE)
+_ASIDE = re.compile(r",\s*(which|who|whose|where|known|making|with)\b|\s\(", re.IGNORECASE)
 """Where an aside about the answer starts ("honey, which is a sweet ...", "Everest (8,848 m)")."""
-_LISTS = re.compile(r"\b(and|or)\b|,.*,", re.IGNORECASE)
+_LISTS = re.compile(r"\b(and|or)\b", re.IGNORECASE)
 
 LONG = 30
 """Words past which only an answer's first sentence counts."""
@@ -109,9 +109,7 @@ def answer_core(question: str, answer: str) -> Core:
     said = words(text)
     names = frozenset(w[:STEM] for w in entity_words(text) if _base(w) not in ignored)
     content = frozenset(
-        w[:STEM]
-        for w in said
-        if _base(w) not in ignored and w[:STEM] not in names and not number_set(w) and len(w) > 1
+        w[:STEM] for w in said if _base(w) not in ignored and w[:STEM] not in names and not number_set(w) and len(w) > 1
     )
     polarity = said[0] if said and said[0] in ("yes", "no") else None
     negated = bool(set(said[1:] if polarity else said) & NEGATIONS) and not set(words(question)) & NEGATIONS

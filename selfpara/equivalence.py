@@ -186,7 +186,10 @@ def distinct_answers(question: str, a: str, b: str) -> bool:
         return True
     q_stems = {w[:4] for w in words(question)}
     ka, kb = _names(a, wa, q_stems), _names(b, wb, q_stems)
-    return bool(ka and kb and ka.isdisjoint(kb))
+    if not (ka and kb and ka.isdisjoint(kb)):
+        return False
+    # A name of one that the other says in lower case ("One pound." vs "... the British pound (GBP).") is shared.
+    return ka.isdisjoint(w[:4] for w in wb) and kb.isdisjoint(w[:4] for w in wa)
 
 
 def _names(text: str, text_words: list[str], q_stems: set[str]) -> set[str]:
