@@ -79,13 +79,19 @@ def metrics(
         if consistency is None:
             specs = ["exact"] if used["answer"] and any(r.answer for r in rows) else []
         else:
+            from evaluation.cli.report import check_consistency
+
+            check_consistency(consistency)
             specs = parse_consistency(consistency)
             if specs and not used["answer"]:
                 raise ConfigError(f"{file}: consistency needs an answer column (--answer-col)")
         nli = None
         if any(s.split("@")[0].lower() in ("nli", "noncontra", "entail", "non-contradiction") for s in specs):
             if not nli_model:
-                raise ConfigError("nli/noncontra consistency needs --nli-model DIR (a local NLI classifier)")
+                raise typer.BadParameter(
+                    "nli/noncontra consistency needs --nli-model DIR (a local NLI classifier)",
+                    param_hint="'--consistency'",
+                )
             from selfpara.nli import load_nli
 
             nli = load_nli(nli_model)
@@ -93,7 +99,7 @@ def metrics(
         if compare:
             parts = [p.strip() for p in compare.split(",")]
             if len(parts) != 2 or not all(parts):
-                raise ConfigError(f"--compare takes two group names, A,B; got {compare!r}")
+                raise typer.BadParameter(f"takes two group names, A,B; got {compare!r}", param_hint="'--compare'")
             pair = (parts[0], parts[1])
         with err_console().status("computing metrics…") if not as_json else _nullcontext():
             table = compute_metrics(

@@ -57,6 +57,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
     cls=_CommandGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},  # every command's context inherits it
 )
 
 
