@@ -215,7 +215,7 @@ def build_report(
             )
     if consistency == DEFAULT_CONSISTENCY and importlib.util.find_spec("rouge_score") is None:
         consistency = "exact"  # the default must not fail a finished run; an explicit rouge1 still does
-        notes.append("Cons(rouge1) left out: rouge-score is not installed (pip install 'selfpara[eval]')")
+        notes.append("Cons(rouge1) left out: rouge-score is not installed (pip install 'selfpara[bench]')")
     table = compute_metrics(
         rows_from_records(records, group_by="arm"),
         include_original=include_original,

@@ -32,7 +32,7 @@ class _CommandGroup(Group):
         if self._plugins_loaded:
             return
         self._plugins_loaded = True
-        extra = typer.Typer()
+        extra = typer.Typer(rich_markup_mode="rich")  # as the app's: help texts are rich markup
         register_plugins(extra)
         if extra.registered_commands:
             for name, command in typer.main.get_group(extra).commands.items():
@@ -57,6 +57,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
     cls=_CommandGroup,
+    rich_markup_mode="rich",  # help texts are rich markup (older typer defaulted to plain text)
     context_settings={"help_option_names": ["-h", "--help"]},  # every command's context inherits it
 )
 

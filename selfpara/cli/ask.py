@@ -7,6 +7,7 @@ import sys
 from typing import Optional
 
 import typer
+from rich.markup import escape
 
 from selfpara.cli import app
 from selfpara.cli.choices import LowAgreement, ParaphraseCheck, Transport
@@ -22,6 +23,7 @@ from selfpara.cli.common import (
     setup_logging,
     stdout_to_stderr,
 )
+from selfpara.extras import install_note
 
 
 @app.command()
@@ -33,7 +35,8 @@ def ask(
         "--model",
         "-m",
         envvar=MODEL_ENV,
-        help="litellm model string; default: the embedded local/qwen2.5-coder-1.5b.",
+        help="litellm model string; default: the embedded local/qwen2.5-coder-1.5b. "
+        + escape(install_note("qwen", ("llama_cpp",))),
     ),
     k: int = typer.Option(3, "--k", "-k", envvar=K_ENV, help="Paraphrases to generate (1-20)."),
     equivalence: str = typer.Option(

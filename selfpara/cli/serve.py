@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
+from rich.markup import escape
 
 from selfpara.cli import app
 from selfpara.cli.choices import ParaphraseCheck, Transport
@@ -26,6 +27,7 @@ from selfpara.cli.common import (
     clean_errors,
     err_console,
 )
+from selfpara.extras import install_note
 
 
 class LogFormat(str, Enum):
@@ -51,7 +53,8 @@ def serve(
         "-m",
         envvar=MODEL_ENV,
         help="Upstream litellm model, e.g. openai/NAME for any "
-        "OpenAI-compatible server (default: the local model local/qwen2.5-coder-1.5b).",
+        "OpenAI-compatible server (default: the local model local/qwen2.5-coder-1.5b). "
+        + escape(install_note("qwen", ("llama_cpp",))),
     ),
     host: str = typer.Option(
         "127.0.0.1", envvar="SELFPARA_HOST", help="Interface to listen on (0.0.0.0 for every interface)."

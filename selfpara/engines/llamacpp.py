@@ -76,7 +76,7 @@ class LlamaCppModel(QueuedEngine):
                 return
             say = progress or (lambda _msg: None)
             path = self.spec.locate(say)
-            with requires_extra("local", "local models"):
+            with requires_extra(self.spec.extra, f"the model {self.spec.title}"):
                 from llama_cpp import Llama
                 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
             _route_llama_log()
