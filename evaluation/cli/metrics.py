@@ -182,7 +182,9 @@ def _print_table(table: MetricsTable, percent: bool) -> None:
     level = f"{table.confidence:.0%}"
     scope = "original + paraphrases" if table.include_original else "paraphrases only"
     out = Table(
-        title=f"metrics, {level} bootstrap CI over questions (A_any/A_strict over {scope})", box=box.SIMPLE_HEAD
+        title=f"metrics, {level} CI over questions: Wilson for yes/no metrics, bootstrap otherwise "
+        f"(A_any/A_strict over {scope})",
+        box=box.SIMPLE_HEAD,
     )
     out.add_column("metric", style="bold", no_wrap=True)
     for group in table.groups:

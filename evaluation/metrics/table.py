@@ -69,20 +69,27 @@ def consistency_info(name: str, threshold: float, soft: bool) -> MetricInfo:
 
 
 class Estimate(BaseModel):
-    """A metric's value with its bootstrap CI; None where no question defines it."""
+    """A metric's value with its CI; None where no question defines it."""
 
     value: float | None
     lo: float | None = None
     hi: float | None = None
     n: int = Field(0, description="Questions that count toward this metric.")
+    interval: Literal["bootstrap", "wilson", "too_few"] = Field(
+        "bootstrap",
+        description="How lo/hi were made: a percentile bootstrap over questions, Wilson's score interval "
+        "(a metric that is one yes/no outcome per question), or none: too few questions for a bootstrap.",
+    )
 
     def fmt(self, digits: int = 3, percent: bool = False) -> str:
-        """'0.623 [0.580, 0.667]' (or in percent), '–' when undefined."""
+        """'0.623 [0.580, 0.667]' (or in percent), '0.833 (n=3: too few questions)', '–' when undefined."""
         if self.value is None:
             return "–"
         scale, unit = (100.0, "") if percent else (1.0, "")
         d = max(digits - 2, 1) if percent else digits
         v = f"{self.value * scale:.{d}f}{unit}"
+        if self.interval == "too_few":
+            return f"{v} (n={self.n}: too few questions)"
         if self.lo is None or self.hi is None:
             return v
         return f"{v} [{self.lo * scale:.{d}f}, {self.hi * scale:.{d}f}]"

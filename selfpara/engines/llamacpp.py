@@ -129,6 +129,7 @@ class LlamaCppModel(QueuedEngine):
                 break
             if not req.future.set_running_or_notify_cancel():
                 continue  # its caller was cancelled while it waited
+            req.started_s = time.perf_counter()  # its wait in the queue ends here
             try:
                 result = self._generate(req)
             except UpstreamError as exc:
