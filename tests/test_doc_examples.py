@@ -191,6 +191,8 @@ def test_example_runs(example: Example, proxy: str, fake_env: dict[str, str], tm
     for tool in ("curl", "jq", "openssl"):
         if re.search(rf"(^|[\s|(]){tool}\s", example.code) and shutil.which(tool) is None:
             pytest.skip(f"{tool} is not installed")
+    if "evaluation" in example.code:
+        pytest.importorskip("numpy")  # the evaluation package's examples need its extra (bench)
     for name, source in FILES.get(_key(example, FILES) or ("", ""), {}).items():
         shutil.copy(source, tmp_path / name)
     code = example.code
