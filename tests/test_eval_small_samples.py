@@ -49,6 +49,7 @@ def test_three_of_three_correct_is_no_zero_width_interval() -> None:
     for comparison in table.comparisons:
         assert comparison.lo is None and comparison.hi is None
     assert any("too few for a CI of the differences" in note for note in table.notes)
+    assert "| A_orig | raw − selfpara | +0.000 (n=3: too few questions) |" in table.to_markdown()
 
 
 def test_enough_questions_keep_the_bootstrap_for_shares() -> None:

@@ -196,9 +196,6 @@ def _print_table(table: MetricsTable, percent: bool) -> None:
     if table.comparisons:
         scale, d = (100.0, 1) if percent else (1.0, 3)
 
-        def num(x: float | None, sign: bool = False) -> str:
-            return "–" if x is None else (f"{x * scale:+.{d}f}" if sign else f"{x * scale:.{d}f}")
-
         pairs: dict[tuple[str, str], list[PairedComparison]] = {}
         for c in table.comparisons:
             pairs.setdefault((c.a, c.b), []).append(c)
@@ -209,7 +206,7 @@ def _print_table(table: MetricsTable, percent: bool) -> None:
             comp.add_column("p", justify="right")
             comp.add_column("test")
             for c in rows:
-                diff = "–" if c.diff is None else f"{num(c.diff, True)} [{num(c.lo, True)}, {num(c.hi, True)}]"
+                diff = c.fmt(d, scale)
                 p = "–" if c.p_value is None else f"{c.p_value:.3g}"
                 test = {"mcnemar-exact": "McNemar", "mcnemar-chi2": "McNemar χ²", "permutation": "perm.", "none": ""}[
                     c.test

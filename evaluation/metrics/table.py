@@ -111,6 +111,20 @@ class PairedComparison(BaseModel):
     n: int = Field(description="Questions in common (for McNemar: where both define the metric).")
     discordant: tuple[int, int] | None = Field(None, description="McNemar: (a right & b wrong, a wrong & b right).")
 
+    def fmt(self, digits: int = 3, scale: float = 1.0) -> str:
+        """'+0.050 [-0.010, +0.110]', '+0.333 (n=3: too few questions)' without an interval, '–' undefined.
+
+        Args:
+            digits: decimals.
+            scale: 100 for percent points.
+        """
+        if self.diff is None:
+            return "–"
+        diff = f"{self.diff * scale:+.{digits}f}"
+        if self.lo is None or self.hi is None:
+            return f"{diff} (n={self.n}: too few questions)"
+        return f"{diff} [{self.lo * scale:+.{digits}f}, {self.hi * scale:+.{digits}f}]"
+
 
 class MetricsTable(BaseModel):
     """Every metric of every group with CIs, and paired comparisons."""
@@ -148,7 +162,7 @@ class MetricsTable(BaseModel):
             lines += ["", "| metric | a − b | diff [95% CI] | p | test |", "|---|---|---|---|---|"]
             for c in self.comparisons:
                 title = self.info[c.metric].title if c.metric in self.info else c.metric
-                diff = "–" if c.diff is None else f"{c.diff:+.{digits}f} [{c.lo:+.{digits}f}, {c.hi:+.{digits}f}]"
+                diff = c.fmt(digits)
                 p = "–" if c.p_value is None else f"{c.p_value:.3g}"
                 lines.append(f"| {title} | {c.a} − {c.b} | {diff} | {p} | {c.test} |")
         return "\n".join(lines)

@@ -66,10 +66,7 @@ def comparison_cells(report: dict[str, Any], digits: int = 3) -> list[tuple[str,
                 continue
             mark = significance(c, info.higher_is_better if info else None, 1.0 - table.confidence)
             p = "" if c.p_value is None else f" (p={c.p_value:.2g})"
-            if c.lo is None or c.hi is None:  # too few questions in common for an interval
-                text = f"{c.diff:+.{digits}f} (n={c.n}: too few questions){p}"
-            else:
-                text = f"{c.diff:+.{digits}f} [{fmt_number(c.lo, digits, True)}, {fmt_number(c.hi, digits, True)}]{p}"
+            text = c.fmt(digits) + p
             cells.append((mark, text + (" (CI and test disagree)" if mark == "mixed" else "")))
         rows.append((metric_title(table, metric), cells))
     return rows
