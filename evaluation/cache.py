@@ -22,6 +22,7 @@ import contextvars
 import hashlib
 import json
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,6 +119,15 @@ class CallTally:
     calls: int = 0
     hits: int = 0
     shared: int = 0
+    call_s: float = 0.0
+    """Seconds the calls it made spent in the model's backend, summed (they may overlap)."""
+    queue_s: float = 0.0
+    """Of those, seconds spent waiting in a local engine's queue (Completion.queue_s), summed."""
+
+    def timed(self, seconds: float, result: Completion) -> None:
+        """Add one call the backend answered in `seconds`."""
+        self.call_s += seconds
+        self.queue_s += result.queue_s or 0.0
 
 
 @contextlib.contextmanager
@@ -158,7 +168,11 @@ class CachingBackend:
             self.calls += 1
             if tally is not None:
                 tally.calls += 1
-            return await backend.complete(model, messages, params)
+            started = time.perf_counter()
+            result = await backend.complete(model, messages, params)
+            if tally is not None:
+                tally.timed(time.perf_counter() - started, result)
+            return result
         key = call_key(model, messages, params, None if cacheable(params) else self.namespace)
         called = False
 
@@ -167,7 +181,10 @@ class CachingBackend:
             found = cache.legacy_get(self.namespace, model, messages, params)
             if found is not None:
                 return found
+            started = time.perf_counter()
             result = await backend.complete(model, messages, params)
+            if tally is not None:
+                tally.timed(time.perf_counter() - started, result)
             called = True
             cache.made.add(key)  # before waiters on this call resume: theirs is a shared hit
             return result

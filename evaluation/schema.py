@@ -56,6 +56,15 @@ class SampleRecord(BaseModel):
     completion_tokens: int = 0
     cost: float = 0.0
     latency_s: float = 0.0
+    model_s: float | None = Field(
+        None,
+        description="Seconds the model worked on the calls this answer made, summed over them (they may overlap, "
+        "so it can exceed latency_s): their time in the backend less queue_s. None in runs before it was recorded.",
+    )
+    queue_s: float | None = Field(
+        None,
+        description="Seconds this answer's calls waited in a local engine's queue behind other calls, summed.",
+    )
     cached_calls: int = Field(
         0,
         description="Model calls of this answer served from the call cache of an earlier run; its latency is "

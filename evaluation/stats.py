@@ -24,7 +24,14 @@ __all__ = [
     "permutation_pvalue",
     "percentile_interval",
     "rng_for",
+    "wilson_interval",
+    "MIN_BOOTSTRAP_QUESTIONS",
 ]
+
+MIN_BOOTSTRAP_QUESTIONS = 10
+"""Fewest questions a percentile-bootstrap interval is given for. Below it the resamples are a
+handful of distinct values (3 questions all right resample to 1.0 every time: [1.000, 1.000]),
+so a metric that is not one yes/no per question gets no interval, said as "too few questions"."""
 
 _CHUNK_CELLS = 4_000_000  # resample-count cells held at once (32 MB of float64)
 
@@ -70,6 +77,28 @@ def percentile_interval(samples: np.ndarray, confidence: float = 0.95) -> tuple[
         if column.size:
             lo[j], hi[j] = np.quantile(column, [alpha, 1.0 - alpha])
     return lo, hi
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:
+    """Wilson's score interval for `successes` of `n` yes/no outcomes; None when n is 0.
+
+    Unlike a percentile bootstrap it is never zero-width at 0 or n of n (3 of 3: [0.44, 1] at 95%),
+    and it keeps close to its level down to a few outcomes.
+
+    Args:
+        successes: outcomes that are yes (0..n).
+        n: outcomes.
+        confidence: the interval's level.
+    """
+    if n <= 0:
+        return None
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def bootstrap_ratios(

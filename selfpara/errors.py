@@ -18,7 +18,17 @@ class InputError(SelfparaError, ValueError):
 
 
 class ConfigError(SelfparaError, ValueError):
-    """A setting is out of range, unknown, or points at something unreadable."""
+    """A setting is out of range, unknown, or points at something unreadable.
+
+    Attributes:
+        problems: (field path, problem) pairs when the error comes from a settings check
+            (`config_error`), so that a caller can name each field as its user knows it (the
+            CLI names the flag); empty otherwise. A problem of the whole object has path "".
+    """
+
+    def __init__(self, message: str, problems: tuple[tuple[str, str], ...] = ()) -> None:
+        super().__init__(message)
+        self.problems = problems
 
 
 def config_error(
@@ -37,12 +47,14 @@ def config_error(
         default_loc: the name used for a problem of the whole object (a cross-field check).
     """
     problems = []
+    structured = []
     for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"])
-        loc = name(loc) if name and loc else loc or default_loc
+        path = ".".join(str(p) for p in err["loc"])
+        loc = name(path) if name and path else path or default_loc
         message = str(err["msg"]).removeprefix("Value error, ")
         problems.append(f"{loc}: {message}")
-    return ConfigError(f"invalid {what}: {'; '.join(problems)}")
+        structured.append((path, message))
+    return ConfigError(f"invalid {what}: {'; '.join(problems)}", problems=tuple(structured))
 
 
 class UpstreamError(SelfparaError):

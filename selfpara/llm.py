@@ -200,9 +200,10 @@ class ModelClient:
         if model in self.routes:
             return self.routes[model]
         if is_embedded(model):
+            from selfpara.engines.packaged import resolve
             from selfpara.extras import requires_extra
 
-            with requires_extra("local", f"the local model {model}"):
+            with requires_extra(resolve(model).extra, f"the local model {model}"):
                 from selfpara.engines.llamacpp import llamacpp_model
 
             return llamacpp_model(model)  # one process-wide engine per model file

@@ -55,6 +55,11 @@ class Completion(BaseModel):
     token_logprobs: list[dict[str, Any]] | None = Field(
         None, description="Per-token log-probabilities as OpenAI's `choices[0].logprobs.content`, where returned."
     )
+    queue_s: float | None = Field(
+        None,
+        description="Seconds the call waited in a local engine's queue before the model took it up "
+        "(local engines only; a remote server's own queue is not seen).",
+    )
 
 
 class Variant(BaseModel):

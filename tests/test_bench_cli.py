@@ -100,17 +100,34 @@ def test_bench_into_a_run_dir_of_another_config_fails_cleanly(fake_run: Path, da
 @pytest.mark.parametrize(
     ("args", "fragments"),
     [
-        (["--arms", "raw,bogus"], ["unknown arm 'bogus'", "raw, selfpara, sc, single_call, rar"]),
-        (["--arms", "sc[temperature=0]"], ["arm 'sc", "temperature must be between 0.01 and 2"]),
         (["--dataset", "nosuchset"], ["unknown dataset 'nosuchset'"]),
-        (["--variants", "generate:lots"], ["generate:N"]),
-        (["--grader", "vibes"], ["unknown grader 'vibes'"]),
-        (["--k", "0"], ["--k", "greater than or equal to 1"]),
     ],
 )
 def test_bad_bench_input_is_a_clean_error(args: list[str], fragments: list[str], tmp_path: Path) -> None:
     result = invoke("bench", *args, "--out", str(tmp_path / "r"), "--no-cache", "--quiet")
     assert_clean_error(result, *fragments)
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["--arms", "raw,bogus"], ["'--arms' / '-a'", "unknown arm 'bogus'", "raw, selfpara, sc, single_call, rar"]),
+        (["--arms", "sc[temperature=0]"], ["'--arms' / '-a'", "temperature must be between 0.01 and 2"]),
+        (["--variants", "generate:lots"], ["'--variants'", "generate:N"]),
+        (["--grader", "vibes"], ["'--grader'", "unknown grader 'vibes'"]),
+        (["--order", "sideways"], ["'--order'", "unknown order"]),
+        (["--k", "0"], ["'--k' / '-k'", "greater than or equal to 1"]),
+        (["--consistency", "bleu"], ["'--consistency'", "unknown consistency function"]),
+        (["--answers", "long"], ["'--answers'", "'short', 'worked'"]),
+    ],
+)
+def test_a_bad_bench_flag_is_exit_2_naming_the_flag(args: list[str], fragments: list[str], tmp_path: Path) -> None:
+    result = invoke("bench", *args, "--out", str(tmp_path / "r"), "--no-cache", "--quiet")
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.replace("│", " ").split())
+    for fragment in fragments:
+        assert fragment in text, text
+    assert not (tmp_path / "r").exists()  # refused before any work
 
 
 def test_bad_data_file_names_file_and_line(tmp_path: Path) -> None:

@@ -114,7 +114,7 @@ def test_serve_takes_the_cache_from_selfpara_cache_and_never_shows_its_password(
 
 def test_serve_refuses_a_malformed_cache_url_at_startup() -> None:
     result = runner.invoke(cli_app, ["serve", "--check", "--cache", "redis://:hunter2pw@r:port/1"], env=ENV)
-    assert result.exit_code == 1
+    assert result.exit_code == 2 and "'--cache'" in result.output  # a bad flag value: a usage error naming it
     assert "cache" in result.output and "port" in result.output and "hunter2pw" not in result.output
 
 

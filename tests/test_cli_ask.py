@@ -16,20 +16,35 @@ runner = CliRunner()
     "args, message",
     [
         (["ask", "   "], "the question is empty"),
-        (["ask", "Capital of France?", "-k", "0"], "k"),
-        (["ask", "Capital of France?", "-k", "21"], "k"),
-        (["ask", "Capital of France?", "--equivalence", "vibes"], "unknown equivalence"),
-        (["ask", "Capital of France?", "--agreement", "vibes"], "unknown equivalence"),  # deprecated alias
-        (["ask", "Capital of France?", "--equivalence", "nli", "--nli-model", "/no/such/dir"], "not a model directory"),
         (["ask", "Capital of France?", "--model", "nosuchprovider-x"], "unknown model"),
-        (["ask", "Capital of France?", "--transport", "http"], "transport http needs an openai/ or hosted_vllm/ model"),
-        (["ask", "Capital of France?", "--transport", "smoke-signals"], "transport"),
+        (["ask", "Capital of France?", "--equivalence", "nli", "--nli-model", "/no/such/dir"], "not a model directory"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_1(args, message):
     result = runner.invoke(app, args)
     assert result.exit_code == 1
     assert message in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-k", "0"], "Invalid value for '--k' / '-k'"),
+        (["-k", "21"], "Invalid value for '--k' / '-k'"),
+        (["--equivalence", "vibes"], "Invalid value for '--equivalence' (env var: 'SELFPARA_EQUIVALENCE'): unknown"),
+        (["--agreement", "vibes"], "Invalid value for '--agreement': unknown equivalence"),  # deprecated alias
+        (["--transport", "http"], "transport http needs an openai/ or hosted_vllm/ model"),  # two flags together
+        (["--transport", "smoke-signals"], "Invalid value for '--transport'"),
+        (["--low-agreement", "panic"], "Invalid value for '--low-agreement'"),
+        (["--low-agreement-threshold", "2"], "Invalid value for '--low-agreement-threshold'"),
+    ],
+)
+def test_a_bad_flag_value_is_exit_2_and_names_the_flag(args, message):
+    result = runner.invoke(app, ["ask", "Capital of France?", *args], env={"COLUMNS": "300"})
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.replace("│", " ").split())
+    assert message in text and "Traceback" not in text
+    assert "invalid settings: k:" not in text  # the flag, not the field of WrapConfig
 
 
 def test_unreachable_upstream_is_a_clean_error():
@@ -170,9 +185,12 @@ def test_adaptive_k_shows_what_it_did_not_need(upstream):
     assert shown.output.count("not needed (adaptive k)") == 2 and "saved" in shown.output
 
 
-def test_bad_low_agreement_policy_is_a_clean_error():
-    result = runner.invoke(app, ["ask", "Capital of France?", "--low-agreement", "panic"])
-    assert result.exit_code == 1 and "low_agreement" in result.output and "Traceback" not in result.output
+def test_show_with_json_prints_the_table_to_stderr_and_json_alone_to_stdout(upstream):
+    upstream.reset()
+    both = _ask(upstream, "--show", "--json")
+    assert both.exit_code == 0, both.output
+    assert json.loads(both.stdout)["answer"] == "Paris"  # stdout holds the JSON and nothing else
+    assert "pairs decided by" in both.stderr and "pairs decided by" not in both.stdout
 
 
 def test_output_wraps_at_the_terminal_width_of_the_call(upstream, monkeypatch):

@@ -245,3 +245,68 @@ def test_cli_log_is_one_record_per_line_when_redirected(
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 2, lines
     assert "a failure\\nwith a second line" in lines[0] and "Traceback" in lines[0] and "second line" in lines[0]
+
+
+@pytest.mark.parametrize("command", [["ask"], ["serve"], ["bench"], ["report"], ["metrics"]])
+def test_h_is_help(command: list[str]) -> None:
+    short, long = (runner.invoke(app, [*command, flag], env={"COLUMNS": "200"}) for flag in ("-h", "--help"))
+    if long.exit_code == 2 and "No such command" in long.output:
+        pytest.skip(f"{command[0]} is not installed")
+    assert short.exit_code == 0 and short.output == long.output
+
+
+def test_choices_are_shown_checked_and_completed() -> None:
+    text = runner.invoke(app, ["ask", "--help"], env={"COLUMNS": "250"}).output
+    for shown in ("auto|litellm|http", "auto|off|llm|nli", "flag|abstain|off"):
+        assert shown in text, shown
+    completion = {"_SELFPARA_COMPLETE": "complete_bash", "COMP_WORDS": "selfpara ask --transport ", "COMP_CWORD": "3"}
+    result = runner.invoke(app, [], prog_name="selfpara", env=completion)
+    assert result.output.split() == ["auto", "litellm", "http"]
+    serve_help = runner.invoke(app, ["serve", "--help"], env={"COLUMNS": "250"}).output
+    assert "auto|litellm|http" in serve_help and "auto|off|llm|nli" in serve_help
+
+
+def test_the_choice_enums_are_wrapconfigs_literals() -> None:
+    from typing import get_args
+
+    from selfpara.cli.choices import CHOICES_OF_FIELDS
+    from selfpara.config import WrapConfig
+
+    for field, enum in CHOICES_OF_FIELDS.items():
+        assert {e.value for e in enum} == set(get_args(WrapConfig.model_fields[field].annotation)), field
+
+
+def test_a_bad_serve_flag_is_exit_2_naming_it_and_a_bad_file_value_exit_1(tmp_path: Path) -> None:
+    flag = runner.invoke(app, ["serve", "--check", "--max-k", "0"], env=env())
+    assert flag.exit_code == 2 and "Invalid value for '--max-k'" in flag.output
+    timeout = runner.invoke(app, ["serve", "--check", "--timeout", "-1"], env=env())
+    assert timeout.exit_code == 2 and "'--timeout'" in timeout.output  # the flag, not the field timeout_s
+    path = tmp_path / "proxy.toml"
+    path.write_text("[upstream]\nk = 0\n")
+    in_file = runner.invoke(app, ["serve", "--check", "--config", str(path)], env=env())
+    assert in_file.exit_code == 1 and "invalid settings: k:" in in_file.output  # the file's name for it
+
+
+def test_litellm_console_noise_only_with_verbose() -> None:
+    environ = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    environ.pop("SELFPARA_MODEL", None)
+    base = [sys.executable, "-m", "selfpara", "ask", "Capital of France?", "--model", "nosuch/model", "-k", "1"]
+    quiet, verbose = (
+        subprocess.run(base + extra, capture_output=True, text=True, timeout=300, env=environ) for extra in ([], ["-v"])
+    )
+    assert quiet.returncode == verbose.returncode == 1
+    assert "Provider List" not in quiet.stderr and "\x1b[" not in quiet.stderr and "unknown model" in quiet.stderr
+    assert "Provider List" in verbose.stderr and "Provider List" not in verbose.stdout
+
+
+def test_the_exit_code_table_is_the_codes_the_cli_uses() -> None:
+    import re
+
+    from selfpara.cli import common
+
+    doc = (ROOT / "docs" / "cli.md").read_text()
+    table = doc.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    documented = {int(code) for code in re.findall(r"^\| `(\d+)` \|", table, flags=re.MULTILINE)}
+    assert documented == {common.EXIT_OK, common.EXIT_FAILED, common.EXIT_USAGE, common.EXIT_INTERRUPTED}
+    assert "docs/cli.md#exit-codes" in (ROOT / "README.md").read_text()
+    assert runner.invoke(app, ["ask", "x", "--no-such-flag"]).exit_code == common.EXIT_USAGE

@@ -24,7 +24,7 @@ def run(*args: str):
 
 def said(message: str, stream: str) -> bool:
     """Whether `message` is in `stream`, ignoring where the console wrapped lines."""
-    return "".join(message.split()) in "".join(stream.split())
+    return "".join(message.split()) in "".join(stream.replace("│", " ").split())  # rich boxes usage errors
 
 
 def test_table_output_for_two_arms():
@@ -145,10 +145,15 @@ def test_bad_input_is_one_clean_line(tmp_path, content, message):
 
 def test_bad_options_are_clean_errors(tmp_path):
     for args, message in [
-        (["--compare", "raw,nobody"], "no such group"),
         (["--compare", "raw"], "two group names"),
         (["--consistency", "bleu"], "unknown consistency function"),
         (["--consistency", "nli"], "--nli-model"),
+    ]:
+        result = run(LABELS, *args)
+        assert result.exit_code == 2, args  # a bad flag value (docs/cli.md, exit codes)
+        assert said(message, result.stderr) and said(f"'{args[0]}'", result.stderr), (args, result.stderr)
+    for args, message in [
+        (["--compare", "raw,nobody"], "no such group"),
         (["--answer-col", "reply"], "missing column(s) ['reply']"),
         (["--group-col", "team"], "missing column(s) ['team']"),
     ]:

@@ -56,3 +56,118 @@ def test_git_commit_only_for_tracked_sources(tmp_path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
     assert git_commit(tmp_path / "pkg") is None
+
+
+class Clock:
+    """A scripted clock: the test moves time, nothing sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def scripted_run() -> list[tuple[float, str, float]]:
+    """One answer at a time, raw (1 s) and selfpara (3 s) alternating, 5 of each: (finish time, arm, latency)."""
+    t, out = 0.0, []
+    for _ in range(5):
+        for arm, cost in (("raw", 1.0), ("selfpara", 3.0)):
+            t += cost
+            out.append((t, arm, cost))
+    return out
+
+
+def test_eta_of_a_scripted_slow_run_is_the_time_left_and_counts_down_between_answers() -> None:
+    clock = Clock()
+    start = clock.now
+    schedule = scripted_run()
+    end = schedule[-1][0]
+    bar = Progress(total=10, done=0, enabled=False, remaining={"raw": 5, "selfpara": 5}, clock=clock)
+    assert bar.eta() == "–"  # nothing finished: no estimate
+    with bar:
+        for i, (finished, arm, latency) in enumerate(schedule[:-1]):
+            clock.now = start + finished
+            bar.advance(arm, arm, latency)
+            if i == 0:
+                assert bar.eta().startswith("~")  # selfpara has not finished one yet: a guess
+                continue
+            # from the first selfpara answer on, every instant until the next answer reads the true time left
+            for step in (0.0, 0.5, 1.0):
+                clock.now = start + finished + min(step, schedule[i + 1][0] - finished)
+                left = end - (clock.now - start)
+                assert bar.eta_seconds() == pytest.approx(left), (i, step)
+                assert not bar.eta().startswith("~")
+
+
+def test_a_stalled_run_shows_a_growing_eta_not_a_frozen_one() -> None:
+    clock = Clock()
+    bar = Progress(total=8, done=0, enabled=False, remaining={"raw": 8}, clock=clock)
+    clock.now += 29.0
+    bar.advance("raw", "raw", 29.0)  # 1 of 8 after 29 s: 7 left at 29 s each = 203 s
+    assert bar.eta_seconds() == pytest.approx(203.0)
+    clock.now += 29.0
+    assert bar.eta_seconds() == pytest.approx(174.0)  # counting down while the next is not yet due
+    clock.now += 58.0  # 1:56 elapsed and still 1 of 8: the next answer is 58 s late
+    late = bar.eta_seconds()
+    assert late is not None and late > 174.0  # the estimate grows with the stall
+    assert late == pytest.approx(174.0 + 58.0 * 7)  # at the rate the throughput estimate grows
+
+
+def test_the_bar_redraws_its_eta_between_answers() -> None:
+    from rich.progress import Task
+
+    from evaluation.progress import _EtaColumn
+
+    clock = Clock()
+    bar = Progress(total=4, done=0, enabled=False, remaining={"raw": 4}, clock=clock)
+    clock.now += 10.0
+    bar.advance("raw", "raw", 10.0)
+    column = _EtaColumn(bar)
+    task = Task(0, "bench", 4, 1, _get_time=clock)  # type: ignore[arg-type]
+    first = column.render(task).plain
+    clock.now += 5.0
+    assert first == "ETA 0:00:30" and column.render(task).plain == "ETA 0:00:25"
+
+
+def test_plain_progress_prints_lines_while_no_answer_finishes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import time
+
+    from evaluation import progress
+
+    monkeypatch.setattr(progress, "LINE_EVERY_S", 0.05)
+    with Progress(total=3, done=0, enabled=True, remaining={"raw": 3}) as bar:
+        assert not bar.live  # stderr is captured: not a terminal
+        bar.advance("raw", "raw", 0.01)
+        time.sleep(0.3)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("bench: 1/3")]
+    assert len(lines) >= 2 and all("ETA" in line for line in lines)
+
+
+def test_a_bench_on_a_slow_fake_prints_its_progress_with_an_eta(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import asyncio
+
+    from evaluation import progress
+    from evaluation.datasets import save_items
+    from evaluation.runner import BenchConfig, RunOptions, run_bench
+    from evaluation.schema import Item, ItemVariant
+    from selfpara.llm import ModelClient
+    from selfpara.testing import FakeBackend
+
+    monkeypatch.setattr(progress, "LINE_EVERY_S", 0.1)
+    items = [
+        Item(id=f"q{i}", gold=["Paris"], variants=[ItemVariant(id=0, question=f"Capital of France {i}?")])
+        for i in range(6)
+    ]
+    data = save_items(items, tmp_path / "data.jsonl")
+    client = ModelClient(backend=FakeBackend(lambda *a: "Paris", delay_s=0.1), retries=0, timeout_s=5)
+    config = BenchConfig(dataset=str(data), arms=["raw"])
+    asyncio.run(run_bench(config, tmp_path / "run", RunOptions(client=client, progress=True, concurrency=1)))
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("bench: ")]
+    assert lines[0] == "bench: 0/6 samples done, 6 to run" and lines[-1].startswith("bench: 6/6 (100%)")
+    etas = [line for line in lines[1:-1] if "ETA 0:00:0" in line]
+    assert etas, lines  # lines came while it ran, each with an ETA under 10 s

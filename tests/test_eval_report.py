@@ -109,7 +109,7 @@ def test_markdown_table_shows_every_arm_metric_difference_and_total(run_dir: Pat
     for title in ("A_orig", "A_exp", "A_any", "A_strict", "C→W flips", "Cons(exact)"):
         assert f"| {title} |" in md
     assert "selfpara − raw" in md and "selfpara − rar" in md
-    assert re.search(r"\| sc \| 7 \| 0 \| 21 \| 3\.00 \|", md)
+    assert re.search(r"\| sc \| 7 \(0\) \| 21 \| 3\.00 \|", md)  # answers (errors), calls, calls / answer
     assert "| arm | answers | attempted | not attempted |" in md
 
 

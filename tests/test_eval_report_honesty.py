@@ -136,7 +136,8 @@ def test_cached_answers_are_flagged_and_left_out_of_latency(tmp_path: Path) -> N
     assert cached["totals"]["selfpara"]["cached_calls"] > 0
     assert any("call cache" in w for w in cached["warnings"])
     md = markdown_report(cached)
-    assert re.search(r"\| raw \| 6 \| 0 \| 6 \| 1\.00 \|[^\n]*\| 6 \| 0 \| – \| – \| – \|", md)
+    # answers (errors), calls, calls/answer ... timed answers (cached), latency, model / queued
+    assert re.search(r"\| raw \| 6 \(0\) \| 6 \| 1\.00 \|[^\n]*\| 0 \(6\) \| – \(–, –\) \| – / – \|", md)
 
 
 def test_judge_warning_for_a_small_self_judging_model() -> None:

@@ -445,3 +445,14 @@ async def test_real_qwen_one_seed_gives_one_sample_ten_times() -> None:
     # batch: before the reused prefix was cut to whole batches, the first sample differed from the rest.
     samples = await _seeded_samples("local/qwen2.5-coder-1.5b")
     assert len(set(samples)) == 1, samples
+
+
+async def test_each_call_says_how_long_it_waited_in_the_queue() -> None:
+    # One model, calls one at a time: the third of three concurrent calls waits for two generations.
+    engine = FakeEngine(delay_s=0.1)
+    client = ModelClient(backend=engine)
+    results = await asyncio.gather(
+        *(client.complete("local/smollm2", [{"role": "user", "content": f"q{i}"}]) for i in range(3))
+    )
+    waits = sorted(r.queue_s for r in results)  # type: ignore[type-var]
+    assert waits[0] < 0.05 and 0.08 < waits[1] < 0.3 and 0.18 < waits[2] < 0.5

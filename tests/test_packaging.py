@@ -68,5 +68,17 @@ def test_extras_bring_the_modules_extras_py_says_and_the_base_none_of_them() -> 
             assert not owners & base_names, f"the base install brings {module}, which only {extra} should"
     assert {"torch", "transformers", "llama-cpp-python"}.isdisjoint(base_names)
     # all = every extra
-    assert _names(["selfpara[all]"], extras) >= set().union(*(_names(extras[e], extras) for e in EXTRA_MODULES))
+    # (but the default model: `qwen` is its own extra, and brings nothing else `all` lacks)
+    assert _names(["selfpara[all]"], extras) >= set().union(
+        *(_names(extras[e], extras) for e in EXTRA_MODULES if e != "qwen")
+    )
+    assert _names(["selfpara[qwen]"], extras) - _names(["selfpara[all]"], extras) == _names(extras["qwen"][1:], extras)
     assert _names(["selfpara[test]"], extras) >= _names(["selfpara[all]"], extras)  # the tests get every feature
+
+
+def test_the_quick_starts_extra_brings_what_ask_serve_and_bench_need_and_no_torch() -> None:
+    _, extras = _requirements()
+    qwen = _names(["selfpara[qwen]"], extras)
+    assert qwen >= _names(["selfpara[local]", "selfpara[bench]"], extras)
+    assert {"torch", "bert-score", "transformers"}.isdisjoint(qwen)
+    assert "bert-score" in _names(["selfpara[eval]"], extras)  # BERTScore consistency stays in eval

@@ -169,6 +169,6 @@ def test_the_qwen_extra_installs_exactly_the_parts() -> None:
     tomllib = pytest.importorskip("tomllib")
     pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     extra = pyproject["project"]["optional-dependencies"]["qwen"]
-    assert "selfpara[local]" in extra  # the engine that runs it
+    assert "selfpara[local,bench]" in extra  # the engine that runs it, and what bench imports
     assert [r for r in extra if not r.startswith("selfpara[")] == [f"{p.distribution}==0.2.0" for p in QWEN.parts]
     assert "selfpara[qwen]" in QWEN.install_hint

@@ -239,4 +239,4 @@ def test_serve_reports_bad_settings_cleanly(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "keys do not belong in files" in result.output and "Traceback" not in result.output
     result = CliRunner().invoke(app, ["serve", "--k", "0", "--check"])
-    assert result.exit_code == 1 and "k" in result.output
+    assert result.exit_code == 2 and "Invalid value for '--k' / '-k'" in result.output  # a flag's: usage error

@@ -8,14 +8,27 @@ Each command imports its heavy dependencies inside its body, so `selfpara --help
 
 from __future__ import annotations
 
+import inspect
+
 import typer
 
 
 def register_commands(app: typer.Typer) -> None:
     """Add `bench`, `report` and `metrics` to the CLI `app`."""
+    # Registered also without their extra, so that --help lists them; their help then says what
+    # to install (numpy and jinja2 are what every one of them imports; ROUGE is optional).
+    from rich.markup import escape
+
     from evaluation.cli.bench import bench
     from evaluation.cli.metrics import metrics
     from evaluation.cli.report import report
+    from selfpara.extras import install_note
 
+    note = escape(install_note("bench", ("numpy", "jinja2")))  # help texts are rich markup
     for command in (bench, metrics, report):
-        app.command()(command)
+        doc = inspect.getdoc(command) or ""
+        if note:
+            first = doc.split("\n\n", 1)[0].replace("\n", " ")
+            app.command(help=f"{doc}\n\n{note}", short_help=f"{first} (needs {escape('selfpara[bench]')})")(command)
+        else:
+            app.command()(command)

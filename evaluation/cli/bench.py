@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
+from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, cast
 
 import typer
 
+from selfpara.cli.choices import ParaphraseCheck
 from selfpara.cli.common import API_BASE_ENV, MODEL_ENV, clean_errors, err_console, setup_logging
 
 if TYPE_CHECKING:
@@ -17,7 +20,15 @@ DEFAULT_LIMIT = 20
 DEFAULT_MAX_VARIANTS = 2
 
 
+class Answers(str, Enum):
+    """evaluation.arms.prompts.AnswerStyle, as the choices of --answers."""
+
+    short = "short"
+    worked = "worked"
+
+
 def bench(
+    ctx: typer.Context,
     dataset: str = typer.Option(
         "sample",
         "--dataset",
@@ -77,8 +88,8 @@ def bench(
         help="I/N: answer only shard I of N of the items (one process per core); join the runs with "
         "scripts/merge_runs.py.",
     ),
-    answers: str = typer.Option(
-        "short",
+    answers: Answers = typer.Option(
+        Answers.short,
         "--answers",
         help="short (the final answer alone), worked (math shows its working, then 'The answer is N.'; "
         "raise --max-tokens to about 256) or natural (the question alone, as `ask` and the proxy send it; "
@@ -96,8 +107,8 @@ def bench(
     consistency: str = typer.Option(
         "exact,rouge1", "--consistency", help="Consistency functions for the report (see `selfpara report --help`)."
     ),
-    paraphrase_check: str = typer.Option(
-        "auto", "--paraphrase-check", help="Check on generated variants: auto, off, llm, nli."
+    paraphrase_check: ParaphraseCheck = typer.Option(
+        ParaphraseCheck.auto, "--paraphrase-check", help="Check on generated variants (--variants generate:N)."
     ),
     api_base: Optional[str] = typer.Option(
         None, "--api-base", envvar=API_BASE_ENV, help="Base URL of an OpenAI-compatible server."
@@ -119,17 +130,19 @@ def bench(
     """Measure what selfpara gains: every arm answers every variant of every item; prints the
     metric table and writes report.json, report.md and report.html into the run directory."""
     setup_logging(verbose)
-    with clean_errors():
+    with clean_errors(ctx, all_from_flags=True):  # bench has no settings file: a bad setting is a flag's
         import asyncio
         import time
 
         from evaluation.cache import open_cache
+        from evaluation.cli.report import check_consistency
         from evaluation.config import RunOptions
         from evaluation.report import markdown_table, write_reports
         from evaluation.runner import run_bench
         from selfpara.config import EMBEDDED_MODEL, is_embedded
 
         config = _config(
+            order=order,
             dataset=dataset,
             model=model or EMBEDDED_MODEL,
             api_base=api_base,
@@ -141,12 +154,13 @@ def bench(
             shard=shard,
             seed=seed,
             max_tokens=max_tokens,
-            answers=answers,
+            answers=answers.value,
             grader=grader,
             grader_model=grader_model,
             nli_model=nli_model,
-            paraphrase_check=paraphrase_check,
+            paraphrase_check=paraphrase_check.value,
         )
+        check_consistency(consistency)
         run_dir = out or Path("runs") / f"bench-{datetime.now():%Y%m%d-%H%M%S}"
         options = RunOptions(
             concurrency=concurrency,
@@ -180,16 +194,37 @@ def bench(
                 )
 
 
-def _config(**values: Any) -> BenchConfig:
-    """Build a BenchConfig; validation problems become one ConfigError naming the option."""
+def _config(order: str = "arm:25", **values: Any) -> BenchConfig:
+    """Build a BenchConfig; validation problems become one ConfigError whose problems name the
+    fields (the CLI names their flags)."""
     from pydantic import ValidationError
 
     from evaluation.arms import parse_arm_list
+    from evaluation.arms.spec import make_arm
     from evaluation.config import BenchConfig
-    from selfpara.errors import config_error
+    from evaluation.graders.registry import check_grader_name
+    from evaluation.runner import job_order
+    from evaluation.variants import parse_variants
+    from selfpara.errors import ConfigError, config_error
 
-    values["arms"] = [s.label for s in parse_arm_list(str(values["arms"]))]
+    def checked(field: str, check: Callable[[], object]) -> None:
+        try:
+            check()
+        except ConfigError as exc:
+            raise ConfigError(str(exc), problems=((field, str(exc)),)) from None
+
+    # Flags whose values are parsed by the code that uses them are parsed now, so that a bad
+    # one is a usage error naming its flag before any work starts.
+    specs: list[Any] = []
+    checked("arms", lambda: specs.extend(parse_arm_list(str(values["arms"]))))
+    checked("grader", lambda: check_grader_name(str(values["grader"])))
+    checked("variants", lambda: parse_variants(str(values["variants"])))
+    checked("order", lambda: job_order([], [], order))
+    values["arms"] = [s.label for s in specs]
     try:
-        return BenchConfig(**values)
+        config = BenchConfig(**values)
     except ValidationError as exc:
         raise config_error(exc, "bench settings", name=lambda loc: "--" + loc.replace("_", "-")) from None
+    # each arm built (with no client: nothing is called), so that its own settings are checked too
+    checked("arms", lambda: [make_arm(spec, cast(Any, None), config.model, k=config.k) for spec in specs])
+    return config

@@ -79,13 +79,19 @@ def metrics(
         if consistency is None:
             specs = ["exact"] if used["answer"] and any(r.answer for r in rows) else []
         else:
+            from evaluation.cli.report import check_consistency
+
+            check_consistency(consistency)
             specs = parse_consistency(consistency)
             if specs and not used["answer"]:
                 raise ConfigError(f"{file}: consistency needs an answer column (--answer-col)")
         nli = None
         if any(s.split("@")[0].lower() in ("nli", "noncontra", "entail", "non-contradiction") for s in specs):
             if not nli_model:
-                raise ConfigError("nli/noncontra consistency needs --nli-model DIR (a local NLI classifier)")
+                raise typer.BadParameter(
+                    "nli/noncontra consistency needs --nli-model DIR (a local NLI classifier)",
+                    param_hint="'--consistency'",
+                )
             from selfpara.nli import load_nli
 
             nli = load_nli(nli_model)
@@ -93,7 +99,7 @@ def metrics(
         if compare:
             parts = [p.strip() for p in compare.split(",")]
             if len(parts) != 2 or not all(parts):
-                raise ConfigError(f"--compare takes two group names, A,B; got {compare!r}")
+                raise typer.BadParameter(f"takes two group names, A,B; got {compare!r}", param_hint="'--compare'")
             pair = (parts[0], parts[1])
         with err_console().status("computing metrics…") if not as_json else _nullcontext():
             table = compute_metrics(
@@ -176,7 +182,9 @@ def _print_table(table: MetricsTable, percent: bool) -> None:
     level = f"{table.confidence:.0%}"
     scope = "original + paraphrases" if table.include_original else "paraphrases only"
     out = Table(
-        title=f"metrics, {level} bootstrap CI over questions (A_any/A_strict over {scope})", box=box.SIMPLE_HEAD
+        title=f"metrics, {level} CI over questions: Wilson for yes/no metrics, bootstrap otherwise "
+        f"(A_any/A_strict over {scope})",
+        box=box.SIMPLE_HEAD,
     )
     out.add_column("metric", style="bold", no_wrap=True)
     for group in table.groups:
@@ -188,9 +196,6 @@ def _print_table(table: MetricsTable, percent: bool) -> None:
     if table.comparisons:
         scale, d = (100.0, 1) if percent else (1.0, 3)
 
-        def num(x: float | None, sign: bool = False) -> str:
-            return "–" if x is None else (f"{x * scale:+.{d}f}" if sign else f"{x * scale:.{d}f}")
-
         pairs: dict[tuple[str, str], list[PairedComparison]] = {}
         for c in table.comparisons:
             pairs.setdefault((c.a, c.b), []).append(c)
@@ -201,7 +206,7 @@ def _print_table(table: MetricsTable, percent: bool) -> None:
             comp.add_column("p", justify="right")
             comp.add_column("test")
             for c in rows:
-                diff = "–" if c.diff is None else f"{num(c.diff, True)} [{num(c.lo, True)}, {num(c.hi, True)}]"
+                diff = c.fmt(d, scale)
                 p = "–" if c.p_value is None else f"{c.p_value:.3g}"
                 test = {"mcnemar-exact": "McNemar", "mcnemar-chi2": "McNemar χ²", "permutation": "perm.", "none": ""}[
                     c.test

@@ -11,6 +11,25 @@ import typer
 from selfpara.cli.common import clean_errors, err_console, setup_logging
 
 
+def check_consistency(value: str | None, flag: str = "--consistency") -> None:
+    """Refuse an unknown consistency function or a bad threshold as a usage error naming `flag`
+    (exit code 2), before any work starts.
+
+    Args:
+        value: the flag's value (`exact,rouge1@0.6`); None: nothing to check.
+        flag: the flag's name, for the message.
+    """
+    from evaluation.metrics import parse_consistency
+    from evaluation.metrics.consistency import make_agreement
+    from selfpara.errors import ConfigError
+
+    for spec in parse_consistency(value):
+        try:
+            make_agreement(spec, nli=object())  # whether an NLI model is given is checked where it loads
+        except ConfigError as exc:
+            raise typer.BadParameter(str(exc), param_hint=f"'{flag}'") from None
+
+
 def report(
     run_dir: Path = typer.Argument(..., help="A run directory written by `selfpara bench` (holds config.json)."),
     consistency: str = typer.Option(
@@ -39,6 +58,7 @@ def report(
     with clean_errors():
         from evaluation.report import markdown_table, write_reports
 
+        check_consistency(consistency)
         nli = None
         if nli_model:
             from selfpara.nli import load_nli

@@ -220,13 +220,33 @@ def _estimates(
     out = {}
     for j, name in enumerate(_all_names(names)):
         value = _none(point_all[j])
+        interval: tuple[float, float] | None = (_none(lo[j]), _none(hi[j])) if value is not None else None  # type: ignore[assignment]
+        method: Literal["bootstrap", "wilson", "too_few"] = "bootstrap"
+        yes_no = _yes_no(ga, col.get(name)) if name in BINARY_METRICS else None
+        if value is not None and yes_no is not None:
+            interval, method = stats.wilson_interval(*yes_no, confidence=confidence), "wilson"
+        elif value is not None and counts[j] < stats.MIN_BOOTSTRAP_QUESTIONS:
+            interval, method = None, "too_few"
         out[name] = Estimate(
             value=value,
-            lo=_none(lo[j]) if value is not None else None,
-            hi=_none(hi[j]) if value is not None else None,
+            lo=interval[0] if interval else None,
+            hi=interval[1] if interval else None,
             n=int(counts[j]),
+            interval=method if value is not None else "bootstrap",
         )
     return out
+
+
+def _yes_no(ga: _GroupArrays, j: int | None) -> tuple[int, int] | None:
+    """(yes, outcomes) of a metric that is one yes/no outcome per question where it is defined,
+    None when its per-question values are not all 0 or 1."""
+    if j is None:
+        return None
+    defined = ga.den[:, j] > 0
+    values = ga.num[defined, j] / ga.den[defined, j]
+    if not np.all((values == 0) | (values == 1)):
+        return None
+    return int(values.sum()), int(defined.sum())
 
 
 def _pairs(compare: Any, groups: list[str]) -> list[tuple[str, str]]:
@@ -302,6 +322,12 @@ def compare_groups(
     lo, hi = stats.percentile_interval(reps_all, confidence)
     perm_all = _reorder(_with_derived_p(pvals, names), names)
     col = {n: j for j, n in enumerate(names)}
+    too_few = len(common) < stats.MIN_BOOTSTRAP_QUESTIONS  # a paired bootstrap of 3 questions is no interval
+    if too_few and notes is not None:
+        notes.append(
+            f"{a} − {b}: {len(common)} questions in common, too few for a CI of the differences "
+            f"(fewer than {stats.MIN_BOOTSTRAP_QUESTIONS})"
+        )
     out = []
     for j, metric in enumerate(all_names):
         diff = _none(point_all[j])
@@ -328,8 +354,8 @@ def compare_groups(
                 value_a=_none(va_all[j]),
                 value_b=_none(vb_all[j]),
                 diff=diff,
-                lo=_none(lo[j]) if diff is not None else None,
-                hi=_none(hi[j]) if diff is not None else None,
+                lo=_none(lo[j]) if diff is not None and not too_few else None,
+                hi=_none(hi[j]) if diff is not None and not too_few else None,
                 p_value=p_value,
                 test=test,  # type: ignore[arg-type]  # one of the Literal's values, checked by stats.mcnemar
                 n=n,

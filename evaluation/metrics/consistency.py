@@ -100,7 +100,7 @@ class RougeAgreement:
         try:
             from rouge_score import rouge_scorer
         except ImportError:
-            raise ConfigError("rouge1 consistency needs rouge-score: pip install 'selfpara[eval]'") from None
+            raise ConfigError("rouge1 consistency needs rouge-score: pip install 'selfpara[bench]'") from None
         return rouge_scorer.RougeScorer(["rouge1"], use_stemmer=False)
 
     def scores(self, pairs: Sequence[tuple[str, str]]) -> list[float]:

@@ -69,20 +69,27 @@ def consistency_info(name: str, threshold: float, soft: bool) -> MetricInfo:
 
 
 class Estimate(BaseModel):
-    """A metric's value with its bootstrap CI; None where no question defines it."""
+    """A metric's value with its CI; None where no question defines it."""
 
     value: float | None
     lo: float | None = None
     hi: float | None = None
     n: int = Field(0, description="Questions that count toward this metric.")
+    interval: Literal["bootstrap", "wilson", "too_few"] = Field(
+        "bootstrap",
+        description="How lo/hi were made: a percentile bootstrap over questions, Wilson's score interval "
+        "(a metric that is one yes/no outcome per question), or none: too few questions for a bootstrap.",
+    )
 
     def fmt(self, digits: int = 3, percent: bool = False) -> str:
-        """'0.623 [0.580, 0.667]' (or in percent), '–' when undefined."""
+        """'0.623 [0.580, 0.667]' (or in percent), '0.833 (n=3: too few questions)', '–' when undefined."""
         if self.value is None:
             return "–"
         scale, unit = (100.0, "") if percent else (1.0, "")
         d = max(digits - 2, 1) if percent else digits
         v = f"{self.value * scale:.{d}f}{unit}"
+        if self.interval == "too_few":
+            return f"{v} (n={self.n}: too few questions)"
         if self.lo is None or self.hi is None:
             return v
         return f"{v} [{self.lo * scale:.{d}f}, {self.hi * scale:.{d}f}]"
@@ -103,6 +110,20 @@ class PairedComparison(BaseModel):
     test: Literal["mcnemar-exact", "mcnemar-chi2", "permutation", "none"]
     n: int = Field(description="Questions in common (for McNemar: where both define the metric).")
     discordant: tuple[int, int] | None = Field(None, description="McNemar: (a right & b wrong, a wrong & b right).")
+
+    def fmt(self, digits: int = 3, scale: float = 1.0) -> str:
+        """'+0.050 [-0.010, +0.110]', '+0.333 (n=3: too few questions)' without an interval, '–' undefined.
+
+        Args:
+            digits: decimals.
+            scale: 100 for percent points.
+        """
+        if self.diff is None:
+            return "–"
+        diff = f"{self.diff * scale:+.{digits}f}"
+        if self.lo is None or self.hi is None:
+            return f"{diff} (n={self.n}: too few questions)"
+        return f"{diff} [{self.lo * scale:+.{digits}f}, {self.hi * scale:+.{digits}f}]"
 
 
 class MetricsTable(BaseModel):
@@ -141,7 +162,7 @@ class MetricsTable(BaseModel):
             lines += ["", "| metric | a − b | diff [95% CI] | p | test |", "|---|---|---|---|---|"]
             for c in self.comparisons:
                 title = self.info[c.metric].title if c.metric in self.info else c.metric
-                diff = "–" if c.diff is None else f"{c.diff:+.{digits}f} [{c.lo:+.{digits}f}, {c.hi:+.{digits}f}]"
+                diff = c.fmt(digits)
                 p = "–" if c.p_value is None else f"{c.p_value:.3g}"
                 lines.append(f"| {title} | {c.a} − {c.b} | {diff} | {p} | {c.test} |")
         return "\n".join(lines)

@@ -58,7 +58,11 @@ def _totals(records: list[SampleRecord], arms: list[str]) -> dict[str, dict[str,
         rs = [r for r in records if r.arm == arm]
         # An answer served (even in part) from the call cache took no model time: its latency
         # would pull the percentiles toward 0, so latency figures cover measured answers only.
-        lat = [r.latency_s for r in rs if not r.cached_calls and not r.error]
+        timed = [r for r in rs if not r.cached_calls and not r.error]
+        lat = [r.latency_s for r in timed]
+        # where the model's time was recorded: latency splits into the model's work and the
+        # wait in its queue (at concurrency 16 on one local model most of a raw answer's latency)
+        split = [r for r in timed if r.model_s is not None and r.queue_s is not None]
         n = len(rs)
         out[arm] = {
             "samples": n,
@@ -79,6 +83,8 @@ def _totals(records: list[SampleRecord], arms: list[str]) -> dict[str, dict[str,
             "latency_mean_s": statistics.fmean(lat) if lat else None,
             "latency_p50_s": statistics.median(lat) if lat else None,
             "latency_p90_s": _quantile(lat, 0.9),
+            "model_mean_s": statistics.fmean(r.model_s for r in split) if split else None,  # type: ignore[misc]
+            "queue_mean_s": statistics.fmean(r.queue_s for r in split) if split else None,  # type: ignore[misc]
         }
     return out
 
@@ -217,7 +223,7 @@ def build_report(
             )
     if consistency == DEFAULT_CONSISTENCY and importlib.util.find_spec("rouge_score") is None:
         consistency = "exact"  # the default must not fail a finished run; an explicit rouge1 still does
-        notes.append("Cons(rouge1) left out: rouge-score is not installed (pip install 'selfpara[eval]')")
+        notes.append("Cons(rouge1) left out: rouge-score is not installed (pip install 'selfpara[bench]')")
     table = compute_metrics(
         rows_from_records(records, group_by="arm"),
         include_original=include_original,

@@ -16,7 +16,8 @@ def _head_lines(report: dict[str, Any], table: Any) -> list[str]:
     return [
         f"{s.get('items_reported', s['items'])} questions, {s.get('samples_reported', s['samples'])} answers"
         + ("" if s["complete"] else f" (incomplete run: {s['samples']} of {s['samples_expected']} answers so far)")
-        + f"; values are fractions with {100 * table.confidence:.0f}% bootstrap CIs over questions",
+        + f"; values are fractions with {100 * table.confidence:.0f}% CIs over questions (Wilson's for yes/no "
+        "metrics, a bootstrap for the others; none from fewer than 10 questions)",
         "",
     ]
 

@@ -16,7 +16,7 @@ from evaluation.report.data import (
 )
 
 FIGURES = {
-    "fig-accuracy": "Accuracy per arm (95% bootstrap CI over questions)",
+    "fig-accuracy": "Accuracy per arm (95% CI: Wilson's interval over questions)",
     "fig-consistency": "Answer consistency across the variants of a question (95% CI)",
     "fig-flips": "Flip rates, mismatch and conflicting sets (lower is steadier)",
     "fig-cost": "Accuracy against model calls per answered question",
@@ -45,6 +45,14 @@ def _legend(series: list[str], x: float, y: float) -> list[str]:
     return parts
 
 
+def _y_title(mid: float, text: str) -> str:
+    """A y axis's title, written upwards along the left edge, centred at height `mid`."""
+    return (
+        f'<text x="14" y="{mid:.1f}" font-size="12" text-anchor="middle" transform="rotate(-90 14 {mid:.1f})">'
+        f"{_esc(text)}</text>"
+    )
+
+
 def _nice_max(values: list[float]) -> float:
     top = max([v for v in values if v is not None] + [0.0])
     if top <= 0:
@@ -61,12 +69,22 @@ def bar_chart(
     series: list[str],
     values: dict[tuple[str, str], tuple[float | None, float | None, float | None]],
     *,
+    y_title: str,
+    empty: str,
     y_max: float | None = None,
     width: int = 760,
     height: int = 300,
 ) -> str:
-    """Grouped bars: one group per category, one bar per series, CI whiskers; inline SVG."""
-    left, right, top, bottom = 48, 12, 30, 46
+    """Grouped bars: one group per category, one bar per series, CI whiskers; inline SVG.
+
+    Args:
+        y_title: the y axis's title (what a bar's height is).
+        empty: the sentence shown instead of the chart when every bar is 0 or missing (an
+            empty plot would read as a drawing error).
+    """
+    if all((v[0] or 0.0) == 0.0 and (v[2] or 0.0) == 0.0 for v in values.values()):
+        return f'<p class="empty-chart" id="{fig_id}-empty">{_esc(empty)}</p>'
+    left, right, top, bottom = 64, 12, 30, 46
     plot_w, plot_h = width - left - right, height - top - bottom
     tops = [v[2] if v[2] is not None else (v[0] or 0.0) for v in values.values()]
     ymax = y_max if y_max is not None else _nice_max(tops)
@@ -79,6 +97,7 @@ def bar_chart(
         v = ymax * i / 5
         out.append(f'<line x1="{left}" x2="{width - right}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#e3e3e3"/>')
         out.append(f'<text x="{left - 6}" y="{y(v) + 4:.1f}" font-size="11" text-anchor="end">{v:.2f}</text>')
+    out.append(_y_title(top + plot_h / 2, y_title))
     group_w = plot_w / max(1, len(categories))
     bar_w = min(42.0, group_w * 0.8 / max(1, len(series)))
     for gi, cat in enumerate(categories):
@@ -106,7 +125,8 @@ def bar_chart(
                     )
             label_y = y(hi if hi is not None else value) - 4
             out.append(
-                f'<text x="{x + bar_w / 2:.1f}" y="{label_y:.1f}" font-size="9" text-anchor="middle">{value:.2f}</text>'
+                f'<text x="{x + bar_w / 2:.1f}" y="{label_y:.1f}" font-size="11" '
+                f'text-anchor="middle">{value:.2f}</text>'
             )
         out.append(
             f'<text x="{left + gi * group_w + group_w / 2:.1f}" y="{height - bottom + 16:.1f}" font-size="12" '
@@ -126,7 +146,7 @@ def scatter_chart(
     height: int = 320,
 ) -> str:
     """Accuracy (y, with CI) against calls per answer (x): (name, x, A_exp, lo, hi, A_strict)."""
-    left, right, top, bottom = 52, 20, 24, 58
+    left, right, top, bottom = 64, 20, 24, 58
     plot_w, plot_h = width - left - right, height - top - bottom
     xmax = max([p[1] for p in points] + [1.0]) * 1.15
     ys = [v for p in points for v in (p[2], p[4], p[5]) if v is not None]
@@ -149,6 +169,7 @@ def scatter_chart(
         f'<text x="{left + plot_w / 2:.1f}" y="{height - 26}" font-size="12" text-anchor="middle">'
         "model calls per answered question (mean)</text>"
     )
+    out.append(_y_title(top + plot_h / 2, "accuracy (share of questions)"))
     seen_x: dict[float, int] = {}
     for i, (name, x, acc, lo, hi, strict) in enumerate(points):
         if acc is None:
@@ -228,7 +249,7 @@ def risk_coverage_chart(
     fig_id: str, curves: list[tuple[str, list[tuple[float, float]]]], *, width: int = 760, height: int = 320
 ) -> str:
     """Accuracy (y) against coverage (x), one step line per arm: (name, [(coverage, accuracy), ...])."""
-    left, right, top, bottom = 52, 20, 24, 58
+    left, right, top, bottom = 64, 20, 24, 58
     plot_w, plot_h = width - left - right, height - top - bottom
     X = lambda v: left + plot_w * v  # noqa: E731
     Y = lambda v: top + plot_h * (1 - v)  # noqa: E731
@@ -247,6 +268,7 @@ def risk_coverage_chart(
         f'<text x="{left + plot_w / 2:.1f}" y="{height - 26}" font-size="12" text-anchor="middle">'
         "coverage (share of attempted answers given, surest first)</text>"
     )
+    out.append(_y_title(top + plot_h / 2, "accuracy of the answers given"))
     if not curves:
         out.append(
             f'<text x="{left + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" font-size="12" '
@@ -304,11 +326,32 @@ def figures(report: dict[str, Any]) -> dict[str, str]:
                 )
             )
     return {
-        "fig-accuracy": bar_chart("fig-accuracy", list(ACCURACY_METRICS), arms, acc, y_max=1.0),
-        "fig-consistency": bar_chart(
-            "fig-consistency", [metric_title(table, m) for m in cons_metrics] or ["(none)"], arms, cons, y_max=1.0
+        "fig-accuracy": bar_chart(
+            "fig-accuracy",
+            list(ACCURACY_METRICS),
+            arms,
+            acc,
+            y_max=1.0,
+            y_title="share of questions",
+            empty="No arm answered any question right: every accuracy is 0.",
         ),
-        "fig-flips": bar_chart("fig-flips", [metric_title(table, m) for m in FLIP_METRICS], arms, flips),
+        "fig-consistency": bar_chart(
+            "fig-consistency",
+            [metric_title(table, m) for m in cons_metrics] or ["(none)"],
+            arms,
+            cons,
+            y_max=1.0,
+            y_title="share of agreeing answer pairs",
+            empty="No consistency to show: no measure was computed, or no two answers to a question agree.",
+        ),
+        "fig-flips": bar_chart(
+            "fig-flips",
+            [metric_title(table, m) for m in FLIP_METRICS],
+            arms,
+            flips,
+            y_title="share of questions",
+            empty="No answer flipped: every arm answered each question's wordings alike (every flip rate is 0).",
+        ),
         "fig-cost": scatter_chart("fig-cost", points),
         "fig-diffs": diff_chart("fig-diffs", diff_rows),
         "fig-risk-coverage": risk_coverage_chart("fig-risk-coverage", _curves(report)),

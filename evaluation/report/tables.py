@@ -66,7 +66,7 @@ def comparison_cells(report: dict[str, Any], digits: int = 3) -> list[tuple[str,
                 continue
             mark = significance(c, info.higher_is_better if info else None, 1.0 - table.confidence)
             p = "" if c.p_value is None else f" (p={c.p_value:.2g})"
-            text = f"{c.diff:+.{digits}f} [{fmt_number(c.lo, digits, True)}, {fmt_number(c.hi, digits, True)}]{p}"
+            text = c.fmt(digits) + p
             cells.append((mark, text + (" (CI and test disagree)" if mark == "mixed" else "")))
         rows.append((metric_title(table, metric), cells))
     return rows
@@ -83,43 +83,41 @@ def totals_section(report: dict[str, Any]) -> Section:
         rows.append(
             [
                 a,
-                str(t["samples"]),
-                str(t["errors"]),
+                f"{t['samples']} ({t['errors']})",
                 str(t["calls"]),
                 fmt_number(t["calls_per_answer"], 2),
-                str(t["prompt_tokens"]),
-                str(t["completion_tokens"]),
+                f"{t['prompt_tokens']} / {t['completion_tokens']}",
                 fmt_number(t["tokens_per_answer"], 0),
                 f"{t['cost']:.4f}",
-                str(t.get("cached_samples", 0)),
-                str(t.get("latency_samples", t["samples"])),
-                fmt_number(t["latency_mean_s"], 2),
-                fmt_number(t["latency_p50_s"], 2),
-                fmt_number(t.get("latency_p90_s"), 2),
+                f"{t.get('latency_samples', t['samples'])} ({t.get('cached_samples', 0)})",
+                f"{fmt_number(t['latency_p50_s'], 2)} ({fmt_number(t['latency_mean_s'], 2)}, "
+                f"{fmt_number(t.get('latency_p90_s'), 2)})",
+                f"{fmt_number(t.get('model_mean_s'), 2)} / {fmt_number(t.get('queue_mean_s'), 2)}",
             ]
         )
+    # Fewer, two-figure columns than one per figure: the table fits the page's width.
     return Section(
         "tbl-totals",
         TITLES["tbl-totals"],
         [
             "arm",
-            "answers",
-            "errors",
+            "answers (errors)",
             "calls",
             "calls / answer",
-            "prompt tokens",
-            "completion tokens",
+            "tokens in / out",
             "tokens / answer",
             "cost $",
-            "cached answers",
-            "timed answers",
-            "latency mean s",
-            "latency p50 s",
-            "latency p90 s",
+            "timed answers (cached)",
+            "latency s: p50 (mean, p90)",
+            "model / queued s per answer",
         ],
         rows,
-        note="Latency covers only answers that made every model call (timed answers): an answer served, even in "
-        "part, from the call cache took no model time and is counted under cached answers instead.",
+        note="Latency is an answer's wall time; it covers only answers that made every model call (timed "
+        "answers): an answer served, even in part, from the call cache took no model time and is counted under "
+        "cached instead. It splits into the model's work and the wait in a local model's queue behind other "
+        "answers' calls (mean seconds per answer, summed over its calls, which may run at once and then add up to "
+        "more than its latency); what is left is the wait for a free call slot. A remote server's own queue "
+        "counts as model time.",
     )
 
 

@@ -10,12 +10,9 @@ the CLI lists commands or meets a name it does not know, so `selfpara ask` impor
 from __future__ import annotations
 
 import logging
-from typing import Optional
+from typing import Any, Optional
 
 import typer
-
-# typer ships its own copy of click; TyperGroup's methods take and return its classes.
-from typer._click import Command, Context
 
 from selfpara.cli.conventions import Group
 
@@ -35,17 +32,17 @@ class _CommandGroup(Group):
         if self._plugins_loaded:
             return
         self._plugins_loaded = True
-        extra = typer.Typer()
+        extra = typer.Typer(rich_markup_mode="rich")  # as the app's: help texts are rich markup
         register_plugins(extra)
         if extra.registered_commands:
             for name, command in typer.main.get_group(extra).commands.items():
                 self.commands.setdefault(name, command)  # a core command keeps its name
 
-    def list_commands(self, ctx: Context) -> list[str]:
+    def list_commands(self, ctx: Any) -> list[str]:  # click's Context (see cli.conventions)
         self._load_plugins()
         return super().list_commands(ctx)
 
-    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
         if command is None and not self._plugins_loaded:
             self._load_plugins()
@@ -60,6 +57,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
     cls=_CommandGroup,
+    rich_markup_mode="rich",  # help texts are rich markup (older typer defaulted to plain text)
+    context_settings={"help_option_names": ["-h", "--help"]},  # every command's context inherits it
 )
 
 

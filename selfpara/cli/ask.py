@@ -7,8 +7,10 @@ import sys
 from typing import Optional
 
 import typer
+from rich.markup import escape
 
 from selfpara.cli import app
+from selfpara.cli.choices import LowAgreement, ParaphraseCheck, Transport
 from selfpara.cli.common import (
     API_BASE_ENV,
     EQUIVALENCE_ENV,
@@ -21,17 +23,20 @@ from selfpara.cli.common import (
     setup_logging,
     stdout_to_stderr,
 )
+from selfpara.extras import install_note
 
 
 @app.command()
 def ask(
+    ctx: typer.Context,
     question: str = typer.Argument(..., help="The question to answer; '-' reads it from stdin."),
     model: Optional[str] = typer.Option(
         None,
         "--model",
         "-m",
         envvar=MODEL_ENV,
-        help="litellm model string; default: the embedded local/qwen2.5-coder-1.5b.",
+        help="litellm model string; default: the embedded local/qwen2.5-coder-1.5b. "
+        + escape(install_note("qwen", ("llama_cpp",))),
     ),
     k: int = typer.Option(3, "--k", "-k", envvar=K_ENV, help="Paraphrases to generate (1-20)."),
     equivalence: str = typer.Option(
@@ -43,7 +48,9 @@ def ask(
     judge_model: Optional[str] = typer.Option(
         None, envvar=JUDGE_MODEL_ENV, help="Model for the LLM judges; default: --model."
     ),
-    paraphrase_check: str = typer.Option("auto", help="Paraphrase check: auto, off, llm or nli."),
+    paraphrase_check: ParaphraseCheck = typer.Option(
+        ParaphraseCheck.auto, help="Check each paraphrase keeps the question (auto: llm, off on local models)."
+    ),
     nli_model: Optional[str] = typer.Option(None, help="Local NLI model directory (for nli equivalence/check)."),
     temperature: float = typer.Option(0.0, help="Decoding temperature of the answers."),
     top_up_temperature: Optional[float] = typer.Option(
@@ -58,14 +65,15 @@ def ask(
     api_base: Optional[str] = typer.Option(
         None, envvar=API_BASE_ENV, help="Base URL of an OpenAI-compatible/vLLM/Ollama server."
     ),
-    transport: str = typer.Option(
-        "auto",
+    transport: Transport = typer.Option(
+        Transport.auto,
         envvar=TRANSPORT_ENV,
         help="How openai/ and hosted_vllm/ models are reached: auto (http when the "
         "base URL is known), litellm or http (lean OpenAI-API client).",
     ),
-    low_agreement: str = typer.Option(
-        "flag", help="Below --low-agreement-threshold: flag the answer, abstain (print --abstention-text) or off."
+    low_agreement: LowAgreement = typer.Option(
+        LowAgreement.flag,
+        help="Below --low-agreement-threshold: flag the answer, abstain (print --abstention-text) or off.",
     ),
     low_agreement_threshold: float = typer.Option(0.6, help="Vote share below which --low-agreement acts."),
     abstention_text: Optional[str] = typer.Option(None, help="What to print when abstaining on low agreement."),
@@ -73,7 +81,9 @@ def ask(
         False, "--adaptive/--fixed-k", help="Adaptive k: answer paraphrases in stages, stop once the answer is settled."
     ),
     system: Optional[str] = typer.Option(None, help="System prompt sent with every wording."),
-    show: bool = typer.Option(False, "--show", "-s", help="Print a table of variants, answers and clusters."),
+    show: bool = typer.Option(
+        False, "--show", "-s", help="Print a table of variants, answers and clusters (to stderr, also with --json)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log each stage."),
 ) -> None:
@@ -82,7 +92,9 @@ def ask(
     Only the answer (or, with --json, the JSON) goes to stdout; notes, the table and logs go to stderr.
     """
     setup_logging(verbose)
-    with clean_errors(), stdout_to_stderr():
+    # ask has no settings file: a failed settings check is always the flags' (exit code 2)
+    fields = {"equivalence": "agreement"} if agreement else None  # the deprecated flag, when it was the one given
+    with clean_errors(ctx, fields, all_from_flags=True), stdout_to_stderr():
         from selfpara.config import EMBEDDED_MODEL, build_config, is_embedded
         from selfpara.pipeline import SelfParaphraser
 
@@ -92,13 +104,13 @@ def ask(
             k=k,
             equivalence=agreement or equivalence,
             judge_model=judge_model,
-            paraphrase_check=paraphrase_check,
+            paraphrase_check=paraphrase_check.value,
             nli_model=nli_model,
             temperature=temperature,
             max_tokens=max_tokens,
             api_base=api_base,
-            transport=transport,
-            low_agreement=low_agreement,
+            transport=transport.value,
+            low_agreement=low_agreement.value,
             low_agreement_threshold=low_agreement_threshold,
             adaptive=adaptive,
             **({"abstention_text": abstention_text} if abstention_text else {}),
@@ -110,13 +122,13 @@ def ask(
         status = "loading the embedded model and answering" if is_embedded(cfg.model) else f"asking {cfg.model}"
         with err_console().status(f"[bold]{status}[/bold] (k={cfg.k})…"):
             result = paraphraser.answer(messages)
-    if as_json:
-        typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
-        return
-    if show:
+    if show:  # stderr, so that it goes with --json too: stdout keeps the JSON alone
         from selfpara.cli.render import result_table
 
         err_console().print(result_table(result))
+    if as_json:
+        typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
+        return
     typer.echo(result.answer)
     notes = [
         f"vote share {result.vote_share:.0%} of {result.n_voted}",

@@ -12,13 +12,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from selfpara.errors import SelfparaError
+from selfpara.errors import ConfigError, SelfparaError
 
 
 def err_console() -> Console:
@@ -75,14 +76,67 @@ def stdout_to_stderr() -> Iterator[None]:
         yield
 
 
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+"""The exit codes of every command (docs/cli.md, "Exit codes"): done; the command ran and failed;
+the command line cannot be used (click's own code for a usage error); interrupted by Ctrl-C."""
+
+
+def flag_error(
+    ctx: Any, exc: ConfigError, fields: Mapping[str, str] | None = None, *, all_from_flags: bool = False
+) -> typer.BadParameter | None:
+    """The usage error (exit code 2) that names the flags behind a failed settings check, or None
+    when a problem is not a flag's (a value from a settings file): then it stays `exc`, exit 1.
+
+    Args:
+        ctx: the command's click context (typer.Context).
+        exc: the failed check; its `problems` name the fields.
+        fields: field name -> the command's parameter name where they differ (`timeout_s` -> `timeout`).
+        all_from_flags: every setting came from the command line (no settings file), so a problem
+            of the whole object (two flags that cannot go together) is a usage error too.
+    """
+    if not exc.problems:
+        return None
+    params = {p.name: p for p in ctx.command.params}
+    named = []
+    for path, message in exc.problems:
+        field = path.split(".")[-1] if path else ""
+        param = params.get((fields or {}).get(field, field))
+        source = ctx.get_parameter_source(param.name) if param is not None else None
+        if param is not None and (all_from_flags or getattr(source, "name", "") in ("COMMANDLINE", "ENVIRONMENT")):
+            named.append((param, message))
+        elif all_from_flags:
+            named.append((None, message))
+        else:
+            return None
+    if len(named) == 1 and named[0][0] is not None:
+        return typer.BadParameter(named[0][1], ctx=ctx, param=named[0][0])
+    return typer.BadParameter(
+        "; ".join(f"{p.get_error_hint(ctx)}: {m}" if p is not None else m for p, m in named), ctx=ctx
+    )
+
+
 @contextlib.contextmanager
-def clean_errors() -> Iterator[None]:
-    """Turn selfpara's own errors into a red one-line message and exit code 1 (no traceback)."""
+def clean_errors(
+    ctx: Any = None, fields: Mapping[str, str] | None = None, *, all_from_flags: bool = False
+) -> Iterator[None]:
+    """Turn selfpara's own errors into a red one-line message and exit code 1 (no traceback); a
+    settings check that failed on flags into click's usage error naming them (exit code 2).
+
+    Args:
+        ctx: the command's context, to name its flags; None: every error is exit code 1.
+        fields, all_from_flags: see `flag_error`.
+    """
     try:
         yield
+    except ConfigError as exc:
+        usage = flag_error(ctx, exc, fields, all_from_flags=all_from_flags) if ctx is not None else None
+        if usage is not None:
+            raise usage from None
+        err_console().print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_FAILED) from None
     except SelfparaError as exc:
         err_console().print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        raise typer.Exit(1) from None
+        raise typer.Exit(EXIT_FAILED) from None
     except ModuleNotFoundError as exc:
         # A command reached code whose extra is not installed (e.g. `selfpara bench` on the base install).
         from selfpara.extras import missing_message
@@ -91,7 +145,7 @@ def clean_errors() -> Iterator[None]:
         if message is None:
             raise
         err_console().print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
-        raise typer.Exit(1) from None
+        raise typer.Exit(EXIT_FAILED) from None
     except KeyboardInterrupt:
         err_console().print("[yellow]interrupted[/yellow]")
-        raise typer.Exit(130) from None
+        raise typer.Exit(EXIT_INTERRUPTED) from None

@@ -6,19 +6,22 @@ stand alone and an argument in capitals (`selfpara ask [OPTIONS] QUESTION`), so 
 group and commands use the classes below. Commands added by other packages (through the
 `selfpara.commands` entry points) are built by typer with its own command class; the group
 gives them the same presentation when it hands them out.
+
+Only typer's public classes are imported. Up to typer 0.25 its commands are click's
+classes; from 0.26 they are those of a private copy of click inside typer (`typer._click`).
+Importing either would tie the CLI to one side of that change, so the click types these
+methods take and return (contexts, parameters, commands) are annotated `Any`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-# typer ships its own copy of click; its commands take and return these classes.
-from typer._click import Command as ClickCommand
-from typer._click import Context, Parameter
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 
-def tidy_params(params: Sequence[Parameter]) -> None:
+def tidy_params(params: Sequence[Any]) -> None:
     """Give flags an empty metavar (no `<bool>` after them) and arguments their name in capitals.
 
     Args:
@@ -31,7 +34,7 @@ def tidy_params(params: Sequence[Parameter]) -> None:
             param.metavar = (param.name or "arg").upper()
 
 
-def usage_pieces(command: ClickCommand, ctx: Context) -> list[str]:
+def usage_pieces(command: TyperCommand, ctx: Any) -> list[str]:
     """The usage line's pieces: `[OPTIONS]`, then each argument as NAME (required) or [NAME]."""
     pieces = [command.options_metavar] if command.options_metavar else []
     for param in command.get_params(ctx):
@@ -46,24 +49,24 @@ def usage_pieces(command: ClickCommand, ctx: Context) -> list[str]:
 class Command(TyperCommand):
     """A typer command whose help shows flags without a type and arguments in capitals."""
 
-    def get_params(self, ctx: Context) -> list[Parameter]:
+    def get_params(self, ctx: Any) -> list[Any]:
         params = super().get_params(ctx)
         tidy_params(params)  # the help option is made here, so it is tidied here too
         return params
 
-    def collect_usage_pieces(self, ctx: Context) -> list[str]:
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return usage_pieces(self, ctx)
 
 
 class Group(TyperGroup):
     """The CLI's group: its own options tidied, and every command it hands out a `Command`."""
 
-    def get_params(self, ctx: Context) -> list[Parameter]:
+    def get_params(self, ctx: Any) -> list[Any]:
         params = super().get_params(ctx)
         tidy_params(params)
         return params
 
-    def get_command(self, ctx: Context, cmd_name: str) -> ClickCommand | None:
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
         if type(command) is TyperCommand:
             # Command adds behaviour and no state, so a plain typer command becomes one in place.

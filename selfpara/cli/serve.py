@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
+from rich.markup import escape
 
 from selfpara.cli import app
+from selfpara.cli.choices import ParaphraseCheck, Transport
 from selfpara.cli.common import (
     API_BASE_ENV,
     CACHE_ENV,
@@ -25,6 +27,7 @@ from selfpara.cli.common import (
     clean_errors,
     err_console,
 )
+from selfpara.extras import install_note
 
 
 class LogFormat(str, Enum):
@@ -32,15 +35,26 @@ class LogFormat(str, Enum):
     json = "json"
 
 
+_FIELD_FLAGS = {
+    "timeout_s": "timeout",
+    "transport": "upstream_transport",
+    "max_max_tokens": "max_tokens_limit",
+    "keepalive_s": "keepalive",
+}
+"""Settings whose flag has another name, for errors that name the flag."""
+
+
 @app.command()
 def serve(
+    ctx: typer.Context,
     model: Optional[str] = typer.Option(
         None,
         "--model",
         "-m",
         envvar=MODEL_ENV,
         help="Upstream litellm model, e.g. openai/NAME for any "
-        "OpenAI-compatible server (default: the local model local/qwen2.5-coder-1.5b).",
+        "OpenAI-compatible server (default: the local model local/qwen2.5-coder-1.5b). "
+        + escape(install_note("qwen", ("llama_cpp",))),
     ),
     host: str = typer.Option(
         "127.0.0.1", envvar="SELFPARA_HOST", help="Interface to listen on (0.0.0.0 for every interface)."
@@ -82,7 +96,9 @@ def serve(
         None, "--agreement", hidden=True, help="Deprecated alias of --equivalence."
     ),
     judge_model: Optional[str] = typer.Option(None, envvar=JUDGE_MODEL_ENV, help="Default model for the LLM judges."),
-    paraphrase_check: Optional[str] = typer.Option(None, help="auto, off, llm or nli."),
+    paraphrase_check: Optional[ParaphraseCheck] = typer.Option(
+        None, help="Check each paraphrase keeps the question (default auto: llm, off on local models)."
+    ),
     temperature: Optional[float] = typer.Option(None, help="Default answer temperature."),
     max_tokens: Optional[int] = typer.Option(None, help="Default max tokens per answer."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Timeout of one upstream call, seconds."),
@@ -94,7 +110,7 @@ def serve(
     max_k: Optional[int] = typer.Option(None, help="Largest k a request may ask for."),
     max_tokens_limit: Optional[int] = typer.Option(None, help="Largest max_tokens a request may ask for."),
     keepalive: Optional[float] = typer.Option(None, help="Seconds between SSE keep-alives while streaming."),
-    upstream_transport: Optional[str] = typer.Option(
+    upstream_transport: Optional[Transport] = typer.Option(
         None,
         envvar=TRANSPORT_ENV,
         help="The upstream's transport (WrapConfig.transport): auto (default), "
@@ -137,7 +153,7 @@ def serve(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="More logging."),
 ) -> None:
     """Run the OpenAI-compatible proxy: POST /v1/chat/completions answers by self-paraphrase vote."""
-    with clean_errors():
+    with clean_errors(ctx, _FIELD_FLAGS):  # a bad value from the settings file stays exit code 1
         import os
 
         from selfpara.server.settings import load_settings
@@ -153,12 +169,12 @@ def serve(
             "k": k,
             "equivalence": agreement or equivalence,
             "judge_model": judge_model,
-            "paraphrase_check": paraphrase_check,
+            "paraphrase_check": paraphrase_check.value if paraphrase_check else None,
             "temperature": temperature,
             "max_tokens": max_tokens,
             "timeout_s": timeout,
             "retries": retries,
-            "transport": upstream_transport,
+            "transport": upstream_transport.value if upstream_transport else None,
             "cache": cache,
         }
         server: dict[str, object] = {

@@ -77,7 +77,7 @@ class LlamaCppModel(QueuedEngine):
                 return
             say = progress or (lambda _msg: None)
             path = self.spec.locate(say)
-            with requires_extra("local", "local models"):
+            with requires_extra(self.spec.extra, f"the model {self.spec.title}"):
                 from llama_cpp import Llama
                 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
             # A build this CPU cannot run would kill the process on the first answer.
@@ -132,6 +132,7 @@ class LlamaCppModel(QueuedEngine):
                 break
             if not req.future.set_running_or_notify_cancel():
                 continue  # its caller was cancelled while it waited
+            req.started_s = time.perf_counter()  # its wait in the queue ends here
             try:
                 result = self._generate(req)
             except UpstreamError as exc:

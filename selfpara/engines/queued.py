@@ -12,6 +12,7 @@ import asyncio
 import atexit
 import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -60,13 +61,17 @@ class QueuedEngine:
         if not self.is_loaded:
             await asyncio.to_thread(self.load)
         self._ensure_worker()
+        queued = time.perf_counter()
         self._queue.put(req)
         try:
             # wrap_future binds to the caller's loop only for this call, so any loop works.
-            return await asyncio.wrap_future(req.future)
+            result = await asyncio.wrap_future(req.future)
         except asyncio.CancelledError:
             req.abandoned.set()  # a generation in progress may end at its next token
             raise
+        if req.started_s is None:
+            return result
+        return result.model_copy(update={"queue_s": max(0.0, req.started_s - queued)})
 
     def close(self, timeout_s: float = 10.0) -> None:
         """Stop the worker: a generation in progress ends at its next token.

@@ -194,6 +194,8 @@ class TransformersModel(QueuedEngine):
             # Callers that timed out or were cancelled meanwhile need no answer.
             live = [r for r in batch if r.future.set_running_or_notify_cancel()]
             for group in group_requests(live, self.max_batch):
+                for r in group:
+                    r.started_s = time.perf_counter()  # its wait in the queue ends with its batch's start
                 try:
                     results = self._generate(group)
                 except Exception as exc:  # torch/transformers failure: the callers get a 502

@@ -57,7 +57,8 @@ _USERINFO = re.compile(r"^([a-z][a-z0-9+.\-]*://)[^/@\s]*@", re.IGNORECASE)
 class Deployment(BaseModel):
     """One server of a model group (one `model_list` entry)."""
 
-    model_config = ConfigDict(frozen=True)
+    # `model_name` is litellm's key; pydantic before 2.10 warns that it starts with `model_`
+    model_config = ConfigDict(frozen=True, protected_namespaces=())
 
     model_name: str = Field(description="The group this deployment serves.")
     model: str = Field(description="litellm model string the deployment is reached with.")

