@@ -1,0 +1,49 @@
+"""`selfpara doctor`: what it reports about the engine on this machine, and the fix when a build cannot run."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from selfpara.cli import app
+from selfpara.engines import probe
+
+runner = CliRunner()
+pytest.importorskip("llama_cpp", reason="doctor checks the local engine (the local extra)")
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SELFPARA_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.mark.model
+def test_doctor_reports_the_engine_and_a_working_answer() -> None:
+    result = runner.invoke(app, ["doctor", "--model", "local/smollm2", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["engine"]["installed"] and "CPU" in report["engine"]["build"]
+    assert report["models"]["local/smollm2"]["ready"]
+    assert report["answer"] == {
+        "model": "local/smollm2",
+        "ok": True,
+        "detail": "ok",
+        "seconds": report["answer"]["seconds"],
+    }
+    assert set(report["cpu"]["flags"]) <= set(probe.cpu_signature().split())
+
+
+def test_doctor_names_the_rebuild_when_the_build_dies(monkeypatch: pytest.MonkeyPatch) -> None:
+    dies = [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGILL)"]
+    monkeypatch.setattr(probe, "probe_command", lambda path: dies)
+    result = runner.invoke(app, ["doctor", "--model", "local/smollm2", "--json"])
+    assert result.exit_code == 1
+    answer = json.loads(result.stdout)["answer"]
+    assert not answer["ok"] and "illegal instruction" in answer["detail"]
+    assert answer["fix"] == probe.REBUILD
+    table = runner.invoke(app, ["doctor", "--model", "local/smollm2"])
+    assert table.exit_code == 1 and "fix:" in table.stdout and "--force-reinstall" in table.stdout
