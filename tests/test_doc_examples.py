@@ -20,6 +20,7 @@ import inspect
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -209,5 +210,21 @@ def test_example_runs(example: Example, proxy: str, fake_env: dict[str, str], tm
         command = [sys.executable, "-c", code]
     else:
         command = ["bash", "-e", "-o", "pipefail", "-c", _bash(code)]
-    proc = subprocess.run(command, cwd=tmp_path, env=fake_env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, f"{example.path}:{example.line}\n{proc.stdout}\n{proc.stderr}"
+    # Its own process group, so that an example past its time is ended with every process it started
+    # (a timed-out bash left its `selfpara bench` running on the real model).
+    with subprocess.Popen(
+        command,
+        cwd=tmp_path,
+        env=fake_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    ) as running:
+        try:
+            stdout, stderr = running.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            os.killpg(running.pid, signal.SIGKILL)
+            running.communicate()
+            pytest.fail(f"{example.path}:{example.line} ran past 300 s (list it in NOT_RUN if it cannot run offline)")
+    assert running.returncode == 0, f"{example.path}:{example.line}\n{stdout}\n{stderr}"
