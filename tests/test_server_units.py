@@ -221,11 +221,16 @@ def test_serve_check_prints_settings_without_keys(monkeypatch: pytest.MonkeyPatc
             "--upstream-key-env",
             "MY_UP_KEY",
             "--any-model",
+            "--allowed-host",
+            "proxy.example.com",
+            "--allowed-host",
+            "*.internal",
             "--check",
         ],
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
+    assert data["allowed_hosts"] == ["proxy.example.com", "*.internal"]
     assert data["upstream"]["model"] == "openai/llama" and data["upstream"]["k"] == 3
     assert data["max_k"] == 6 and data["any_model"] is True and data["auth"] is True
     assert data["upstream_key"] == "set"

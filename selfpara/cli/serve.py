@@ -144,6 +144,12 @@ def serve(
         "--allow-client-api-base/--no-client-api-base",
         help="Let requests name their own upstream (selfpara.api_base); the server's upstream key is never sent there.",
     ),
+    allowed_host: Optional[list[str]] = typer.Option(
+        None,
+        "--allowed-host",
+        help="A Host name the proxy serves (repeat for more; '*.example.com' for subdomains); default: on loopback "
+        "only loopback names, elsewhere any.",
+    ),
     graceful_timeout: float = typer.Option(30.0, help="Seconds to let in-flight requests finish on shutdown."),
     log_format: LogFormat = typer.Option(
         LogFormat.text, envvar="SELFPARA_LOG_FORMAT", help="text or json; either way one record per line."
@@ -187,6 +193,7 @@ def serve(
             "keepalive_s": keepalive,
             "any_model": any_model,
             "allow_client_api_base": allow_client_api_base,
+            "allowed_hosts": list(allowed_host) if allowed_host else None,
             "router_config": str(router_config) if router_config else None,
             "metrics": metrics,
         }
