@@ -276,6 +276,16 @@ def test_the_choice_enums_are_wrapconfigs_literals() -> None:
         assert {e.value for e in enum} == set(get_args(WrapConfig.model_fields[field].annotation)), field
 
 
+def test_bench_answers_are_the_answer_styles() -> None:
+    from typing import get_args
+
+    pytest.importorskip("numpy")
+    from evaluation.arms.prompts import AnswerStyle
+    from evaluation.cli.bench import Answers
+
+    assert {e.value for e in Answers} == set(get_args(AnswerStyle))
+
+
 def test_a_bad_serve_flag_is_exit_2_naming_it_and_a_bad_file_value_exit_1(tmp_path: Path) -> None:
     flag = runner.invoke(app, ["serve", "--check", "--max-k", "0"], env=env())
     assert flag.exit_code == 2 and "Invalid value for '--max-k'" in flag.output

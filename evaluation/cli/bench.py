@@ -25,6 +25,7 @@ class Answers(str, Enum):
 
     short = "short"
     worked = "worked"
+    natural = "natural"
 
 
 def bench(
