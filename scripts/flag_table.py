@@ -23,9 +23,8 @@ def main() -> None:
     args = parser.parse_args()
     records = [r for r in latest_records(read_samples(args.run / SAMPLES_FILE)) if not r.error]
     arms = sorted({r.arm for r in records if "vote_share" in r.details})
-    print(
-        f"{'arm':24} {'answers':>7} {'mean share':>10} {'share 1':>8} {'flagged':>8} {'wrong':>6} {'precision':>9} {'recall':>7}"
-    )
+    columns = ("answers", "mean share", "share 1", "flagged", "wrong", "precision", "recall")
+    print(f"{'arm':24} " + " ".join(f"{c:>{max(7, len(c))}}" for c in columns))
     for arm in arms:
         rs = [r for r in records if r.arm == arm]
         shares = [float(r.details["vote_share"]) for r in rs]
