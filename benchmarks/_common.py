@@ -24,3 +24,16 @@ def write(name: str, figures: dict) -> Path:
     payload = {"benchmark": name, "when": time.strftime("%Y-%m-%dT%H:%M:%S"), "machine": platform.platform(), **figures}
     path.write_text(json.dumps(payload, indent=2))
     return path
+
+
+def stop_all(procs: list, timeout_s: float = 15.0) -> None:
+    """Terminate the processes a benchmark started, killing those still alive after `timeout_s`."""
+    import subprocess
+
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()

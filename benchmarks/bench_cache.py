@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import percentile, write  # noqa: E402
+from _common import percentile, stop_all, write  # noqa: E402
 from fake_upstream import FakeUpstream, ThreadedServer  # noqa: E402
 from redis_server import RedisServer, free_port  # noqa: E402
 
@@ -195,13 +195,7 @@ async def run() -> dict[str, Any]:
                 "b_then_a": await across(fake, bases["redis_b"], bases["redis_a"], TO_A),
             }
         finally:
-            for proc in procs:
-                proc.terminate()
-            for proc in procs:
-                try:
-                    proc.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+            stop_all(procs)
     return {
         "upstream_delay_s": DELAY_S,
         "loadavg_1m_before": load_before,

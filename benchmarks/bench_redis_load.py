@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import percentile, write  # noqa: E402
+from _common import percentile, stop_all, write  # noqa: E402
 from redis_server import RedisServer, free_port  # noqa: E402
 
 ENV = {
@@ -192,13 +192,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             outage["ready_cache"] = await ready(base)
             log_text = proxy_log.read_text(errors="replace")
         finally:
-            for proc in procs:
-                proc.terminate()
-            for proc in procs:
-                try:
-                    proc.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+            stop_all(procs)
     return {
         "clients": args.clients,
         "requests_per_client": args.per_client,
