@@ -87,12 +87,13 @@ class WrapConfig(BaseModel):
         "(sent to embedded and OpenAI-compatible models; None: unseeded).",
     )
     drift_checks: str = Field(
-        "numbers,entities,qualifiers,rates",
+        "numbers,entities,qualifiers,rates,asks",
         description="Comma-separated cheap checks a paraphrase must pass (selfpara.drift): numbers (same "
         "numbers, digits and number words normalised), entities (every capitalised name kept), qualifiers "
         "(narrowing words such as capital, adult, largest, most kept and none added), rates ('each acre', 'per "
-        "hour' keep their unit), negation "
-        "(negated iff the question is); off: none.",
+        "hour' keep their unit), asks (a question of at most 30 words: the same kind of answer asked for, "
+        "'who' not 'which book', no relation such as symbol or author dropped, no new name, no added "
+        "question), negation (negated iff the question is); off: none.",
     )
     paraphrase_check: Literal["auto", "off", "llm", "nli"] = Field(
         "auto", description="Equivalence check on paraphrases. auto: llm, or off for the embedded model."

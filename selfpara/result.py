@@ -83,6 +83,7 @@ class RejectedParaphrase(BaseModel):
         "negation_changed",
         "qualifiers_changed",
         "rates_changed",
+        "asks_changed",
         "not_equivalent",
         "empty",
         "check_failed",

@@ -80,6 +80,32 @@ def entity_words(text: str) -> set[str]:
     return out
 
 
+# Country names whose adjective does not share their first four letters.
+_DEMONYMS = {
+    "france": "french",
+    "spain": "spanish",
+    "switzerland": "swiss",
+    "netherlands": "dutch",
+    "holland": "dutch",
+    "ireland": "irish",
+    "denmark": "danish",
+    "wales": "welsh",
+    "britain": "british",
+    "england": "english",
+}
+
+
+def name_survives(word: str, text_words: set[str]) -> bool:
+    """Whether the name `word` (lowercased) is in `text_words`, on a 4-letter stem or as its country's adjective."""
+    # Same 4-letter stem: Canada ~ Canadian, Australia ~ Australia's; France ~ French by table.
+    forms = (
+        {word[:4]}
+        | {w[:4] for k, w in _DEMONYMS.items() if word == k}
+        | {k[:4] for k, w in _DEMONYMS.items() if word == w}
+    )
+    return any(w[:4] in forms for w in text_words)
+
+
 def shares_content(a: str, b: str) -> bool:
     """Whether two texts share at least one content word (by crude stem), e.g. France ~ France's."""
     return bool(content_stems(a) & content_stems(b))
