@@ -109,7 +109,9 @@ def answer_core(question: str, answer: str) -> Core:
     said = words(text)
     names = frozenset(w[:STEM] for w in entity_words(text) if _base(w) not in ignored)
     content = frozenset(
-        w[:STEM] for w in said if _base(w) not in ignored and w[:STEM] not in names and not number_set(w) and len(w) > 1
+        w[:STEM]
+        for w in said
+        if _base(w) not in ignored and w[:STEM] not in names and not number_set(w) and len(w) > 1
     )
     polarity = said[0] if said and said[0] in ("yes", "no") else None
     negated = bool(set(said[1:] if polarity else said) & NEGATIONS) and not set(words(question)) & NEGATIONS

@@ -29,9 +29,9 @@ from selfpara.drift import DRIFT_CHECKS
             "asks for a time (year), not a person",
         ),
         (
-            "In what year did Columbus first reach the Americas?",
-            "In what year did Columbus sail to North America?",
-            "added name north",
+            "Who was the first woman to win a Nobel Prize?",
+            "Who was the first woman from Poland to win a Nobel Prize?",
+            "added name poland",
         ),
     ],
 )
@@ -52,6 +52,8 @@ def test_drift_that_asks_for_something_else_is_caught(question, paraphrase, deta
         ),
         ("What is the capital of Portugal?", "What is the city that serves as the capital of Portugal?"),
         ("How many states are in the United States?", "What is the number of states in the USA?"),  # an acronym
+        ("What is the capital of France?", "Name the French capital, please."),  # a country's adjective
+        ("In what year did the Titanic sink?", "What year did the RMS Titanic go down?"),  # a name extended
         ("What is the largest ocean on Earth?", "What is the largest ocean on the earth?"),
         ("Which vitamin does the skin make in sunlight?", "When skin is in sunlight, which vitamin does it make?"),
         ("How many cards are in a standard deck?", "Please give the count of cards in a deck, which is standard."),
