@@ -65,6 +65,11 @@ class Variant(BaseModel):
     top_up: bool = Field(
         False, description="A slot no kept paraphrase filled: the original asked again at top_up_temperature."
     )
+    rewrite: str | None = Field(
+        None,
+        description="The edits that made this wording without a model (selfpara.rewrites), e.g. 'names+numbers'; "
+        "None: the original or the model's paraphrase.",
+    )
 
     @property
     def is_original(self) -> bool:
