@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 
 from selfpara.paraphrase import LexicalFilter, drift_rejection
-from selfpara.quantities import TENS_WORDS, UNIT_WORDS, numbers
+from selfpara.quantities import NUMBER_WORDS, TENS_WORDS, UNIT_WORDS, numbers
 from selfpara.result import RejectedParaphrase
 from selfpara.text import STOPWORDS, entity_words, words
 
@@ -96,21 +96,37 @@ def number_words(n: int) -> str:
 _DIGITS = re.compile(r"(?<![\w.,/:$-])(\$?)(\d{1,3}(?:,\d{3})+|\d+)(?![\w/:]|[.,]\d)(\s*%)?")
 
 
-def digits_to_words(text: str) -> str:
+def digits_to_words(text: str, every_other: bool = False) -> str:
     """Whole numbers 2..999,999 of `text` written as words ("$2" -> "two dollars", "20%" -> "twenty
-    percent"); 0, 1 and larger numbers are left as they are (a lone "one" reads as a pronoun)."""
+    percent"); 0, 1 and larger numbers are left as they are (a lone "one" reads as a pronoun). With
+    `every_other`, only the 1st, 3rd, ... of the numbers it would write out."""
+    seen = 0
 
     def spell(m: re.Match[str]) -> str:
+        nonlocal seen
         dollar, digits, pct = m.group(1), m.group(2), m.group(3)
         n = int(digits.replace(",", ""))
-        if not 2 <= n < 1_000_000:
+        if not 2 <= n < 1_000_000 or _next_to_number(text, m):
+            return m.group()
+        seen += 1
+        if every_other and seen % 2 == 0:
             return m.group()
         said = number_words(n)
+        if m.start() == 0 or re.search(r"[.!?]\s+$", text[: m.start()]):
+            said = said.capitalize()  # "48 people are ..." -> "Forty-eight people are ..."
         if dollar:
             return f"{said} dollars" + (" percent" if pct else "")
         return said + (" percent" if pct else "")
 
     return _DIGITS.sub(spell, text)
+
+
+def _next_to_number(text: str, m: re.Match[str]) -> bool:
+    """Whether a number stands right before or after `m`: "ten 2 x 4 boards" spelled out would read
+    "ten two" as twelve."""
+    before = re.search(r"([A-Za-z\d]+)[\s-]+$", text[: m.start()])
+    after = re.match(r"[\s-]+([A-Za-z\d]+)", text[m.end() :])
+    return any(w and (w.group(1).lower() in NUMBER_WORDS or w.group(1).isdigit()) for w in (before, after))
 
 
 _SPELLED_WORDS = "|".join(sorted({*UNIT_WORDS, *TENS_WORDS, "hundred", "thousand"}, key=len, reverse=True))
@@ -120,15 +136,19 @@ _SPELLED = re.compile(
 )
 
 
-def words_to_digits(text: str) -> str:
+def words_to_digits(text: str, every_other: bool = False) -> str:
     """Number words of `text` written as digits ("Nine of the kids" -> "9 of the kids", "twenty-one"
-    -> "21"); "one" alone is left (it is often a pronoun), so are ordinals, "half" and "twice"."""
+    -> "21"); "one" alone is left (it is often a pronoun), so are ordinals, "half" and "twice". With
+    `every_other`, only the 1st, 3rd, ... of the numbers it would write as digits."""
+    seen = 0
 
     def digit(m: re.Match[str]) -> str:
+        nonlocal seen
         values = numbers(m.group())
         if len(values) != 1 or m.group().lower() == "one" or values[0].denominator != 1:
             return m.group()
-        return str(values[0])
+        seen += 1
+        return m.group() if every_other and seen % 2 == 0 else str(values[0])
 
     return _SPELLED.sub(digit, text)
 
@@ -235,29 +255,64 @@ def renames(text: str, offset: int = 0) -> dict[str, str]:
 _BACK_REFERENCES = frozenset(
     """he she him her his hers they them their theirs it its itself himself herself themselves this that
     these those more less fewer than remaining remainder rest left total then after afterwards later next
-    also too again other another same both still now instead already finally meanwhile previous earlier
-    before twice half double triple times such either neither""".split()
+    also too again other another same both still now instead already finally final last eventually
+    meanwhile previous earlier before twice half double triple times such either neither unfortunately
+    fortunately luckily however but so therefore thus hence besides moreover furthermore otherwise
+    suddenly""".split()
 )
+_DETERMINERS = frozenset("the each every all these those this that its their".split())
 
 
-def _refers_back(sentence: str, earlier: list[str]) -> bool:
-    """Whether `sentence` depends on the sentences before it: a pronoun or relational word, or
-    "the X" for an X already mentioned."""
+def _depends_on(sentence: str, earlier: list[str], pronoun_target: int | None) -> int | None:
+    """The first earlier sentence (index) that `sentence` may depend on, or None (it stands alone).
+
+    A pronoun, a relational word ("more", "the rest", "twice") or a connective ("Then",
+    "Unfortunately") may point anywhere before: 0; a personal pronoun points at
+    `pronoun_target` where one is given (the sentence opening the group of the problem's one
+    person). "The X" or "each X" for an X already mentioned depends on where X was first
+    mentioned.
+    """
     ws = words(sentence)
-    if set(ws) & _BACK_REFERENCES:
-        return True
-    seen = {w[:4] for s in earlier for w in words(s) if w not in STOPWORDS}
-    return any(a == "the" and b[:4] in seen for a, b in zip(ws, ws[1:], strict=False))
+    marks = set(ws) & _BACK_REFERENCES
+    deps: list[int] = []
+    if marks:
+        if pronoun_target is None or not marks <= _PERSON_PRONOUNS:
+            return 0
+        deps.append(pronoun_target)
+    firsts: dict[str, int] = {}
+    for n, s in enumerate(earlier):
+        for w in words(s):
+            if w not in STOPWORDS:
+                firsts.setdefault(_stem(w), n)
+    deps += [firsts[_stem(b)] for a, *after in _windows(ws) if a in _DETERMINERS for b in after if _stem(b) in firsts]
+    if ws and ws[0] == "the" and earlier:
+        deps.append(len(earlier) - 1)  # "The walls are 1 inch thick": the walls of what came before
+    return min(deps) if deps else None
+
+
+def _stem(word: str) -> str:
+    """A crude stem that holds a plural to its singular: "boxes" and "box" are "box"."""
+    word = word.removesuffix("'s").removesuffix("’s")
+    if len(word) > 4 and word.endswith("es"):
+        word = word[:-2]
+    elif len(word) > 3 and word.endswith("s"):
+        word = word[:-1]
+    return word[:4]
+
+
+def _windows(ws: list[str]) -> list[list[str]]:
+    """Each word with the two after it: "the empty truck" refers to a truck."""
+    return [ws[n : n + 3] for n in range(len(ws))]
 
 
 def reorder(text: str) -> str | None:
     """The problem with its independent facts moved (the last group of facts first), the question
     kept last; None when no fact can move.
 
-    Facts are grouped: a sentence that refers back joins the group before it. With two or more
-    people, or when a group does not open with a name, a sentence with a personal pronoun
-    keeps everything before it in place; a question with one does too ("How much does she
-    earn?" must not find another person closest to it).
+    Facts are grouped so that no sentence comes before one it may refer to (`_depends_on`): a
+    sentence that depends on an earlier one joins that one's group, with every group between.
+    A question with a personal pronoun in a problem with two or more people is not reordered
+    ("How much does she earn?" must not find another person closest to it).
     """
     parts = sentences(text)
     if len(parts) < 3 or not parts[-1].endswith("?"):
@@ -266,63 +321,67 @@ def reorder(text: str) -> str | None:
     names = {n.lower() for n in people(text)}
     if len(names) > 1 and set(words(question)) & _PERSON_PRONOUNS:
         return None
-    groups: list[list[str]] = []
+    groups: list[list[int]] = []
     for i, s in enumerate(premises):
-        if not groups or _refers_back(s, premises[:i]):
-            if groups and set(words(s)) & (_PERSON_PRONOUNS | {"they", "them", "their"}):
-                opener = set(words(groups[-1][0]))
-                if len(names) > 1 or not opener & names:
-                    groups = [[g for group in groups for g in group]]  # it may point anywhere before it
-            if groups:
-                groups[-1].append(s)
-                continue
-        groups.append([s])
+        opens_with_person = bool(groups) and bool(set(words(premises[groups[-1][0]])) & names)
+        target = groups[-1][0] if len(names) == 1 and opens_with_person else None
+        dep = _depends_on(s, premises[:i], target) if groups else None
+        if dep is None:
+            groups.append([i])
+            continue
+        first = next(n for n, g in enumerate(groups) if dep in g)
+        groups = [*groups[:first], [m for g in groups[first:] for m in g] + [i]]
     if len(groups) < 2:
         return None
     moved = [groups[-1], *groups[:-1]]
-    return " ".join([*(s for g in moved for s in g), question])
+    return " ".join([*(premises[m] for g in moved for m in g), question])
 
 
 # --- candidates ------------------------------------------------------------------------------
 
 
-def _renumber(text: str) -> str:
-    spelled = digits_to_words(text)
-    return spelled if spelled != text else words_to_digits(text)
+def _renumber(text: str, every_other: bool = False) -> str:
+    """Digits as words, or (when there are none) words as digits; with `every_other`, only the
+    1st, 3rd, ... number that can be rewritten (a second wording whose words differ)."""
+    spelled = digits_to_words(text, every_other)
+    return spelled if spelled != text else words_to_digits(text, every_other)
 
 
 def rewrites(question: str, kinds: list[str], limit: int) -> list[Rewrite]:
     """Up to `limit` distinct rewordings of `question` made with the edits named in `kinds`.
 
-    Single edits come first (a rename, the numbers rewritten, both with the facts reordered),
-    then combinations, then a second rename; a reorder alone changes no word, so it always
-    comes with another edit (the near-copy filter would reject it). Unknown kinds raise ValueError.
+    The near-copy rule compares words, not their order, so each candidate needs other words
+    than the question and the candidates before it: in order, a rename, all numbers rewritten,
+    both, every other number rewritten, that with the rename, then a second rename alone and
+    with each numbers edit. Where the facts can move, every second candidate also has them
+    reordered (a reorder alone changes no word, so it never comes alone). Unknown kinds raise
+    ValueError.
     """
     unknown = [k for k in kinds if k not in REWRITE_KINDS]
     if unknown:
         raise ValueError(f"unknown rewrite(s) {unknown}; choose from {list(REWRITE_KINDS)}")
     order = reorder(question) if "reorder" in kinds else None
-    plans: list[tuple[str, str, dict[str, str]]] = []  # (kinds, text, mapping)
-    name_maps = [renames(question, 0), renames(question, 5)] if "names" in kinds else []
-    name_maps = [m for m in name_maps if m]
-    numbered = _renumber(question) if "numbers" in kinds else question
-    bases = [("", question)] + ([("reorder", order)] if order else [])
-    for base_kind, base in bases:
-        base_numbered = _renumber(base) if "numbers" in kinds else base
-        if name_maps:
-            plans.append((_join(base_kind, "names"), rename(base, name_maps[0]), name_maps[0]))
-        if base_numbered != base:
-            plans.append((_join(base_kind, "numbers"), base_numbered, {}))
-        if name_maps and base_numbered != base:
-            plans.append((_join(base_kind, "names", "numbers"), rename(base_numbered, name_maps[0]), name_maps[0]))
-    for mapping in name_maps[1:]:
-        plans.append(("names", rename(question, mapping), mapping))
-        if numbered != question:
-            plans.append(("names+numbers", rename(numbered, mapping), mapping))
+    name_maps = [m for m in (renames(question, 0), renames(question, 5)) if m] if "names" in kinds else []
+    number_edits = [False, True] if "numbers" in kinds else []  # every_other
+    plans: list[tuple[list[str], dict[str, str], bool | None]] = []  # (kinds, rename, numbers edit)
+    for i, mapping in enumerate(name_maps or [{}]):
+        if mapping:
+            plans.append((["names"], mapping, None))
+        for edit in number_edits:
+            if i == 0:
+                plans.append((["numbers"], {}, edit))
+            if mapping:
+                plans.append((["names", "numbers"], mapping, edit))
     out: list[Rewrite] = []
-    for kind, text, mapping in plans:
-        if text != question and all(text != r.text for r in out):
-            out.append(Rewrite(text=text, kinds=kind, reference=rename(question, mapping)))
+    for names_kinds, mapping, numbers_edit in plans:
+        moved = order is not None and len(out) % 2 == 1
+        base = order if moved and order is not None else question
+        text = rename(base if numbers_edit is None else _renumber(base, numbers_edit), mapping)
+        if text == (question if not moved else order) and not mapping:
+            continue  # the numbers edit found nothing to rewrite
+        if all(text != r.text for r in out) and text != question:
+            label = "+".join((["reorder"] if moved else []) + names_kinds)
+            out.append(Rewrite(text=text, kinds=label, reference=rename(question, mapping)))
     return out[:limit]
 
 

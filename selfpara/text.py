@@ -103,7 +103,10 @@ def name_survives(word: str, text_words: set[str]) -> bool:
         | {w[:4] for k, w in _DEMONYMS.items() if word == k}
         | {k[:4] for k, w in _DEMONYMS.items() if word == w}
     )
-    return any(w[:4] in forms for w in text_words)
+    # A possessive is the name ("Tom's" keeps Tom); a name capitalised inside a word is that word's end
+    # (entity_words reads "Phone" in "iPhone").
+    bases = {w.removesuffix("'s").removesuffix("’s") for w in text_words}
+    return any(w[:4] in forms or w.endswith(word) for w in bases)
 
 
 def shares_content(a: str, b: str) -> bool:

@@ -125,7 +125,8 @@ def test_number_words():
         "three hundred six",
         "one thousand two hundred fifty",
     ]
-    assert digits_to_words("20% off $5") == "twenty percent off five dollars"
+    assert digits_to_words("20% off $5") == "Twenty percent off five dollars"  # a sentence opens capitalised
+    assert digits_to_words("Pay 2, 3 and 4", every_other=True) == "Pay two, 3 and four"
     assert digits_to_words("1 hour and 0 minutes") == "1 hour and 0 minutes"  # a lone "one" would read as a pronoun
     assert words_to_digits("Nine of the twenty-one kids, one of them") == "9 of the 21 kids, one of them"
 
@@ -208,5 +209,7 @@ async def test_a_failed_paraphrase_call_is_filled_with_rewrites():
 async def test_paraphrase_only_fills_with_rewrites_too():
     sp = _make(_answers_by_wording("1. How much does she make?"), k=2, rewrites="numbers")
     kept, rejected = await sp.paraphrase(JANET)
-    assert len(kept) == 1 and "sixteen" in kept[0]  # one numbers rewrite: digits as words
+    # all digits as words, then every other one: "sixteen ... two dollars", "sixteen ... $2"
+    assert len(kept) == 2 and all("sixteen" in k for k in kept)
+    assert "two dollars" in kept[0] and "$2" in kept[1]
     assert [r.reason for r in rejected] == ["numbers_changed"]
