@@ -7,7 +7,7 @@ the default drift checks, a renamed rewrite against the question renamed alike) 
 fill the k vote slots, with every kind and with each kind alone; the share of questions that
 would keep >= k - 1 wordings from rewrites alone; which edits apply at all; and every rejection
 (a rewrite is meant to pass: a rejection is a rewrite bug or a check that misreads it). No model
-runs. Prints the figures and writes them to benchmarks/results/rewrites-gsm8k-N.json, with a
+runs. Prints the figures and writes them to benchmarks/results/rewrites-gsm8k-START-END.json, with a
 few examples of each kind to check by hand.
 """
 
@@ -84,9 +84,8 @@ def main() -> None:
         rows = list(csv.DictReader(f))[args.start : args.start + args.n]
     figures = supply([r["question"] for r in rows], args.k)
     print(f"{figures['questions']} GSM8K questions (rows {args.start}..{args.start + len(rows) - 1}), k={args.k}")
-    print(
-        f"  with people to rename {figures['applicable']['with_people']}, reorderable {figures['applicable']['reorderable']}"
-    )
+    applicable = figures["applicable"]
+    print(f"  with people to rename {applicable['with_people']}, reorderable {applicable['reorderable']}")
     for label, row in figures["by_setting"].items():
         dist = ", ".join(f"{i}: {n}" for i, n in row["kept_distribution"].items())
         print(
@@ -96,7 +95,8 @@ def main() -> None:
     print(f"  rejected rewrites (rewrites=all): {len(figures['rejections'])}")
     for r in figures["rejections"][:10]:
         print(f"    {r['reason']} {r['detail']}: {r['text'][:100]}")
-    print(f"wrote {write(f'rewrites-gsm8k-{len(rows)}', figures)}")
+    figures["rows"] = [args.start, args.start + len(rows)]
+    print(f"wrote {write(f'rewrites-gsm8k-{args.start}-{args.start + len(rows)}', figures)}")
 
 
 if __name__ == "__main__":

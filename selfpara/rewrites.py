@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from selfpara.paraphrase import LexicalFilter, drift_rejection
 from selfpara.quantities import NUMBER_WORDS, TENS_WORDS, UNIT_WORDS, numbers
 from selfpara.result import RejectedParaphrase
-from selfpara.text import STOPWORDS, entity_words, words
+from selfpara.text import STARTERS, STOPWORDS, entity_words, words
 
 REWRITE_KINDS = ("reorder", "numbers", "names")
 """The edits `WrapConfig.rewrites` may name."""
@@ -122,10 +122,11 @@ def digits_to_words(text: str, every_other: bool = False) -> str:
 
 
 def _next_to_number(text: str, m: re.Match[str]) -> bool:
-    """Whether a number stands right before or after `m`: "ten 2 x 4 boards" spelled out would read
-    "ten two" as twelve."""
-    before = re.search(r"([A-Za-z\d]+)[\s-]+$", text[: m.start()])
-    after = re.match(r"[\s-]+([A-Za-z\d]+)", text[m.end() :])
+    """Whether the word before or after `m` (past punctuation and "and") states a number: number
+    words are read across commas and full stops, so "ten 2 x 4", "89, 71" or "1 new one. 5 people"
+    spelled out would read as one number ("ten two" is twelve)."""
+    before = re.search(r"([A-Za-z\d]+)(?:\W|\band\b)*$", text[: m.start()])
+    after = re.match(r"(?:\W|\band\b)*([A-Za-z\d]+)", text[m.end() :])
     return any(w and (w.group(1).lower() in NUMBER_WORDS or w.group(1).isdigit()) for w in (before, after))
 
 
@@ -162,7 +163,8 @@ _NOT_NAMES = frozenset(
     wednesday thursday friday saturday sunday christmas easter halloween thanksgiving valentine
     last next today yesterday tomorrow normally usually recently finally first second then after before
     later once since because although however meanwhile overall currently initially altogether together
-    unfortunately also still several both half most many some one two three mr mrs ms dr""".split()
+    unfortunately also still several both half most many some one two three mr mrs ms dr dad mom mum
+    grandma grandpa granny uncle aunt mother father sister brother""".split()
 )
 _PERSON_PRONOUNS = frozenset("he she him her his hers himself herself".split())
 _KIN = frozenset(
@@ -191,6 +193,8 @@ def people(text: str) -> list[str]:
     Rafael") do not count.
     """
     ws = set(words(text))
+    if ws & {"name", "names", "letter", "letters", "spell", "spelled"}:
+        return []  # "Indras has 6 letters in her name": the name is part of the problem
     lower = set(re.findall(r"\b[a-z][a-z']*\b", text))
     starts = sentence_starts(text)
     candidates = entity_words(text)
@@ -202,13 +206,18 @@ def people(text: str) -> list[str]:
             continue
         after = text[m.end() :].lstrip()
         next_word = (re.match(r"[A-Za-z]+", after) or [""])[0]
-        does = bool(re.search(rf"\b{name}\s+(?:{_HUMAN_VERBS})\b", text))
-        # A sentence's first word before a verb is a name only if it recurs, acts or opens the
-        # problem: "Ants carried off a fry" is no one.
-        recurs = len(re.findall(rf"\b{name}\b", text)) > 1 or does or m.start() == starts[0]
-        opens = m.start() in starts and next_word.islower() and next_word not in _NOT_AFTER_NAME and recurs
-        joined = bool(re.match(r"and\s+[A-Z][a-z]+", after)) or bool(
-            re.search(rf"\b[A-Z][a-z]+\s+and\s+{name}\b", text)
+        if any(w != key and (w.startswith(key) or key.startswith(w)) for w in candidates if len(w) > 2):
+            continue  # "Jeans makeup artist ... gives Jean": which is the person's name is unclear
+        again = len(re.findall(rf"\b{name}\b", text)) > 1
+        # Doing what people do counts for a name met twice: "Termites ate 30%" is no one.
+        does = again and bool(re.search(rf"\b{name}\s+(?:{_HUMAN_VERBS})\b", text))
+        # A sentence's first word before a verb is a name only if it recurs or opens the problem:
+        # "Ants carried off a fry" is no one.
+        opens = m.start() in starts and next_word.islower() and next_word not in _NOT_AFTER_NAME
+        opens = opens and (again or m.start() == starts[0])
+        single = r"[A-Z][a-z]+(?![\w'’]*\s+[A-Z])"  # not the first of a multi-word name ("Disney Plus")
+        joined = bool(re.match(rf"and\s+{single}", after)) or bool(
+            re.search(rf"(?<![A-Z][a-z]\s)\b[A-Z][a-z]+\s+and\s+{name}\b", text)
         )
         if m.group(2) or opens or joined:
             found.append(key)
@@ -228,7 +237,10 @@ def _in_multiword(text: str, m: re.Match[str]) -> bool:
     before = text[: m.start()]
     prev = re.search(r"([A-Z][a-z]+)\s+$", before)
     prev_is_title = prev is not None and prev.group(1) in ("Mr", "Mrs", "Ms", "Dr")
-    if prev and not prev_is_title and not re.search(r"(^|[.!?]\s+)[A-Z][a-z]+\s+$", before):
+    # A capitalised word before it counts unless it only opens the sentence ("Then Carla"), but
+    # "Furniture United's offer" is one name.
+    opener = prev is not None and prev.group(1).lower() in STARTERS | STOPWORDS
+    if prev and not prev_is_title and not opener:
         return True
     return bool(re.match(r"(['’]s)?\s+[A-Z][a-z]+", text[m.end() :])) and not re.match(
         r"(['’]s)?\s+(?:and|And)\b", text[m.end() :]
@@ -273,6 +285,8 @@ def _depends_on(sentence: str, earlier: list[str], pronoun_target: int | None) -
     mentioned.
     """
     ws = words(sentence)
+    if ws and ws[0] in ("and", "or", "but", "yet", "nor", "so"):
+        return 0  # "Or you can buy a ticket for $12": the other choice comes first
     marks = set(ws) & _BACK_REFERENCES
     deps: list[int] = []
     if marks:

@@ -58,7 +58,7 @@ def content_stems(text: str) -> set[str]:
 
 
 # Words that open a sentence capitalised without being names.
-_STARTERS = frozenset(
+STARTERS = frozenset(
     "if suppose assume given name tell give list identify calculate compute find determine count "
     "please kindly could can would will should may explain describe provide state consider let "
     "after before during since while as so then now yes no here there between among within across "
@@ -74,7 +74,7 @@ def entity_words(text: str) -> set[str]:
     out = set()
     for m in _CAP.finditer(text):
         word = m.group().lower().removesuffix("'s").removesuffix("’s").strip("'’")
-        if len(word) < 2 or word in STOPWORDS or word in _STARTERS or word in NUMBER_WORDS:
+        if len(word) < 2 or word in STOPWORDS or word in STARTERS or word in NUMBER_WORDS:
             continue
         out.add(word)
     return out

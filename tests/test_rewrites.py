@@ -58,6 +58,7 @@ def test_a_reordered_problem_keeps_every_number_and_the_question_last():
         "A box holds 14 pencils. The pencils cost $2 each. How much do 5 boxes cost?",  # "The pencils" refers back
         "Sam has 10 apples. How many apples does Sam have?",  # one fact: nothing to move
         "Sam has 10 apples. Kim has 4 apples. Sam gives 2 apples to Kim.",  # no question last
+        "A ticket costs $20. Or you can buy one for $12. How much do you save?",  # "Or" joins the sentence before
     ],
 )
 def test_dependent_facts_are_not_moved(problem):
@@ -96,6 +97,8 @@ def test_renamed_people_are_renamed_everywhere():
         ("On Tuesdays, Kimo's class has two lessons. In May he has three. How many does he have?", ["Kimo"]),
         ("Two trains leave San Rafael. They travel 80 miles. How far do they go?", []),
         ("Every day, Wendi feeds her 3 chickens. How many cups does Wendi's flock need?", ["Wendi"]),
+        ("Indras has 6 letters in her name. Her sister has 2 more. How many letters have they?", []),  # the name counts
+        ("Jeans makeup artist charges her $25. She pays Jean. How much does Jean pay?", []),  # which name is unclear
     ],
 )
 def test_only_names_used_as_people_count(problem, expected):
@@ -126,7 +129,12 @@ def test_number_words():
         "one thousand two hundred fifty",
     ]
     assert digits_to_words("20% off $5") == "Twenty percent off five dollars"  # a sentence opens capitalised
-    assert digits_to_words("Pay 2, 3 and 4", every_other=True) == "Pay two, 3 and four"
+    assert digits_to_words("Pay 2 for pens and 4 for ink", every_other=True) == "Pay two for pens and 4 for ink"
+    # spelled out, a list would read as one number ("eighty-nine, seventy-one" is 160)
+    assert (
+        digits_to_words("scores of 89, 71 and 92; 1 new one. 5 people")
+        == "scores of 89, 71 and 92; 1 new one. 5 people"
+    )
     assert digits_to_words("1 hour and 0 minutes") == "1 hour and 0 minutes"  # a lone "one" would read as a pronoun
     assert words_to_digits("Nine of the twenty-one kids, one of them") == "9 of the 21 kids, one of them"
 
