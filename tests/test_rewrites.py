@@ -221,3 +221,13 @@ async def test_paraphrase_only_fills_with_rewrites_too():
     assert len(kept) == 2 and all("sixteen" in k for k in kept)
     assert "two dollars" in kept[0] and "$2" in kept[1]
     assert [r.reason for r in rejected] == ["numbers_changed"]
+
+
+async def test_rewrites_come_before_top_up_and_work_with_adaptive_k():
+    # one numbers edit applies (no one to rename, one number); top-up samples the slot left
+    question = "A box holds 14 pencils. How many pencils are in a box?"
+    sp = _make(_answers_by_wording("1. How many pencils?"), k=2, rewrites="all", top_up_temperature=0.7)
+    result = await sp.aanswer(question)
+    assert [(v.rewrite, v.top_up) for v in result.variants[1:]] == [("numbers", False), (None, True)]
+    adaptive = await _make(_answers_by_wording("1. How much?"), k=3, rewrites="all", adaptive=True).aanswer(JANET)
+    assert adaptive.answers and all(v.rewrite for v in adaptive.variants[1:])
