@@ -12,6 +12,7 @@ from selfpara.cache.spec import masked, parse_cache
 from selfpara.drift import DRIFT_CHECKS
 from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.errors import ConfigError, config_error
+from selfpara.rewrites import REWRITE_KINDS
 from selfpara.vote import VoteRule
 
 EMBEDDED_MODEL = "local/qwen2.5-coder-1.5b"
@@ -87,12 +88,20 @@ class WrapConfig(BaseModel):
         "(sent to embedded and OpenAI-compatible models; None: unseeded).",
     )
     drift_checks: str = Field(
-        "numbers,entities,qualifiers,rates",
+        "numbers,entities,qualifiers,rates,asks",
         description="Comma-separated cheap checks a paraphrase must pass (selfpara.drift): numbers (same "
         "numbers, digits and number words normalised), entities (every capitalised name kept), qualifiers "
         "(narrowing words such as capital, adult, largest, most kept and none added), rates ('each acre', 'per "
-        "hour' keep their unit), negation "
-        "(negated iff the question is); off: none.",
+        "hour' keep their unit), asks (a question of at most 30 words: the same kind of answer asked for, "
+        "'who' not 'which book', no relation such as symbol or author dropped, no new name, no added "
+        "question), negation (negated iff the question is); off: none.",
+    )
+    rewrites: str = Field(
+        "off",
+        description="Comma-separated rewordings made without a model that fill the vote slots the model's kept "
+        "paraphrases leave (selfpara.rewrites; they pass the same filter): reorder (a word problem's independent "
+        "facts in another order, the question last), numbers (digits as words, or words as digits), names "
+        "(each person renamed everywhere); all: the three; off: none.",
     )
     paraphrase_check: Literal["auto", "off", "llm", "nli"] = Field(
         "auto", description="Equivalence check on paraphrases. auto: llm, or off for the embedded model."
@@ -247,13 +256,12 @@ class WrapConfig(BaseModel):
     @field_validator("drift_checks")
     @classmethod
     def _known_drift_checks(cls, value: str) -> str:
-        names = [n.strip() for n in value.split(",") if n.strip()]
-        if names in ([], ["off"]):
-            return "off"
-        unknown = [n for n in names if n not in DRIFT_CHECKS]
-        if unknown:
-            raise ValueError(f"unknown drift check(s) {unknown}; choose from {list(DRIFT_CHECKS)} or off")
-        return ",".join(names)
+        return _name_list(value, list(DRIFT_CHECKS), "drift check(s)")
+
+    @field_validator("rewrites")
+    @classmethod
+    def _known_rewrites(cls, value: str) -> str:
+        return ",".join(REWRITE_KINDS) if value.strip() == "all" else _name_list(value, REWRITE_KINDS, "rewrite(s)")
 
     @model_validator(mode="after")
     def _nli_needs_model(self) -> WrapConfig:
@@ -295,6 +303,11 @@ class WrapConfig(BaseModel):
     def drift_check_names(self) -> list[str]:
         """The drift checks in use (empty when off)."""
         return [] if self.drift_checks == "off" else self.drift_checks.split(",")
+
+    @property
+    def rewrite_kinds(self) -> list[str]:
+        """The rewrites in use (empty when off)."""
+        return [] if self.rewrites == "off" else self.rewrites.split(",")
 
     @property
     def judge_is_model_under_test(self) -> bool:
@@ -345,6 +358,17 @@ class WrapConfig(BaseModel):
         public = self.model_dump(exclude={"api_key"})
         public["cache"] = masked(self.cache)
         return public
+
+
+def _name_list(value: str, known: list[str] | tuple[str, ...], what: str) -> str:
+    """A comma-separated setting of names from `known`, normalised ("off" when it names none)."""
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if names in ([], ["off"]):
+        return "off"
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"unknown {what} {unknown}; choose from {list(known)} or off")
+    return ",".join(names)
 
 
 DEPRECATED_NAMES = {"agreement": "equivalence"}

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Set
 
+from selfpara.asks import asks_changed
 from selfpara.quantities import NUMBER_WORDS, number_set
-from selfpara.text import STOPWORDS, entity_words, words
+from selfpara.text import STOPWORDS, entity_words, name_survives, words
 
 DriftCheck = Callable[[str, str], "str | None"]
 """(question, paraphrase) -> what changed, or None when the paraphrase kept it."""
@@ -49,35 +50,10 @@ def negation_changed(question: str, paraphrase: str) -> str | None:
     return "negation dropped" if q else "negation added"
 
 
-# Country names whose adjective does not share their first four letters.
-_DEMONYMS = {
-    "france": "french",
-    "spain": "spanish",
-    "switzerland": "swiss",
-    "netherlands": "dutch",
-    "holland": "dutch",
-    "ireland": "irish",
-    "denmark": "danish",
-    "wales": "welsh",
-    "britain": "british",
-    "england": "english",
-}
-
-
-def _survives(word: str, text_words: set[str]) -> bool:
-    # Same 4-letter stem: Canada ~ Canadian, Australia ~ Australia's; France ~ French by table.
-    forms = (
-        {word[:4]}
-        | {w[:4] for k, w in _DEMONYMS.items() if word == k}
-        | {k[:4] for k, w in _DEMONYMS.items() if word == w}
-    )
-    return any(w[:4] in forms for w in text_words)
-
-
 def entities_changed(question: str, paraphrase: str) -> str | None:
     """A name of the question (a capitalised content word) is missing from the paraphrase."""
     p_words = set(words(paraphrase))
-    missing = sorted(w for w in entity_words(question) if not _survives(w, p_words))
+    missing = sorted(w for w in entity_words(question) if not name_survives(w, p_words))
     return f"dropped {', '.join(missing)}" if missing else None
 
 
@@ -144,5 +120,6 @@ DRIFT_CHECKS: dict[str, tuple[str, DriftCheck]] = {
     "negation": ("negation_changed", negation_changed),
     "qualifiers": ("qualifiers_changed", qualifiers_changed),
     "rates": ("rates_changed", rates_changed),
+    "asks": ("asks_changed", asks_changed),
 }
 """Check name -> (rejection reason, check)."""

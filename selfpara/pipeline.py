@@ -24,6 +24,7 @@ from selfpara.messages import content_text
 from selfpara.nli import NLIModel, load_nli
 from selfpara.paraphrase import (
     EquivalenceCheck,
+    LexicalFilter,
     drift_filter,
     equivalence_filter,
     lexical_filter,
@@ -31,6 +32,7 @@ from selfpara.paraphrase import (
     parse_yes_no,
 )
 from selfpara.result import Message, RejectedParaphrase, Usage, WrappedAnswer
+from selfpara.rewrites import filtered_rewrites
 from selfpara.run import Run
 from selfpara.text import words
 
@@ -139,7 +141,8 @@ class SelfParaphraser:
         return await Run(self, cfg, messages, q, given=given, seeds=seeds).execute()
 
     async def paraphrase(self, question: str, **overrides: object) -> tuple[list[str], list[RejectedParaphrase]]:
-        """Generate and filter paraphrases of `question` only (no answers): (kept, rejected).
+        """Generate and filter paraphrases of `question` only (no answers): (kept, rejected). With
+        `rewrites`, rewordings made without a model fill the slots the model's kept ones leave.
 
         The evaluation package uses this to build variant sets once and reuse them.
         Raises UpstreamError if the paraphrase call fails.
@@ -148,7 +151,17 @@ class SelfParaphraser:
         _, q = split_messages(question)
         usage = Usage()
         candidates = await self.generate_candidates(q, cfg, usage)
-        return await self.filter_candidates(q, candidates, cfg, usage)
+        kept, rejected = await self.filter_candidates(q, candidates, cfg, usage)
+        if not cfg.rewrite_kinds:
+            return kept, rejected
+        # As in a request: rewrites fill the slots left, through the same filter.
+        lexical = LexicalFilter(q, cfg.max_overlap, cfg.reject_unrelated, cfg.min_word_changes)
+        lexical.kept = list(kept)
+        made, made_rejected = filtered_rewrites(q, cfg.rewrite_kinds, cfg.k - len(kept), lexical, cfg.drift_check_names)
+        made_kept, made_rejected_eq = await equivalence_filter(
+            q, [r.text for r in made], self.paraphrase_check(cfg, usage)
+        )
+        return kept + made_kept, rejected + made_rejected + made_rejected_eq
 
     # --- pieces the run uses ---------------------------------------------------
 

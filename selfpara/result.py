@@ -70,6 +70,11 @@ class Variant(BaseModel):
     top_up: bool = Field(
         False, description="A slot no kept paraphrase filled: the original asked again at top_up_temperature."
     )
+    rewrite: str | None = Field(
+        None,
+        description="The edits that made this wording without a model (selfpara.rewrites), e.g. 'names+numbers'; "
+        "None: the original or the model's paraphrase.",
+    )
 
     @property
     def is_original(self) -> bool:
@@ -88,6 +93,7 @@ class RejectedParaphrase(BaseModel):
         "negation_changed",
         "qualifiers_changed",
         "rates_changed",
+        "asks_changed",
         "not_equivalent",
         "empty",
         "check_failed",

@@ -33,6 +33,7 @@ from selfpara.config import WrapConfig
 from selfpara.errors import UpstreamError
 from selfpara.paraphrase import LEXICAL_REASONS, EquivalenceCheck, LexicalFilter, LineParser, drift_rejection
 from selfpara.result import Answer, Flag, Message, RejectedParaphrase, Timings, Usage, Variant, WrappedAnswer
+from selfpara.rewrites import filtered_rewrites
 from selfpara.vote import choose_winner, cluster_answers, guard_original, vote
 
 if TYPE_CHECKING:  # types only: the pipeline builds runs
@@ -123,6 +124,7 @@ class Run:
         self.stopping = False
         self._tested: tuple[int, int] | None = None
         self.wants_top_up = cfg.top_up_temperature is not None and given is None
+        self.rewrites: dict[str, str] = {}  # text -> the edits that made it
         self.top_ups: list[asyncio.Task[Answer]] = []
         self._spans: dict[str, list[float]] = {}
 
@@ -141,7 +143,7 @@ class Run:
         answers = [self.original.result(), *(c.answer.result() for c in kept if c.answer is not None), *top_ups]
         variants = [
             Variant(index=0, text=self.question),
-            *(Variant(index=c.variant or 0, text=c.text) for c in kept),
+            *(Variant(index=c.variant or 0, text=c.text, rewrite=self.rewrites.get(c.text)) for c in kept),
             *(Variant(index=a.variant, text=self.question, top_up=True) for a in top_ups),
         ]
         skipped = [c for c in self.candidates if not c.placed]
@@ -329,6 +331,7 @@ class Run:
             self.question, self.cfg.max_overlap, self.cfg.reject_unrelated, self.cfg.min_word_changes
         )
         parser = LineParser(self.cfg.k)
+        given = 0  # lines given out since the last restart
         try:
             pieces = await self.owner.paraphrase_reply(self.question, self.cfg, self.usage)
             async with contextlib.aclosing(pieces):
@@ -336,24 +339,34 @@ class Run:
                     lines = parser.feed(piece)
                     self.seen += len(lines)
                     if passed := [line for line in lines if self._cheap_filter(lexical, line)]:
+                        given += len(passed)
                         yield passed
             rest, restart = parser.finish()
         except UpstreamError as exc:
             log.warning("paraphrase call failed, voting over the lines received (%d): %s", self.seen, exc)
             self.flags.append("paraphrase_failed")
-            return
+            rest, restart = [], False
         finally:
             self.timings.paraphrase_s = time.perf_counter() - started
         if restart:
             log.warning("the paraphrase reply ended in a JSON list: starting over with it")
             yield _Restart()
-            self.seen, self.cheap_rejected = 0, []
+            self.seen, self.cheap_rejected, given = 0, [], 0
             lexical = LexicalFilter(
                 self.question, self.cfg.max_overlap, self.cfg.reject_unrelated, self.cfg.min_word_changes
             )
         self.seen += len(rest)
         if passed := [line for line in rest if self._cheap_filter(lexical, line)]:
+            given += len(passed)
             yield passed
+        # Rewrites made without a model fill the slots the reply left (a failed call's too).
+        kinds, checks = self.cfg.rewrite_kinds, self.cfg.drift_check_names
+        made, rejected = filtered_rewrites(self.question, kinds, self.cfg.k - given, lexical, checks)
+        self.cheap_rejected += rejected
+        self.seen += len(made) + len(rejected)
+        self.rewrites.update({r.text: r.kinds for r in made})
+        if made:
+            yield [r.text for r in made]
 
     def _cheap_filter(self, lexical: LexicalFilter, line: str) -> bool:
         """Whether `line` passes the lexical filter and the drift checks (a rejection is recorded)."""

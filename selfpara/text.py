@@ -58,7 +58,7 @@ def content_stems(text: str) -> set[str]:
 
 
 # Words that open a sentence capitalised without being names.
-_STARTERS = frozenset(
+STARTERS = frozenset(
     "if suppose assume given name tell give list identify calculate compute find determine count "
     "please kindly could can would will should may explain describe provide state consider let "
     "after before during since while as so then now yes no here there between among within across "
@@ -74,10 +74,39 @@ def entity_words(text: str) -> set[str]:
     out = set()
     for m in _CAP.finditer(text):
         word = m.group().lower().removesuffix("'s").removesuffix("’s").strip("'’")
-        if len(word) < 2 or word in STOPWORDS or word in _STARTERS or word in NUMBER_WORDS:
+        if len(word) < 2 or word in STOPWORDS or word in STARTERS or word in NUMBER_WORDS:
             continue
         out.add(word)
     return out
+
+
+# Country names whose adjective does not share their first four letters.
+_DEMONYMS = {
+    "france": "french",
+    "spain": "spanish",
+    "switzerland": "swiss",
+    "netherlands": "dutch",
+    "holland": "dutch",
+    "ireland": "irish",
+    "denmark": "danish",
+    "wales": "welsh",
+    "britain": "british",
+    "england": "english",
+}
+
+
+def name_survives(word: str, text_words: set[str]) -> bool:
+    """Whether the name `word` (lowercased) is in `text_words`, on a 4-letter stem or as its country's adjective."""
+    # Same 4-letter stem: Canada ~ Canadian, Australia ~ Australia's; France ~ French by table.
+    forms = (
+        {word[:4]}
+        | {w[:4] for k, w in _DEMONYMS.items() if word == k}
+        | {k[:4] for k, w in _DEMONYMS.items() if word == w}
+    )
+    # A possessive is the name ("Tom's" keeps Tom); a name capitalised inside a word is that word's end
+    # (entity_words reads "Phone" in "iPhone").
+    bases = {w.removesuffix("'s").removesuffix("’s") for w in text_words}
+    return any(w[:4] in forms or w.endswith(word) for w in bases)
 
 
 def shares_content(a: str, b: str) -> bool:

@@ -89,7 +89,7 @@ def test_a_topped_up_run_is_re_voted_with_its_samples_but_takes_no_new_drift_che
             revote_run(
                 tmp_path / "run",
                 tmp_path / "x",
-                {"drift_checks": "numbers,entities,qualifiers,rates,negation"},
+                {"drift_checks": "numbers,entities,qualifiers,rates,asks,negation"},
                 arm=arm,
             )
         )

@@ -58,6 +58,11 @@ def ask(
         help="Fill each vote slot no kept paraphrase fills by asking the question again at this temperature "
         "(seeded); default: off.",
     ),
+    rewrites: str = typer.Option(
+        "off",
+        help="Fill the vote slots the model's paraphrases leave with rewordings made without a model: "
+        "reorder, numbers, names (comma-separated), all, or off.",
+    ),
     overrule_margin: Optional[float] = typer.Option(
         None, help="Votes another answer needs over the original's to overrule it (default 2)."
     ),
@@ -116,6 +121,7 @@ def ask(
             **({"abstention_text": abstention_text} if abstention_text else {}),
             **({"overrule_margin": overrule_margin} if overrule_margin is not None else {}),
             top_up_temperature=top_up_temperature,
+            rewrites=rewrites,
         )
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": text}]
         paraphraser = SelfParaphraser(cfg)

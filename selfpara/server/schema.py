@@ -54,6 +54,7 @@ class SelfparaOptions(BaseModel):
     paraphrase_check: str | None = None
     paraphrase_temperature: float | None = None
     top_up_temperature: float | None = None
+    rewrites: str | None = Field(None, description="Rewordings made without a model: reorder,numbers,names, all, off.")
     overrule_margin: float | None = None
     max_overlap: float | None = None
     nli_threshold: float | None = None
@@ -75,6 +76,7 @@ class SelfparaOptions(BaseModel):
             "paraphrase_check",
             "paraphrase_temperature",
             "top_up_temperature",
+            "rewrites",
             "overrule_margin",
             "max_overlap",
             "nli_threshold",
