@@ -13,6 +13,7 @@ from selfpara.errors import ConfigError
 
 # Children that end the way a bad build, a broken file and a good build do.
 DIES_OF_SIGILL = [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGILL)"]
+DIES_OF_SIGSEGV = [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"]
 FAILS = [sys.executable, "-c", "import sys; sys.exit('llama_model_load: error loading model: bad magic')"]
 PASSES = [sys.executable, "-c", "pass"]
 
@@ -34,6 +35,16 @@ def test_illegal_instruction_is_a_clear_error_naming_the_portable_rebuild(model_
     assert "\n" not in message
 
 
+def test_a_segfault_is_the_same_verdict(model_file: Path) -> None:
+    # A native build on this project's AMX-reporting CPUs died with SIGSEGV, not SIGILL.
+    with pytest.raises(ConfigError) as caught:
+        probe.check_engine(model_file, command=DIES_OF_SIGSEGV)
+    assert (
+        "crashed" in str(caught.value) and "SIGSEGV" in str(caught.value) and "--force-reinstall" in str(caught.value)
+    )
+    assert probe.cached_probe(model_file, command=PASSES).crashed  # remembered: a crash does not change
+
+
 def test_the_verdict_is_cached_per_build_and_model(model_file: Path) -> None:
     probe.check_engine(model_file, command=PASSES)
     # A cached pass is not asked again: a child that would die is never started.
@@ -43,7 +54,7 @@ def test_the_verdict_is_cached_per_build_and_model(model_file: Path) -> None:
     # A changed model file is a new pair, checked again.
     model_file.write_bytes(b"GGUF v2")
     with pytest.raises(ConfigError, match="illegal instruction"):
-        probe.check_engine(model_file, command=DIES_OF_SIGILL)
+        probe.check_engine(model_file, command=DIES_OF_SIGILL)  # a crash of the new pair
 
 
 def test_a_cached_failure_fails_fast_and_recheck_asks_again(model_file: Path) -> None:

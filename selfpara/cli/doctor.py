@@ -86,7 +86,7 @@ def _answer_check(model: str) -> dict[str, Any]:
         "detail": result.detail,
         "seconds": round(result.seconds, 2),
     }
-    if not result.ok and "illegal instruction" in result.detail:
+    if result.crashed:
         check["fix"] = REBUILD
     return check
 

@@ -2,7 +2,8 @@
 
 llama-cpp-python compiles llama.cpp for the build machine's instruction set. Some CPUs
 (recent Xeons under a hypervisor) *report* AMX but fault on its tile instructions, so a
-native build dies with SIGILL on its first answer: no message, no traceback, exit 132.
+native build dies on its first answer with SIGILL (exit 132) or SIGSEGV (exit 139, as on this
+project's machines), no message, no traceback.
 A process cannot catch that, so before a model is loaded in process, `check_engine`
 loads it in a short-lived child (`python -m selfpara.engines.probe MODEL.gguf`) that
 evaluates a prompt of a few dozen tokens (the batched matrix kernels, where AMX is used)
@@ -10,8 +11,9 @@ and decodes two tokens (the one-row kernels). The verdict is cached in the cache
 directory, keyed by the library files (path, size, mtime), the CPU and the model file, so
 the check costs one model load the first time a build meets a model and nothing after;
 a rebuilt library is checked again. Only verdicts that will not change are cached: a
-pass, or death by an illegal instruction; other failures are raised and asked again
-next time.
+pass, or a crash (the child died of a signal: SIGILL where the CPU faults on AMX tiles,
+SIGSEGV as measured here with a native build on a CPU that reports AMX); other failures
+are raised and asked again next time.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ class ProbeResult:
     """'ok', or what went wrong, in one line."""
     seconds: float
     cached: bool = False
+    crashed: bool = False
+    """The child died of a signal (SIGILL, SIGSEGV, ...): the build cannot run on this CPU."""
 
 
 def library_files() -> list[Path]:
@@ -116,7 +120,7 @@ def run_probe(
     seconds = time.perf_counter() - started
     if done.returncode == 0:
         return ProbeResult(True, "ok", seconds)
-    return ProbeResult(False, _describe_exit(done.returncode, done.stderr), seconds)
+    return ProbeResult(False, _describe_exit(done.returncode, done.stderr), seconds, crashed=done.returncode < 0)
 
 
 def _describe_exit(returncode: int, stderr: str) -> str:
@@ -176,15 +180,14 @@ def cached_probe(
     if not recheck:
         seen = _read_verdicts().get(key)
         if isinstance(seen, dict) and isinstance(seen.get("ok"), bool):
-            return ProbeResult(
-                bool(seen["ok"]), str(seen.get("detail", "")), _seconds(seen.get("seconds")), cached=True
-            )
+            detail, seconds = str(seen.get("detail", "")), _seconds(seen.get("seconds"))
+            return ProbeResult(bool(seen["ok"]), detail, seconds, cached=True, crashed=bool(seen.get("crashed")))
     message = f"checking that llama.cpp runs on this CPU with {model_path.name} (once per build and model)"
     log.info("%s", message)
     if progress is not None:
         progress(message)
     result = run_probe(model_path, command)
-    if result.ok or "illegal instruction" in result.detail:
+    if result.ok or result.crashed:
         _write_verdict(key, result)
     return result
 
@@ -200,10 +203,10 @@ def check_engine(
     result = cached_probe(model_path, command=command, progress=progress)
     if result.ok:
         return
-    if "illegal instruction" in result.detail:
+    if result.crashed:
         raise ConfigError(
-            "llama-cpp-python was compiled for instructions this CPU reports but cannot run "
-            f"({result.detail} on its first answer); rebuild it portably: {REBUILD}"
+            f"llama-cpp-python crashed on its first answer with {model_path.name} ({result.detail}): a build for "
+            f"this CPU's reported instructions (AMX on some machines) cannot run them; rebuild it portably: {REBUILD}"
         )
     raise ConfigError(f"llama.cpp cannot answer with {model_path.name} on this machine: {result.detail}")
 
