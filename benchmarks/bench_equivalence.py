@@ -11,7 +11,8 @@ wins; a pair none decides counts as different, as in the vote):
 - undecided: pairs the function (or chain) leaves open;
 - time per pair.
 
-Functions that call a model (`llm`) are scored only with --judge MODEL (one call per pair).
+Functions that call a model (`llm`) are scored only with --judge MODEL: in chains (a call for
+each pair the cheaper functions leave open), and alone with --judge-alone (a call per pair).
 With --embeddings, MiniLM cosine similarity (the `eval` extra's all-MiniLM-L6-v2) is scored
 too, as a candidate that ships as no function: alone at several thresholds, and behind the
 chain before `core` (it decides only the pairs that chain leaves open, so `distinct` keeps
@@ -116,11 +117,14 @@ async def main() -> None:
     parser.add_argument("--judge", help="model for the llm judge (one call per pair); default: not scored")
     parser.add_argument("--name", default="equivalence", help="results file name under benchmarks/results/")
     parser.add_argument("--embeddings", action="store_true", help="also score MiniLM cosine similarity")
+    parser.add_argument(
+        "--judge-alone", action="store_true", help="with --judge, also score the judge alone (a call for every pair)"
+    )
     args = parser.parse_args()
     pairs = load_pairs(args.pairs)
     client = ModelClient()
     judge = args.judge or "unused"
-    singles = [n for n in CHEAP if n in EQUIVALENCE_FUNCTIONS] + (["llm"] if args.judge else [])
+    singles = [n for n in CHEAP if n in EQUIVALENCE_FUNCTIONS] + (["llm"] if args.judge and args.judge_alone else [])
     chains = dict(CHAINS)
     if args.judge:
         chains["default remote (…,distinct,core,llm)"] = [*CHAINS["default local (…,distinct,core)"], "llm"]
