@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from selfpara.adaptive import answers_to_settle, first_stage, settled
 from selfpara.config import WrapConfig
+from selfpara.decision import decide_answer, withhold_below
 from selfpara.errors import UpstreamError
 from selfpara.paraphrase import LEXICAL_REASONS, EquivalenceCheck, LexicalFilter, LineParser, drift_rejection
 from selfpara.result import Answer, Flag, Message, RejectedParaphrase, Timings, Usage, Variant, WrappedAnswer
@@ -109,7 +110,7 @@ class Run:
         self.failures: list[UpstreamError] = []
         self.rule = cfg.vote_rule
         # The low-agreement policy changes the answer only when it abstains: then adaptive k keeps its side too.
-        self.share_threshold = cfg.low_agreement_threshold if cfg.low_agreement == "abstain" else None
+        self.share_threshold = withhold_below(cfg)
         self.adaptive = cfg.adaptive and given is None
         self.check: EquivalenceCheck | None = None if given is not None else owner.paraphrase_check(cfg, self.usage)
         self.candidates: list[Candidate] = []
@@ -443,18 +444,13 @@ class Run:
         if outcome.original_kept:
             self.flags.append("original_kept")
         winner = outcome.clusters[outcome.winner]
-        chosen_text = next(a.text for a in answers if a.variant == outcome.chosen) or ""
-        answer, withheld = chosen_text, None
-        low = self.cfg.low_agreement != "off" and outcome.vote_share < self.cfg.low_agreement_threshold
-        if low:
-            self.flags.append("low_agreement")
-            if self.cfg.low_agreement == "abstain":
-                answer, withheld = self.cfg.abstention_text, chosen_text
+        decision = decide_answer(outcome, answers, self.cfg)
+        self.flags.extend(decision.flags)
         if self.usage.cache_errors:
             self.flags.append("cache_unavailable")
         return WrappedAnswer(
-            answer=answer,
-            withheld_answer=withheld,
+            answer=decision.answer,
+            withheld_answer=decision.withheld,
             question=self.question,
             model=self.cfg.model,
             k_requested=self.cfg.k,
@@ -473,7 +469,7 @@ class Run:
             entropy_normalized=outcome.entropy_normalized,
             original_won=0 in winner.members,
             original_kept=outcome.original_kept,
-            abstained=winner.abstention or withheld is not None,
+            abstained=winner.abstention or decision.withheld is not None,
             flags=self.flags,
             paraphrase_check=self.cfg.resolved_paraphrase_check,
             equivalence_functions=equivalence.names,
