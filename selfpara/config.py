@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 import warnings
 from typing import Any, Literal
 
@@ -375,6 +376,24 @@ DEPRECATED_NAMES = {"agreement": "equivalence"}
 """Old WrapConfig field names still accepted for one release, and their new names."""
 
 
+def _caller_level() -> int:
+    """The `stacklevel` that attributes a warning given in this module to the code that named the setting.
+
+    The old name reaches `rename_deprecated` through pydantic's validators or `with_overrides`, so a
+    fixed level would blame pydantic or this module; the first frame outside both is the one that
+    should move to the new name (and `error::DeprecationWarning:selfpara` fails the project's own uses).
+    """
+    level, frame = 1, sys._getframe(1)  # level 1: the function that calls warnings.warn
+    while frame.f_back is not None and _internal(frame.f_globals.get("__name__", "")):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _internal(module: str) -> bool:
+    """Whether `module` (a frame's module name) is this module or pydantic, which only pass the name on."""
+    return module == __name__ or module.partition(".")[0] == "pydantic"
+
+
 def rename_deprecated(values: dict[str, Any]) -> dict[str, Any]:
     """`values` with deprecated setting names replaced by their new names (a DeprecationWarning each).
 
@@ -387,7 +406,7 @@ def rename_deprecated(values: dict[str, Any]) -> dict[str, Any]:
         value = out.pop(old)
         if new in out and out[new] != value:
             raise ValueError(f"give {new!r} or its deprecated alias {old!r}, not both")
-        warnings.warn(f"the setting {old!r} is deprecated; use {new!r}", DeprecationWarning, stacklevel=3)
+        warnings.warn(f"the setting {old!r} is deprecated; use {new!r}", DeprecationWarning, stacklevel=_caller_level())
         out[new] = value
     return out
 

@@ -11,6 +11,7 @@ local GGUF models on llama.cpp (`local/...`, see `selfpara.engines`), or any obj
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import re
 import time
@@ -42,6 +43,10 @@ from selfpara.upstream_data import (
 )
 
 log = logging.getLogger(__name__)
+
+# tenacity 9.2 renamed wait_exponential_jitter's `initial` to `multiplier` (the old name warns);
+# the floor, 8.2, knows only `initial`. The same first wait under either name.
+_BACKOFF_BASE = "multiplier" if "multiplier" in inspect.signature(wait_exponential_jitter).parameters else "initial"
 
 T = TypeVar("T")
 
@@ -307,7 +312,9 @@ class ModelClient:
     def _retrying(self) -> AsyncRetrying:
         return AsyncRetrying(
             stop=stop_after_attempt(self.retries + 1),
-            wait=wait_exponential_jitter(initial=self.backoff_s, max=max(self.backoff_s, 8.0), jitter=self.backoff_s),
+            wait=wait_exponential_jitter(
+                **{_BACKOFF_BASE: self.backoff_s}, max=max(self.backoff_s, 8.0), jitter=self.backoff_s
+            ),
             retry=retry_if_exception(lambda e: isinstance(e, UpstreamError) and e.retryable),
             reraise=True,
         )
