@@ -13,37 +13,14 @@ from selfpara.cache.spec import masked, parse_cache
 from selfpara.drift import DRIFT_CHECKS
 from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.errors import ConfigError, config_error
+from selfpara.model_names import EMBEDDED_MODEL, OPENAI_COMPATIBLE, is_embedded, takes_openai_params
 from selfpara.rewrites import REWRITE_KINDS
 from selfpara.vote import VoteRule
-
-EMBEDDED_MODEL = "local/qwen2.5-coder-1.5b"
-"""The model used when none is named: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF, the `qwen`
-extra), run in process. Chosen by measurement: it paraphrases; SmolLM2-135M (`local/smollm2`,
-always installed, used by the fast tests) rarely writes a rewording that keeps the question."""
-
 
 PARAPHRASE_CHECKS = ("off", "llm", "nli")
 """Ways to verify that a paraphrase asks exactly what the original asks."""
 
 MAX_K = 20
-
-OPENAI_COMPATIBLE = ("openai/", "hosted_vllm/")
-"""Model prefixes the lean http transport reaches (OpenAI-API upstreams)."""
-
-
-def is_embedded(model: str) -> bool:
-    """Whether `model` names a local model run in process (`local/...`, see selfpara.engines)."""
-    return model.startswith("local/")
-
-
-def takes_openai_params(model: str) -> bool:
-    """Whether `model` accepts OpenAI's optional sampling parameters (`seed`, `logprobs`).
-
-    True for the embedded models and OpenAI-compatible upstreams; other litellm providers
-    may reject them, so selfpara does not send them there.
-    """
-    return is_embedded(model) or model.startswith(OPENAI_COMPATIBLE)
-
 
 _SIZE_TAG = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z])")
 _LOOPBACK = re.compile(r"^[a-z]+://(localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|\[::1\])(:|/|$)", re.I)

@@ -23,7 +23,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 
 from selfpara._litellm import import_litellm
 from selfpara.cache import CallCache, cacheable, call_key, open_call_cache
-from selfpara.config import WrapConfig, is_embedded
+from selfpara.config import WrapConfig
 from selfpara.errors import SelfparaError, UpstreamError, UpstreamTimeout
 from selfpara.http_backend import (
     HttpBackend,
@@ -33,6 +33,7 @@ from selfpara.http_backend import (
     endpoint_from_env,
     resolve_transport,
 )
+from selfpara.model_names import is_embedded
 from selfpara.result import Completion, Message, Usage
 from selfpara.upstream_data import (
     UpstreamInvalidResponse,
