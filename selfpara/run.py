@@ -26,7 +26,7 @@ import math
 import time
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from selfpara.adaptive import answers_to_settle, first_stage, settled
 from selfpara.config import WrapConfig
@@ -37,8 +37,9 @@ from selfpara.result import Answer, Flag, Message, RejectedParaphrase, Timings, 
 from selfpara.rewrites import filtered_rewrites
 from selfpara.vote import choose_winner, cluster_answers, guard_original, vote
 
-if TYPE_CHECKING:  # types only: the pipeline builds runs
-    from selfpara.pipeline import SelfParaphraser
+if TYPE_CHECKING:  # types only
+    from selfpara.equivalence import Equivalence
+    from selfpara.llm import ModelClient
 
 log = logging.getLogger(__name__)
 
@@ -80,11 +81,21 @@ class Candidate:
     answer: asyncio.Task[Answer] | None = None
 
 
+class RunOwner(Protocol):
+    """What a Run uses of the SelfParaphraser that starts it (so that run.py needs no pipeline.py)."""
+
+    @property
+    def client(self) -> ModelClient: ...
+    def paraphrase_check(self, cfg: WrapConfig, usage: Usage) -> EquivalenceCheck | None: ...
+    def equivalence_for(self, cfg: WrapConfig) -> Equivalence: ...
+    async def paraphrase_reply(self, question: str, cfg: WrapConfig, usage: Usage) -> AsyncGenerator[str, None]: ...
+
+
 class Run:
     """State of one request; lives only for that request.
 
     Args:
-        owner: the SelfParaphraser (its client, paraphrase call, checks and equivalences).
+        owner: the SelfParaphraser (its client, paraphrase call, checks and equivalences: `RunOwner`).
         cfg: the request's settings.
         messages: the conversation; its last (user) message is the question.
         question: the question's text.
@@ -94,7 +105,7 @@ class Run:
 
     def __init__(
         self,
-        owner: SelfParaphraser,
+        owner: RunOwner,
         cfg: WrapConfig,
         messages: list[Message],
         question: str,

@@ -36,7 +36,6 @@ KNOWN_TYPE_CYCLES: dict[frozenset[str], str] = {
     frozenset({"selfpara.config", "selfpara.equivalence", "selfpara.llm", "selfpara.vote"}): (
         "equivalence types ModelClient (llm), and llm builds a ModelClient from a WrapConfig (config)"
     ),
-    frozenset({"selfpara.pipeline", "selfpara.run"}): "Run(owner: SelfParaphraser) types its owner",
 }
 
 
