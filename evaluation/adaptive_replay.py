@@ -21,7 +21,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from evaluation.metrics import compute_metrics, rows_from_records
 from evaluation.revote import arm_config
@@ -29,6 +29,7 @@ from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_con
 from evaluation.schema import Item, Label, SampleRecord
 from selfpara.adaptive import answers_to_settle, first_stage, settled
 from selfpara.config import WrapConfig
+from selfpara.decision import decide_answer, withhold_below
 from selfpara.errors import ConfigError
 from selfpara.result import Answer, Cluster, Comparison
 from selfpara.vote import central_member, choose_winner, guard_original, weigh
@@ -90,6 +91,13 @@ def recorded_clusters(answers: list[Answer]) -> list[Cluster]:
     return clusters
 
 
+class _RecordedVote(NamedTuple):
+    """A vote re-counted from recorded clusters: the variant it returns and the winner's vote share."""
+
+    chosen: int
+    vote_share: float
+
+
 def returned(answers: list[Answer], cfg: WrapConfig) -> tuple[int, str]:
     """(winning cluster id, returned text) of the vote over `answers` with their recorded clusters."""
     rule = cfg.vote_rule
@@ -98,17 +106,14 @@ def returned(answers: list[Answer], cfg: WrapConfig) -> tuple[int, str]:
         raise NotReplayable("no answer to vote over")
     weigh(clusters, answers, rule.weighting)
     winner, _ = guard_original(clusters, choose_winner(clusters), answers, rule)
-    text = next(a.text for a in answers if a.variant == central_member(winner)) or ""
     share = winner.size / sum(c.size for c in clusters)
-    if cfg.low_agreement == "abstain" and share < cfg.low_agreement_threshold:
-        text = cfg.abstention_text
-    return winner.id, text
+    return winner.id, decide_answer(_RecordedVote(central_member(winner), share), answers, cfg).answer
 
 
 def stages(answers: list[Answer], cfg: WrapConfig, policy: Policy) -> tuple[int, int]:
     """(paraphrases adaptive k answers, rounds after the first) over the recorded answers, in order."""
     rule = cfg.vote_rule
-    share = cfg.low_agreement_threshold if cfg.low_agreement == "abstain" else None
+    share = withhold_below(cfg)
     kept = len(answers) - 1
     first = policy.first if policy.first is not None else first_stage(rule, cfg.k, share_threshold=share)
     answered, rounds = min(first, kept), 0

@@ -11,8 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from evaluation.arms import prompts as arm_prompts
 from evaluation.cache import BenchCache
 from evaluation.schema import SampleRecord
-from selfpara.config import EMBEDDED_MODEL, MAX_K
+from selfpara.config import MAX_K
 from selfpara.llm import ModelClient
+from selfpara.model_names import EMBEDDED_MODEL
 
 
 def parse_shard(spec: str | None) -> tuple[int, int] | None:

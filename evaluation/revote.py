@@ -25,6 +25,7 @@ from evaluation.graders import grader_for
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
 from evaluation.schema import Item, SampleRecord
 from selfpara.config import WrapConfig, build_config
+from selfpara.decision import decide_answer
 from selfpara.equivalence import Equivalence, build_equivalence, model_free
 from selfpara.errors import ConfigError
 from selfpara.paraphrase import drift_filter
@@ -97,10 +98,9 @@ async def revote_sample(record: SampleRecord, cfg: WrapConfig, equivalence: Equi
     if not any(a.ok for a in subset):
         return as_was._replace(dropped=[r.text for r in rejected])
     outcome = await vote(question, subset, equivalence, None, cfg.vote_rule)
-    text = next(a.text for a in subset if a.variant == outcome.chosen) or ""
-    if cfg.low_agreement == "abstain" and outcome.vote_share < cfg.low_agreement_threshold:
-        text = cfg.abstention_text
-    return Revoted(text, [r.text for r in rejected], outcome.vote_share, outcome.confidence)
+    return Revoted(
+        decide_answer(outcome, subset, cfg).answer, [r.text for r in rejected], outcome.vote_share, outcome.confidence
+    )
 
 
 async def revote_run(

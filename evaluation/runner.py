@@ -26,9 +26,9 @@ from evaluation.progress import Progress
 from evaluation.rundir import SAMPLES_FILE, latest_records, prepare_run_dir, read_samples, write_config
 from evaluation.schema import Item, ItemVariant, Label, SampleRecord
 from evaluation.variants import build_items
-from selfpara.config import is_embedded
 from selfpara.errors import ConfigError
 from selfpara.llm import ModelClient
+from selfpara.model_names import is_embedded
 from selfpara.result import Usage
 
 __all__ = ["BenchConfig", "RunOptions", "RunResult", "job_order", "run_bench"]

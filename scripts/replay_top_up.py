@@ -5,7 +5,8 @@ the current default drift checks) and their greedy answers; the sc arm's samples
 fill the slots no kept paraphrase fills, as `top_up_temperature` would (slot i's seed is
 sc's sample i - 1 when both use seed 0). Two more mixes show what the paraphrases add: the
 original with every sc sample, and with both (`mixes`). Each combination is voted with
-selfpara's own `vote`, at margins 1 and 2, and graded like the run.
+selfpara's own `vote`, at margins 1 and 2, its answer returned as the live run would (`decide_answer`,
+under the selfpara arm's low-agreement policy), and graded like the run.
 
     python scripts/replay_top_up.py RUN_DIR
 
@@ -28,6 +29,7 @@ from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_con
 from evaluation.schema import Item, SampleRecord
 from evaluation.stats import paired_bootstrap, percentile_interval, rng_for
 from selfpara.config import build_config
+from selfpara.decision import decide_answer
 from selfpara.equivalence import build_equivalence
 from selfpara.paraphrase import drift_filter
 from selfpara.result import Answer
@@ -59,8 +61,9 @@ async def replay(run: Path) -> dict[str, dict[str, dict[int, bool]]]:
     for r in latest_records(read_samples(run / SAMPLES_FILE)):
         rows[(r.item_id, r.variant_id)][r.arm] = r
     # the selfpara arm's own equivalence functions (a re-vote runs no model, so cheap ones only)
-    functions = arm_config(read_config(run), "selfpara").equivalence_functions
-    equivalence = build_equivalence(functions, client=None, judge_model="")  # type: ignore[arg-type]
+    # and low-agreement policy (an arm that abstained returns abstention_text here too)
+    cfg = arm_config(read_config(run), "selfpara")
+    equivalence = build_equivalence(cfg.equivalence_functions, client=None, judge_model="")  # type: ignore[arg-type]
     out: dict[str, dict[str, dict[int, bool]]] = defaultdict(lambda: defaultdict(dict))
     for (item_id, vid), arms in rows.items():
         if not set(ARMS) <= set(arms) or not (evidence := arms["selfpara"].details.get("evidence")):
@@ -79,7 +82,7 @@ async def replay(run: Path) -> dict[str, dict[str, dict[int, bool]]]:
             for margin in (1, 2):
                 answers = [Answer(variant=i, text=t) for i, t in enumerate(texts)]
                 outcome = await vote(question, answers, equivalence, None, VoteRule(margin=margin))
-                label = await grader_for(item.kind).grade(item, texts[outcome.chosen])
+                label = await grader_for(item.kind).grade(item, decide_answer(outcome, answers, cfg).answer)
                 out[f"{name}, margin {margin}"][item_id][vid] = label == "correct"
     # only questions answered in every wording by every arm (an interrupted run leaves some short)
     complete = {q for q, by_variant in out["raw"].items() if len(by_variant) == len(items[q].variants)}

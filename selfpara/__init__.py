@@ -5,9 +5,10 @@ result = SelfParaphraser(k=3).answer("What is the capital of Australia?")
 print(result.answer, result.vote_share)
 """
 
-from selfpara.config import EMBEDDED_MODEL, WrapConfig, build_config
+from selfpara.config import WrapConfig, build_config
 from selfpara.errors import ConfigError, InputError, SelfparaError, UpstreamError, UpstreamTimeout
 from selfpara.llm import ModelClient
+from selfpara.model_names import EMBEDDED_MODEL
 from selfpara.pipeline import SelfParaphraser, aanswer, answer
 from selfpara.result import Answer, Cluster, Usage, Variant, WrappedAnswer
 

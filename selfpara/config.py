@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 import warnings
 from typing import Any, Literal
 
@@ -12,37 +13,14 @@ from selfpara.cache.spec import masked, parse_cache
 from selfpara.drift import DRIFT_CHECKS
 from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.errors import ConfigError, config_error
+from selfpara.model_names import EMBEDDED_MODEL, OPENAI_COMPATIBLE, is_embedded, takes_openai_params
 from selfpara.rewrites import REWRITE_KINDS
 from selfpara.vote import VoteRule
-
-EMBEDDED_MODEL = "local/qwen2.5-coder-1.5b"
-"""The model used when none is named: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF, the `qwen`
-extra), run in process. Chosen by measurement: it paraphrases; SmolLM2-135M (`local/smollm2`,
-always installed, used by the fast tests) rarely writes a rewording that keeps the question."""
-
 
 PARAPHRASE_CHECKS = ("off", "llm", "nli")
 """Ways to verify that a paraphrase asks exactly what the original asks."""
 
 MAX_K = 20
-
-OPENAI_COMPATIBLE = ("openai/", "hosted_vllm/")
-"""Model prefixes the lean http transport reaches (OpenAI-API upstreams)."""
-
-
-def is_embedded(model: str) -> bool:
-    """Whether `model` names a local model run in process (`local/...`, see selfpara.engines)."""
-    return model.startswith("local/")
-
-
-def takes_openai_params(model: str) -> bool:
-    """Whether `model` accepts OpenAI's optional sampling parameters (`seed`, `logprobs`).
-
-    True for the embedded models and OpenAI-compatible upstreams; other litellm providers
-    may reject them, so selfpara does not send them there.
-    """
-    return is_embedded(model) or model.startswith(OPENAI_COMPATIBLE)
-
 
 _SIZE_TAG = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z])")
 _LOOPBACK = re.compile(r"^[a-z]+://(localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|\[::1\])(:|/|$)", re.I)
@@ -375,6 +353,24 @@ DEPRECATED_NAMES = {"agreement": "equivalence"}
 """Old WrapConfig field names still accepted for one release, and their new names."""
 
 
+def _caller_level() -> int:
+    """The `stacklevel` that attributes a warning given in this module to the code that named the setting.
+
+    The old name reaches `rename_deprecated` through pydantic's validators or `with_overrides`, so a
+    fixed level would blame pydantic or this module; the first frame outside both is the one that
+    should move to the new name (and `error::DeprecationWarning:selfpara` fails the project's own uses).
+    """
+    level, frame = 1, sys._getframe(1)  # level 1: the function that calls warnings.warn
+    while frame.f_back is not None and _internal(frame.f_globals.get("__name__", "")):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _internal(module: str) -> bool:
+    """Whether `module` (a frame's module name) is this module or pydantic, which only pass the name on."""
+    return module == __name__ or module.partition(".")[0] == "pydantic"
+
+
 def rename_deprecated(values: dict[str, Any]) -> dict[str, Any]:
     """`values` with deprecated setting names replaced by their new names (a DeprecationWarning each).
 
@@ -387,7 +383,7 @@ def rename_deprecated(values: dict[str, Any]) -> dict[str, Any]:
         value = out.pop(old)
         if new in out and out[new] != value:
             raise ValueError(f"give {new!r} or its deprecated alias {old!r}, not both")
-        warnings.warn(f"the setting {old!r} is deprecated; use {new!r}", DeprecationWarning, stacklevel=3)
+        warnings.warn(f"the setting {old!r} is deprecated; use {new!r}", DeprecationWarning, stacklevel=_caller_level())
         out[new] = value
     return out
 

@@ -23,8 +23,8 @@ import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from selfpara.config import OPENAI_COMPATIBLE, is_embedded
 from selfpara.errors import ConfigError, UpstreamError, UpstreamTimeout
+from selfpara.model_names import OPENAI_COMPATIBLE, is_embedded
 from selfpara.result import Completion, Message
 from selfpara.upstream_data import (
     UpstreamInvalidResponse,

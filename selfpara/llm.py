@@ -11,6 +11,7 @@ local GGUF models on llama.cpp (`local/...`, see `selfpara.engines`), or any obj
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import re
 import time
@@ -22,7 +23,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 
 from selfpara._litellm import import_litellm
 from selfpara.cache import CallCache, cacheable, call_key, open_call_cache
-from selfpara.config import WrapConfig, is_embedded
+from selfpara.config import WrapConfig
 from selfpara.errors import SelfparaError, UpstreamError, UpstreamTimeout
 from selfpara.http_backend import (
     HttpBackend,
@@ -32,6 +33,7 @@ from selfpara.http_backend import (
     endpoint_from_env,
     resolve_transport,
 )
+from selfpara.model_names import is_embedded
 from selfpara.result import Completion, Message, Usage
 from selfpara.upstream_data import (
     UpstreamInvalidResponse,
@@ -42,6 +44,10 @@ from selfpara.upstream_data import (
 )
 
 log = logging.getLogger(__name__)
+
+# tenacity 9.2 renamed wait_exponential_jitter's `initial` to `multiplier` (the old name warns);
+# the floor, 8.2, knows only `initial`. The same first wait under either name.
+_BACKOFF_BASE = "multiplier" if "multiplier" in inspect.signature(wait_exponential_jitter).parameters else "initial"
 
 T = TypeVar("T")
 
@@ -307,7 +313,9 @@ class ModelClient:
     def _retrying(self) -> AsyncRetrying:
         return AsyncRetrying(
             stop=stop_after_attempt(self.retries + 1),
-            wait=wait_exponential_jitter(initial=self.backoff_s, max=max(self.backoff_s, 8.0), jitter=self.backoff_s),
+            wait=wait_exponential_jitter(
+                **{_BACKOFF_BASE: self.backoff_s}, max=max(self.backoff_s, 8.0), jitter=self.backoff_s
+            ),
             retry=retry_if_exception(lambda e: isinstance(e, UpstreamError) and e.retryable),
             reraise=True,
         )

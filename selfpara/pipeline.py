@@ -16,11 +16,12 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 from selfpara import prompts
-from selfpara.config import WrapConfig, build_config, takes_openai_params
+from selfpara.config import WrapConfig, build_config
 from selfpara.equivalence import Equivalence, build_equivalence
 from selfpara.errors import InputError, UpstreamError
 from selfpara.llm import ModelClient, one_piece
 from selfpara.messages import content_text
+from selfpara.model_names import takes_openai_params
 from selfpara.nli import NLIModel, load_nli
 from selfpara.paraphrase import (
     EquivalenceCheck,

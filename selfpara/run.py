@@ -26,18 +26,20 @@ import math
 import time
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from selfpara.adaptive import answers_to_settle, first_stage, settled
 from selfpara.config import WrapConfig
+from selfpara.decision import decide_answer, withhold_below
 from selfpara.errors import UpstreamError
 from selfpara.paraphrase import LEXICAL_REASONS, EquivalenceCheck, LexicalFilter, LineParser, drift_rejection
 from selfpara.result import Answer, Flag, Message, RejectedParaphrase, Timings, Usage, Variant, WrappedAnswer
 from selfpara.rewrites import filtered_rewrites
 from selfpara.vote import choose_winner, cluster_answers, guard_original, vote
 
-if TYPE_CHECKING:  # types only: the pipeline builds runs
-    from selfpara.pipeline import SelfParaphraser
+if TYPE_CHECKING:  # types only
+    from selfpara.equivalence import Equivalence
+    from selfpara.llm import ModelClient
 
 log = logging.getLogger(__name__)
 
@@ -79,11 +81,21 @@ class Candidate:
     answer: asyncio.Task[Answer] | None = None
 
 
+class RunOwner(Protocol):
+    """What a Run uses of the SelfParaphraser that starts it (so that run.py needs no pipeline.py)."""
+
+    @property
+    def client(self) -> ModelClient: ...
+    def paraphrase_check(self, cfg: WrapConfig, usage: Usage) -> EquivalenceCheck | None: ...
+    def equivalence_for(self, cfg: WrapConfig) -> Equivalence: ...
+    async def paraphrase_reply(self, question: str, cfg: WrapConfig, usage: Usage) -> AsyncGenerator[str, None]: ...
+
+
 class Run:
     """State of one request; lives only for that request.
 
     Args:
-        owner: the SelfParaphraser (its client, paraphrase call, checks and equivalences).
+        owner: the SelfParaphraser (its client, paraphrase call, checks and equivalences: `RunOwner`).
         cfg: the request's settings.
         messages: the conversation; its last (user) message is the question.
         question: the question's text.
@@ -93,7 +105,7 @@ class Run:
 
     def __init__(
         self,
-        owner: SelfParaphraser,
+        owner: RunOwner,
         cfg: WrapConfig,
         messages: list[Message],
         question: str,
@@ -109,7 +121,7 @@ class Run:
         self.failures: list[UpstreamError] = []
         self.rule = cfg.vote_rule
         # The low-agreement policy changes the answer only when it abstains: then adaptive k keeps its side too.
-        self.share_threshold = cfg.low_agreement_threshold if cfg.low_agreement == "abstain" else None
+        self.share_threshold = withhold_below(cfg)
         self.adaptive = cfg.adaptive and given is None
         self.check: EquivalenceCheck | None = None if given is not None else owner.paraphrase_check(cfg, self.usage)
         self.candidates: list[Candidate] = []
@@ -443,18 +455,13 @@ class Run:
         if outcome.original_kept:
             self.flags.append("original_kept")
         winner = outcome.clusters[outcome.winner]
-        chosen_text = next(a.text for a in answers if a.variant == outcome.chosen) or ""
-        answer, withheld = chosen_text, None
-        low = self.cfg.low_agreement != "off" and outcome.vote_share < self.cfg.low_agreement_threshold
-        if low:
-            self.flags.append("low_agreement")
-            if self.cfg.low_agreement == "abstain":
-                answer, withheld = self.cfg.abstention_text, chosen_text
+        decision = decide_answer(outcome, answers, self.cfg)
+        self.flags.extend(decision.flags)
         if self.usage.cache_errors:
             self.flags.append("cache_unavailable")
         return WrappedAnswer(
-            answer=answer,
-            withheld_answer=withheld,
+            answer=decision.answer,
+            withheld_answer=decision.withheld,
             question=self.question,
             model=self.cfg.model,
             k_requested=self.cfg.k,
@@ -473,7 +480,7 @@ class Run:
             entropy_normalized=outcome.entropy_normalized,
             original_won=0 in winner.members,
             original_kept=outcome.original_kept,
-            abstained=winner.abstention or withheld is not None,
+            abstained=winner.abstention or decision.withheld is not None,
             flags=self.flags,
             paraphrase_check=self.cfg.resolved_paraphrase_check,
             equivalence_functions=equivalence.names,

@@ -101,7 +101,8 @@ def test_serve_takes_equivalence_and_its_deprecated_flag(args):
 def test_a_settings_file_may_still_say_agreement(tmp_path):
     path = tmp_path / "proxy.toml"
     path.write_text('[upstream]\nmodel = "openai/m"\napi_base = "http://up/v1"\nagreement = "exact"\n')
-    result = runner.invoke(app, ["serve", "--config", str(path), "--check"])
+    with pytest.warns(DeprecationWarning, match="'agreement' is deprecated"):  # still read, one release
+        result = runner.invoke(app, ["serve", "--config", str(path), "--check"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["upstream"]["equivalence"] == "exact"
     assert "--agreement" not in runner.invoke(app, ["serve", "--help"]).output

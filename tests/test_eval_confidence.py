@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 
-import math
-
 import pytest
 
 from evaluation.metrics.confidence import (

@@ -142,12 +142,12 @@ def test_sessions_close_with_their_loop(fake: FakeUpstream, base: str, caplog: p
     client = client_for(base)
     gc.collect()  # what earlier tests left behind is theirs
 
-    async def once() -> str:
-        return (await client.complete("openai/fake", HI)).text
+    async def once(c: ModelClient) -> str:  # the client as an argument: `del client` below must drop the last reference
+        return (await c.complete("openai/fake", HI)).text
 
     with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.ERROR, logger="asyncio"):
         warnings.simplefilter("always")
-        assert [asyncio.run(once()) for _ in range(3)] == ["Paris"] * 3
+        assert [asyncio.run(once(client)) for _ in range(3)] == ["Paris"] * 3
         paraphraser = SelfParaphraser(
             model="openai/fake", api_base=base, api_key=KEY, k=2, paraphrase_check="off", equivalence="exact", retries=0
         )

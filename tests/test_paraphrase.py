@@ -28,7 +28,10 @@ def test_user_text_is_delimited_in_every_prompt_and_cannot_close_its_tag():
 
 
 def test_echoed_tags_are_not_paraphrases():
-    reply = "<question>\n1. Which city is France's capital?\n2. <question>Name the capital city of France.</question>\n</question>"
+    reply = (
+        "<question>\n1. Which city is France's capital?\n"
+        "2. <question>Name the capital city of France.</question>\n</question>"
+    )
     assert parse_paraphrases(reply) == ["Which city is France's capital?", "Name the capital city of France."]
 
 

@@ -1,5 +1,3 @@
-import asyncio
-
 import pytest
 
 from selfpara import ConfigError, InputError, SelfParaphraser, UpstreamError, WrappedAnswer

@@ -140,7 +140,7 @@ def bench(
         from evaluation.config import RunOptions
         from evaluation.report import markdown_table, write_reports
         from evaluation.runner import run_bench
-        from selfpara.config import EMBEDDED_MODEL, is_embedded
+        from selfpara.model_names import EMBEDDED_MODEL, is_embedded
 
         config = _config(
             order=order,

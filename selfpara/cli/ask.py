@@ -100,7 +100,8 @@ def ask(
     # ask has no settings file: a failed settings check is always the flags' (exit code 2)
     fields = {"equivalence": "agreement"} if agreement else None  # the deprecated flag, when it was the one given
     with clean_errors(ctx, fields, all_from_flags=True), stdout_to_stderr():
-        from selfpara.config import EMBEDDED_MODEL, build_config, is_embedded
+        from selfpara.config import build_config
+        from selfpara.model_names import EMBEDDED_MODEL, is_embedded
         from selfpara.pipeline import SelfParaphraser
 
         text = sys.stdin.read() if question == "-" else question

@@ -32,8 +32,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_serializer, model_validator
 
-from selfpara.config import OPENAI_COMPATIBLE
 from selfpara.errors import ConfigError
+from selfpara.model_names import OPENAI_COMPATIBLE
 
 log = logging.getLogger(__name__)
 

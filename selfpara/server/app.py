@@ -26,8 +26,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from selfpara.config import is_embedded
 from selfpara.llm import ModelClient
+from selfpara.model_names import is_embedded
 from selfpara.server import chat, completions, health, responses
 from selfpara.server.errors import ProxyError, error_response, for_status
 from selfpara.server.hosts import HostCheckMiddleware

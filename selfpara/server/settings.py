@@ -38,9 +38,10 @@ from pydantic import (
     model_validator,
 )
 
-from selfpara.config import MAX_K, WrapConfig, build_config, is_embedded
+from selfpara.config import MAX_K, WrapConfig, build_config
 from selfpara.errors import ConfigError, config_error
 from selfpara.http_backend import endpoint_from_env, resolve_transport
+from selfpara.model_names import is_embedded
 from selfpara.routing.config import RouterConfig
 
 
