@@ -37,3 +37,23 @@ def stop_all(procs: list, timeout_s: float = 15.0) -> None:
             proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+async def wait_up(url: str, proc, timeout_s: float = 120) -> None:
+    """Poll `url` until it answers 200; RuntimeError if `proc` (the server) exits first or time runs out."""
+    import asyncio
+
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    async with httpx.AsyncClient(timeout=2) as http:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{url}: the process exited with {proc.returncode}")
+            try:
+                if (await http.get(url)).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            await asyncio.sleep(0.2)
+    raise RuntimeError(f"{url} did not come up")

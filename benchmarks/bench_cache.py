@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import percentile, stop_all, write  # noqa: E402
+from _common import percentile, stop_all, wait_up, write  # noqa: E402
 from fake_upstream import FakeUpstream, ThreadedServer  # noqa: E402
 from redis_server import RedisServer, free_port  # noqa: E402
 
@@ -71,18 +71,7 @@ def start_proxy(port: int, upstream: str, cache: str) -> subprocess.Popen[bytes]
 
 
 async def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    async with httpx.AsyncClient(timeout=2) as http:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(f"the proxy at {base} exited with {proc.returncode}")
-            try:
-                if (await http.get(f"{base}/health")).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            await asyncio.sleep(0.2)
-    raise RuntimeError(f"the proxy at {base} did not start")
+    await wait_up(f"{base}/health", proc, timeout_s)
 
 
 async def ask_all(base: str, questions: list[str]) -> dict[str, Any]:

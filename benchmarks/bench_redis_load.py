@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import percentile, stop_all, write  # noqa: E402
+from _common import percentile, stop_all, wait_up, write  # noqa: E402
 from redis_server import RedisServer, free_port  # noqa: E402
 
 ENV = {
@@ -56,21 +56,6 @@ def spawn(cmd: list[str], name: str) -> tuple[subprocess.Popen[bytes], Path]:
     log = Path(tempfile.gettempdir()) / f"selfpara-bench-redis-load-{name}.log"
     out = open(log, "wb")  # noqa: SIM115  (the child keeps it)
     return subprocess.Popen(cmd, env=ENV, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True), log
-
-
-async def wait_up(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    async with httpx.AsyncClient(timeout=2) as http:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(f"{url}: the process exited with {proc.returncode}")
-            try:
-                if (await http.get(url)).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            await asyncio.sleep(0.2)
-    raise RuntimeError(f"{url} did not come up")
 
 
 async def upstream_calls(upstream: str, *, reset: bool = False) -> int:
