@@ -289,31 +289,44 @@ async def test_real_model_seeds_reproduce_samples(smollm2: LlamaCppModel) -> Non
 
 
 class _CachedContext:
-    """What `_keep_aligned_prefix` reads of a llama_cpp.Llama: its batch size and cached tokens."""
+    """What `_prepare_prompt` uses of a llama_cpp.Llama: its batch size, its cached tokens, `eval`."""
 
     def __init__(self, cached: list[int], n_batch: int) -> None:
         import numpy as np
 
         self.n_batch = n_batch
-        self.input_ids = np.array(cached + [0] * 8, dtype=np.intc)
+        self.input_ids = np.array(cached + [0] * 16, dtype=np.intc)
         self.n_tokens = len(cached)
+        self.evaluated: list[list[int]] = []
+
+    def eval(self, tokens: list[int]) -> None:
+        self.evaluated.append(list(tokens))
+        self.input_ids[self.n_tokens : self.n_tokens + len(tokens)] = tokens
+        self.n_tokens += len(tokens)
 
 
 @pytest.mark.parametrize(
-    ("cached", "prompt", "kept"),
+    ("cached", "last", "prompt", "kept", "evaluated"),
     [
-        (list(range(10)), list(range(10)), 8),  # the same prompt: cut to whole batches, never the last token
-        (list(range(10)), list(range(6)) + [99] * 4, 4),  # a shared prefix of 6: 4, a whole batch
-        (list(range(3)), list(range(10)), 0),  # less than a batch in common: a fresh evaluation
-        ([5, 6, 7, 8, 9], list(range(10)), 0),  # nothing in common
+        # the same prompt again: all but its last token kept as the last call computed them
+        (list(range(12)), list(range(10)), list(range(10)), 9, []),
+        # another prompt sharing 6 tokens: a whole batch of 4 kept, the rest but the last evaluated
+        (list(range(10)), list(range(10)), [*range(6), 99, 98, 97], 4, [[4, 5, 99, 98]]),
+        # less than a batch in common: evaluated afresh, all but the last token
+        (list(range(3)), list(range(3)), list(range(10)), 0, [list(range(9))]),
+        ([5, 6, 7, 8, 9], [5, 6, 7, 8, 9], list(range(10)), 0, [list(range(9))]),
     ],
 )
-def test_the_reused_prefix_is_cut_to_whole_batches(cached: list[int], prompt: list[int], kept: int) -> None:
-    from selfpara.engines.llamacpp import _keep_aligned_prefix
+def test_a_prompt_is_evaluated_alike_whatever_came_before(
+    cached: list[int], last: list[int], prompt: list[int], kept: int, evaluated: list[list[int]]
+) -> None:
+    from selfpara.engines.llamacpp import _prepare_prompt
 
     llm = _CachedContext(cached, n_batch=4)
-    _keep_aligned_prefix(llm, prompt)
-    assert llm.n_tokens == kept
+    _prepare_prompt(llm, prompt, last)
+    assert llm.evaluated == evaluated
+    assert llm.n_tokens == len(prompt) - 1  # generate() then evaluates the last token alone
+    assert kept == len(prompt) - 1 - sum(len(e) for e in evaluated)
 
 
 async def _seeded_samples(model: str, n: int = 10) -> list[str]:

@@ -57,6 +57,7 @@ class LlamaCppModel(QueuedEngine):
         self.threads = threads
         self.path: str | None = None
         self._llm: Any = None
+        self._last_prompt: list[int] = []  # the prompt whose KV cache the context holds (worker thread only)
         self._format: Callable[..., Any] | None = None
 
     @property
@@ -174,7 +175,8 @@ class LlamaCppModel(QueuedEngine):
                 f"the prompt has {len(tokens)} tokens; {self.spec.title} runs with a context of {llm.n_ctx()}",
                 status=400,
             )
-        _keep_aligned_prefix(llm, tokens)
+        _prepare_prompt(llm, tokens, self._last_prompt)
+        self._last_prompt = tokens
         # Sampling draws from this seed; llama.cpp's default seed means "random".
         llm.set_seed(req.seed if req.seed is not None else llama_cpp.LLAMA_DEFAULT_SEED)
         vocab, n_vocab = llm._model.vocab, llm.n_vocab()
@@ -211,26 +213,38 @@ class LlamaCppModel(QueuedEngine):
         )
 
 
-def _keep_aligned_prefix(llm: Any, tokens: list[int]) -> None:
-    """Keep only as much of the previous call's KV cache as a fresh evaluation would compute the same way.
+def _prepare_prompt(llm: Any, tokens: list[int], last_prompt: list[int]) -> None:
+    """Evaluate all of `tokens` but the last, so that every call computes its prompt alike.
 
     llama.cpp's CPU kernels give a token slightly different values depending on where it
     falls in an evaluation batch (rows are multiplied in groups; a lone row takes another
     kernel). llama-cpp-python reuses the longest cached prefix of the prompt and evaluates
-    only the rest, or replays the last token alone, so one prompt's logits depended on the
-    call before it, and seeded samples (and near-tied greedy tokens) did not reproduce.
-    Cutting the reused prefix back to a whole number of batches makes every evaluation
-    start where a fresh one would start a batch, so the prompt is always computed alike.
+    the rest, or replays the last token alone, so one prompt's logits depended on the call
+    before it, and seeded samples (and near-tied greedy tokens) did not reproduce. Here a
+    prompt is always evaluated the same way: all but its last token in batches that start
+    where a fresh evaluation's would (position 0, or a whole number of batches of a prefix
+    kept from the call before), then the last token alone (by `generate`). The same prompt
+    asked again keeps all but its last token, which were computed exactly so.
+
+    Args:
+        llm: the llama_cpp.Llama context (its KV cache holds the previous call's tokens).
+        tokens: this call's prompt.
+        last_prompt: the previous call's prompt.
     """
-    step = max(1, int(llm.n_batch))
-    cached = int(llm.n_tokens)
+    cached, body = int(llm.n_tokens), len(tokens) - 1
+    if last_prompt == tokens and cached >= body:
+        llm.n_tokens = body
+        return
     common = 0
     for have, want in zip(llm.input_ids[:cached].tolist(), tokens, strict=False):
         if have != want:
             break
         common += 1
+    step = max(1, int(llm.n_batch))
     # What lies past n_tokens is dropped from the KV cache by the next evaluation.
-    llm.n_tokens = min(cached, min(common, len(tokens) - 1) // step * step)
+    llm.n_tokens = min(cached, min(common, body) // step * step)
+    if llm.n_tokens < body:
+        llm.eval(tokens[llm.n_tokens : body])
 
 
 def idle_cores() -> int:
