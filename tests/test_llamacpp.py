@@ -20,9 +20,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import pytest
 
 from selfpara.engines import packaged
-from selfpara.engines.llamacpp import LlamaCppModel, _logprob, llamacpp_model
+from selfpara.engines.llamacpp import LlamaCppModel, llamacpp_model
 from selfpara.engines.packaged import resolve
 from selfpara.engines.request import GenRequest, make_request
+from selfpara.engines.sampling import logprob
 from selfpara.errors import ConfigError, UpstreamError
 from selfpara.llm import ModelClient
 from selfpara.result import Completion
@@ -81,8 +82,8 @@ def test_logprob_is_log_softmax() -> None:
 
     logits = np.array([1.0, 2.0, 3.0], dtype=np.float32)
     expected = 2.0 - np.log(np.exp(1.0) + np.exp(2.0) + np.exp(3.0))
-    assert _logprob(logits, 1) == pytest.approx(expected)
-    assert _logprob(np.array([1e4, 0.0], dtype=np.float32), 0) == pytest.approx(0.0)  # no overflow
+    assert logprob(logits, 1) == pytest.approx(expected)
+    assert logprob(np.array([1e4, 0.0], dtype=np.float32), 0) == pytest.approx(0.0)  # no overflow
 
 
 def test_make_request_reads_openai_params_and_ignores_the_rest() -> None:

@@ -6,11 +6,13 @@ loads lazily, once, under a lock; prompts are rendered with the chat template st
 the GGUF (the model's own); decoding is greedy at temperature 0 and otherwise samples
 with temperature and top-p from a seed (pass `seed` to reproduce a sample).
 
-A llama.cpp context is not thread-safe and decodes one sequence at a time, so each model
-has one worker thread that takes requests from a queue in arrival order. Callers await a
-future, so the event loop never blocks and calls from successive `asyncio.run()` loops
-work. A caller that is cancelled (or times out) before its turn is skipped; one that
-gives up mid-generation stops it at the next token.
+A llama.cpp context is not thread-safe, so each model has one worker thread that takes
+requests from a queue in arrival order. By default it decodes up to `PARALLEL` requests
+together, one token of each per step (`selfpara.engines.batched`); with `parallel=1` it
+answers them one at a time. Callers await a future, so the event loop never blocks and
+calls from successive `asyncio.run()` loops work. A caller that is cancelled (or times
+out) before its turn is skipped; one that gives up mid-generation stops it at the next
+token.
 """
 
 from __future__ import annotations
@@ -19,26 +21,32 @@ import atexit
 import ctypes
 import logging
 import os
-import queue
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from selfpara.engines.batched import CHUNK, BatchScheduler, SlotContext
 from selfpara.engines.packaged import LocalModel
+from selfpara.engines.prefix import reusable_prefix
 from selfpara.engines.probe import check_engine
-from selfpara.engines.queued import EngineCache, QueuedEngine
+from selfpara.engines.queued import EngineCache, QueuedEngine, refuse_waiting
 from selfpara.engines.request import GenRequest
+from selfpara.engines.sampling import logprob
 from selfpara.errors import ConfigError, UpstreamError
 from selfpara.extras import requires_extra
 from selfpara.result import Completion
 
-if TYPE_CHECKING:
-    import numpy as np
-
 log = logging.getLogger(__name__)
 
 N_CTX = 8192
-"""Context length of every loaded model (prompt + answer), in tokens."""
+"""Context length of a model answering one request at a time (prompt + answer), in tokens."""
+
+PARALLEL = 4
+"""Requests decoded together by default. On 2 cores four sequences decode about 1.9x the
+tokens per second of one (benchmarks/bench_batch.py); each keeps `N_CTX_SLOT` tokens."""
+
+N_CTX_SLOT = 4096
+"""Context length of each sequence when several are decoded together, in tokens."""
 
 
 class LlamaCppModel(QueuedEngine):
@@ -48,13 +56,28 @@ class LlamaCppModel(QueuedEngine):
         spec: the model to load (see `selfpara.engines.packaged.resolve`).
         n_ctx: context length in tokens.
         threads: CPU threads for llama.cpp (default: `idle_cores()` when the model loads).
+        parallel: requests decoded together (1: one at a time, each with a context of `n_ctx`).
+        n_ctx_slot: context length of each request when `parallel` > 1.
     """
 
-    def __init__(self, spec: LocalModel, *, n_ctx: int = N_CTX, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        spec: LocalModel,
+        *,
+        n_ctx: int = N_CTX,
+        threads: int | None = None,
+        parallel: int = PARALLEL,
+        n_ctx_slot: int = N_CTX_SLOT,
+    ) -> None:
         super().__init__(spec)
+        if parallel < 1:
+            raise ConfigError(f"parallel must be at least 1, not {parallel}")
         self.thread_name = f"selfpara-llamacpp-{spec.title}"
         self.n_ctx = n_ctx
         self.threads = threads
+        self.parallel = parallel
+        self.n_ctx_slot = n_ctx_slot
+        self._slots: SlotContext | None = None
         self.path: str | None = None
         self._llm: Any = None
         self._last_prompt: list[int] = []  # the prompt whose KV cache the context holds (worker thread only)
@@ -87,14 +110,18 @@ class LlamaCppModel(QueuedEngine):
             say(f"loading {self.spec.title}")
             started = time.perf_counter()
             threads = self.threads or idle_cores()
+            batched = self.parallel > 1
             try:
                 llm = Llama(
                     model_path=str(path),
-                    n_ctx=self.n_ctx,
+                    # Batched, Llama's own context only tokenizes: the slots get their own.
+                    n_ctx=CHUNK if batched else self.n_ctx,
                     n_threads=threads,
                     n_threads_batch=threads,
                     verbose=False,  # llama.cpp would print its load log to stderr
                 )
+                if batched:
+                    self._slots = SlotContext(llm, n_slots=self.parallel, n_ctx_slot=self.n_ctx_slot, threads=threads)
             except (ValueError, RuntimeError) as exc:
                 raise ConfigError(f"llama.cpp could not load {path}: {exc}") from None
             template = llm.metadata.get("tokenizer.chat_template")
@@ -112,7 +139,14 @@ class LlamaCppModel(QueuedEngine):
             # (and prints a traceback) when it runs after module teardown.
             atexit.register(self.close)
             self.load_seconds = time.perf_counter() - started
-            log.info("loaded %s from %s in %.2fs (%d threads)", self.spec.title, path, self.load_seconds, threads)
+            log.info(
+                "loaded %s from %s in %.2fs (%d threads, %d sequences at once)",
+                self.spec.title,
+                path,
+                self.load_seconds,
+                threads,
+                self.parallel,
+            )
             say(f"{self.spec.title} ready ({self.load_seconds:.1f}s)")
 
     def close(self, timeout_s: float = 10.0) -> None:
@@ -120,13 +154,30 @@ class LlamaCppModel(QueuedEngine):
         super().close(timeout_s)
         worker = self._worker
         if worker is None or not worker.is_alive():  # never free a model a generation still uses
+            slots, self._slots = self._slots, None
+            if slots is not None:
+                slots.close()
             llm, self._llm = self._llm, None
             free = getattr(llm, "close", None)
             if free is not None:
                 free()
 
     def _run(self) -> None:
-        """Worker loop: one request at a time, in arrival order. Never dies on a bad request."""
+        """Worker loop: batched when the model has slots, else one request at a time, in arrival order."""
+        if self._slots is not None:
+            import llama_cpp
+
+            llm = self._llm
+            BatchScheduler(
+                self._slots,
+                self._queue,
+                self._closing,
+                tokenize=self._prompt_tokens,
+                is_end=lambda token: bool(llama_cpp.llama_vocab_is_eog(llm._model.vocab, token)),
+                detokenize=lambda tokens: llm.detokenize(tokens).decode("utf-8", errors="ignore"),
+                title=self.spec.title,
+            ).run()
+            return
         while not self._closing.is_set():
             req = self._queue.get()
             if req is None:
@@ -145,20 +196,10 @@ class LlamaCppModel(QueuedEngine):
                 )
             else:
                 req.future.set_result(result)
-        # Whoever still waits would wait forever.
-        while True:
-            try:
-                req = self._queue.get_nowait()
-            except queue.Empty:
-                return
-            if req is not None and req.future.set_running_or_notify_cancel():
-                req.future.set_exception(UpstreamError(f"{self.spec.title} is shutting down", status=503))
+        refuse_waiting(self._queue, self.spec.title)
 
-    def _generate(self, req: GenRequest) -> Completion:
-        """Decode one answer; records each chosen token's log-probability under the model's raw distribution."""
-        import llama_cpp
-        import numpy as np
-
+    def _prompt_tokens(self, req: GenRequest) -> list[int]:
+        """The request's messages in the model's chat template, as tokens; UpstreamError 400 if it rejects them."""
         llm, fmt = self._llm, self._format
         assert llm is not None and fmt is not None
         try:
@@ -168,7 +209,15 @@ class LlamaCppModel(QueuedEngine):
                 f"the chat template of {self.spec.title} rejects these messages: {exc}", status=400
             ) from None
         # The template writes any BOS itself, as llama-cpp-python's own chat handler assumes.
-        tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+        return list(llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
+
+    def _generate(self, req: GenRequest) -> Completion:
+        """Decode one answer; records each chosen token's log-probability under the model's raw distribution."""
+        import llama_cpp
+        import numpy as np
+
+        llm = self._llm
+        tokens = self._prompt_tokens(req)
         budget = min(req.max_tokens, llm.n_ctx() - len(tokens))
         if budget < 1:
             raise UpstreamError(
@@ -194,7 +243,7 @@ class LlamaCppModel(QueuedEngine):
                     break
                 # The logits the token was drawn from are still the context's last row.
                 logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(n_vocab,))
-                logprobs.append(_logprob(logits, token))
+                logprobs.append(logprob(logits, token))
                 out.append(token)
                 if len(out) >= budget:
                     break
@@ -216,15 +265,10 @@ class LlamaCppModel(QueuedEngine):
 def _prepare_prompt(llm: Any, tokens: list[int], last_prompt: list[int]) -> None:
     """Evaluate all of `tokens` but the last, so that every call computes its prompt alike.
 
-    llama.cpp's CPU kernels give a token slightly different values depending on where it
-    falls in an evaluation batch (rows are multiplied in groups; a lone row takes another
-    kernel). llama-cpp-python reuses the longest cached prefix of the prompt and evaluates
-    the rest, or replays the last token alone, so one prompt's logits depended on the call
-    before it, and seeded samples (and near-tied greedy tokens) did not reproduce. Here a
-    prompt is always evaluated the same way: all but its last token in batches that start
-    where a fresh evaluation's would (position 0, or a whole number of batches of a prefix
-    kept from the call before), then the last token alone (by `generate`). The same prompt
-    asked again keeps all but its last token, which were computed exactly so.
+    llama-cpp-python reuses the longest cached prefix of the prompt and evaluates the rest,
+    or replays the last token alone, so one prompt's logits depended on the call before it;
+    here only what `reusable_prefix` allows is kept (batches of `n_batch` tokens), the rest
+    but the last token is evaluated, and `generate` then evaluates the last token alone.
 
     Args:
         llm: the llama_cpp.Llama context (its KV cache holds the previous call's tokens).
@@ -232,17 +276,8 @@ def _prepare_prompt(llm: Any, tokens: list[int], last_prompt: list[int]) -> None
         last_prompt: the previous call's prompt.
     """
     cached, body = int(llm.n_tokens), len(tokens) - 1
-    if last_prompt == tokens and cached >= body:
-        llm.n_tokens = body
-        return
-    common = 0
-    for have, want in zip(llm.input_ids[:cached].tolist(), tokens, strict=False):
-        if have != want:
-            break
-        common += 1
-    step = max(1, int(llm.n_batch))
     # What lies past n_tokens is dropped from the KV cache by the next evaluation.
-    llm.n_tokens = min(cached, min(common, body) // step * step)
+    llm.n_tokens = reusable_prefix(llm.input_ids[:cached].tolist(), len(last_prompt) - 1, tokens, int(llm.n_batch))
     if llm.n_tokens < body:
         llm.eval(tokens[llm.n_tokens : body])
 
@@ -258,15 +293,6 @@ def idle_cores() -> int:
     cores = len(os.sched_getaffinity(0))
     busy = os.getloadavg()[0]
     return max(1, min(cores, int(cores - busy + 0.5)))
-
-
-def _logprob(logits: np.ndarray, token: int) -> float:
-    """log softmax(logits)[token], computed stably in float64."""
-    import numpy as np
-
-    values = logits.astype(np.float64)
-    top = values.max()
-    return float(values[token] - top - np.log(np.exp(values - top).sum()))
 
 
 _engines: EngineCache[LlamaCppModel] = EngineCache(LlamaCppModel)

@@ -93,6 +93,17 @@ class QueuedEngine:
                 self._worker.start()
 
 
+def refuse_waiting(requests: queue.SimpleQueue[GenRequest | None], title: str) -> None:
+    """Answer every request still queued with a 503 (the worker is stopping: they would wait forever)."""
+    while True:
+        try:
+            req = requests.get_nowait()
+        except queue.Empty:
+            return
+        if req is not None and req.future.set_running_or_notify_cancel():
+            req.future.set_exception(UpstreamError(f"{title} is shutting down", status=503))
+
+
 E = TypeVar("E", bound=QueuedEngine)
 
 

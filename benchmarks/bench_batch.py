@@ -1,0 +1,147 @@
+"""The llama.cpp engine one request at a time (the queue) against batched decoding, side by side.
+
+In one process, per model (SmolLM2 and the default Qwen, when installed), two engines on
+the same GGUF: `parallel=1` (the queue) and `parallel=8` (batched). For 1, 2, 4 and 8
+concurrent greedy calls (max_tokens 48, the two engines alternating): aggregate generated
+tokens per second, mean per-call latency, and how many answers are identical.
+
+Then, on the default model with each engine: a raw answer, the paraphrase call alone (the
+second of two, so a kept prefix shows) and a whole wrapped answer at k = 3 (the README's
+question), each as a ratio of the raw answer's time.
+
+Prints the figures and writes benchmarks/results/batch.json.
+
+    python benchmarks/bench_batch.py [--models smollm2,qwen2.5-coder-1.5b] [--sizes 1,2,4,8] [--skip-ask]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import write  # noqa: E402
+
+PROMPTS = [
+    "Explain why the sky is blue.",
+    "Write a short story about a cat.",
+    "What causes tides on Earth?",
+    "Describe how a bicycle works.",
+    "Why do leaves change colour in autumn?",
+    "How does a refrigerator keep food cold?",
+    "What is photosynthesis?",
+    "Explain how vaccines train the immune system.",
+]
+QUESTION = "What is the capital of France?"
+
+
+async def _round(engine: Any, model: str, prompts: list[str], max_tokens: int) -> tuple[float, list[Any]]:
+    """Wall seconds of all `prompts` at once, and per call (completion, seconds from start to its end)."""
+    started = time.perf_counter()
+
+    async def one(prompt: str) -> tuple[Any, float]:
+        result = await engine.complete(model, [{"role": "user", "content": prompt}], {"max_tokens": max_tokens})
+        return result, time.perf_counter() - started
+
+    results = await asyncio.gather(*(one(p) for p in prompts))
+    return time.perf_counter() - started, results
+
+
+def throughput(model: str, sizes: list[int], max_tokens: int) -> dict[str, Any]:
+    """Aggregate tokens/s and latency of n concurrent calls on the queue and on batched decoding."""
+    from selfpara.engines.llamacpp import LlamaCppModel
+    from selfpara.engines.packaged import resolve
+
+    spec = resolve(model)
+    engines = {"queue": LlamaCppModel(spec, parallel=1), "batched": LlamaCppModel(spec, parallel=max(sizes))}
+    for engine in engines.values():
+        engine.load()
+        asyncio.run(_round(engine, model, ["Hi"], 4))  # warm-up
+    figures: dict[str, Any] = {"threads": engines["queue"].threads}
+    for n in sizes:
+        prompts = PROMPTS[:n]
+        row: dict[str, Any] = {}
+        texts = {}
+        for name, engine in engines.items():
+            seconds, timed = asyncio.run(_round(engine, model, prompts, max_tokens))
+            tokens = sum(r.completion_tokens for r, _ in timed)
+            row[name] = {
+                "seconds": round(seconds, 2),
+                "tokens": tokens,
+                "tokens_per_s": round(tokens / seconds, 2),
+                "mean_latency_s": round(sum(s for _, s in timed) / n, 2),
+            }
+            texts[name] = [r.text for r, _ in timed]
+        row["speedup"] = round(row["batched"]["tokens_per_s"] / row["queue"]["tokens_per_s"], 2)
+        row["identical_answers"] = f"{sum(a == b for a, b in zip(texts['queue'], texts['batched'], strict=True))}/{n}"
+        figures[str(n)] = row
+        print(f"{model} n={n}: queue {row['queue']['tokens_per_s']} tok/s, batched {row['batched']['tokens_per_s']}"
+              f" tok/s ({row['speedup']}x), identical {row['identical_answers']}", flush=True)  # fmt: skip
+    for engine in engines.values():
+        engine.close()
+    return figures
+
+
+def wrapped_against_raw(model: str, parallel: int) -> dict[str, Any]:
+    """Raw answer, paraphrase call and wrapped answer at k=3 on one engine, as seconds and ratios."""
+    from selfpara import SelfParaphraser
+    from selfpara.engines.llamacpp import LlamaCppModel
+    from selfpara.engines.packaged import resolve
+    from selfpara.llm import ModelClient
+
+    engine = LlamaCppModel(resolve(model), parallel=parallel)
+    engine.load()
+    client = ModelClient(backend=engine)  # type: ignore[arg-type]
+    sp = SelfParaphraser(client=client, model=model, k=3, max_tokens=48, cache="off")
+    asyncio.run(_round(engine, model, ["Hi"], 4))
+    started = time.perf_counter()
+    asyncio.run(client.complete(model, [{"role": "user", "content": QUESTION}], max_tokens=48))
+    raw_s = time.perf_counter() - started
+    sp.answer("What is the capital of Spain?")  # the paraphrase prompt's prefix is now cached
+    result = sp.answer(QUESTION)
+    engine.close()
+    return {
+        "raw_s": round(raw_s, 2),
+        "wrapped_s": round(result.timings.total_s, 2),
+        "paraphrase_s": round(result.timings.paraphrase_s, 2),
+        "wrapped_over_raw": round(result.timings.total_s / raw_s, 2),
+        "paraphrase_over_raw": round(result.timings.paraphrase_s / raw_s, 2),
+        "answer": result.answer,
+        "k_kept": result.k_kept,
+        "calls": result.usage.calls,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="smollm2,qwen2.5-coder-1.5b")
+    parser.add_argument("--sizes", default="1,2,4,8")
+    parser.add_argument("--max-tokens", type=int, default=48)
+    parser.add_argument("--skip-ask", action="store_true")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    figures: dict[str, Any] = {"load_average": os.getloadavg()[0], "cores": len(os.sched_getaffinity(0))}
+    for name in args.models.split(","):
+        figures[name] = throughput(f"local/{name}", sizes, args.max_tokens)
+    if not args.skip_ask:
+        model = f"local/{args.models.split(',')[-1]}"
+        figures["ask"] = {"queue": wrapped_against_raw(model, 1), "batched": wrapped_against_raw(model, 4)}
+        for name, row in figures["ask"].items():
+            paraphrase = f"paraphrase {row['paraphrase_s']}s ({row['paraphrase_over_raw']}x)"
+            print(
+                f"ask on {model}, {name}: raw {row['raw_s']}s, {paraphrase}, wrapped {row['wrapped_s']}s ({row['wrapped_over_raw']}x)"
+            )
+    figures["load_average_after"] = os.getloadavg()[0]
+    print(f"wrote {write('batch', figures)}")
+
+
+if __name__ == "__main__":
+    main()
