@@ -86,7 +86,7 @@ class FakeSlots:
 
     def __init__(self, n_slots: int = 4, n_ctx_slot: int = 64, vocab: int = 100) -> None:
         self.n_slots, self.n_ctx_slot, self.vocab = n_slots, n_ctx_slot, vocab
-        self.held: list[list[int]] = [[] for _ in range(n_slots)]
+        self.held_tokens: list[list[int]] = [[] for _ in range(n_slots)]
         self.steps: list[list[int]] = []  # the slots of each step
         self.prefilled: list[tuple[int, int]] = []  # (slot, tokens kept)
         self.fail_decode = False
@@ -94,11 +94,14 @@ class FakeSlots:
         self.gate: threading.Event | None = None  # when set, each step waits for it
 
     def reuse(self, slot: int, tokens: Sequence[int]) -> int:
-        return reusable_prefix(self.held[slot], len(self.held[slot]), tokens, 4)
+        return reusable_prefix(self.held_tokens[slot], len(self.held_tokens[slot]), tokens, 4)
+
+    def held(self, slot: int) -> int:
+        return len(self.held_tokens[slot])
 
     def prefill(self, slot: int, tokens: Sequence[int]) -> None:
         self.prefilled.append((slot, self.reuse(slot, tokens)))
-        self.held[slot] = list(tokens[:-1])
+        self.held_tokens[slot] = list(tokens[:-1])
 
     def decode(self, rows: Sequence[tuple[int, int, int]]) -> list[np.ndarray]:
         self.step_started.set()
@@ -115,7 +118,7 @@ class FakeSlots:
         return out
 
     def forget(self, slot: int) -> None:
-        self.held[slot] = []
+        self.held_tokens[slot] = []
 
 
 class Harness:
@@ -218,9 +221,11 @@ def test_a_slot_holding_the_prompt_prefix_is_chosen() -> None:
     slots = FakeSlots(n_slots=2)
     h = Harness(slots)
     h.submit("7 7 7 7 7 7 1").future.result(5)
-    h.submit("9 9").future.result(5)  # lands in a slot: either, both are free
+    h.submit("9 9").future.result(5)  # goes to the empty slot, not over the long prefix
+    h.submit("9 9 9").future.result(5)  # reuses nothing: takes the slot holding least
     h.submit("7 7 7 7 7 7 2").future.result(5)
     h.stop()
+    assert [slot for slot, _ in slots.prefilled] == [0, 1, 1, 0]
     assert slots.prefilled[-1][1] == 6  # the slot that held "7 7 7 7 7 7" kept it
 
 

@@ -49,6 +49,10 @@ class Decoder(Protocol):
         """How many leading tokens of `tokens` slot `slot` holds computed alike (0 if none)."""
         ...
 
+    def held(self, slot: int) -> int:
+        """How many tokens the slot's cache holds."""
+        ...
+
     def prefill(self, slot: int, tokens: Sequence[int]) -> None:
         """Make the slot hold all of `tokens` but the last (evaluated in chunks, reusing what it can)."""
         ...
@@ -153,7 +157,9 @@ class BatchScheduler:
                     f"{self.decoder.n_ctx_slot} per sequence",
                     status=400,
                 )
-            slot = max(free, key=lambda s: self.decoder.reuse(s, tokens))
+            # The slot holding most of the prompt; else the one holding least, so that a long
+            # shared prefix (the paraphrase instructions) outlives short answers.
+            slot = max(free, key=lambda s: (self.decoder.reuse(s, tokens), -self.decoder.held(s)))
             self.decoder.prefill(slot, tokens)
         except UpstreamError as exc:
             req.future.set_exception(exc)
@@ -244,6 +250,9 @@ class SlotContext:
 
     def reuse(self, slot: int, tokens: Sequence[int]) -> int:
         return reusable_prefix(self._cached[slot], self._body[slot], tokens, CHUNK)
+
+    def held(self, slot: int) -> int:
+        return len(self._cached[slot])
 
     def prefill(self, slot: int, tokens: Sequence[int]) -> None:
         body = len(tokens) - 1
