@@ -32,11 +32,7 @@ KNOWN_CORE_TO_EVALUATION: dict[tuple[str, str], str] = {}
 KNOWN_LAYER_EDGES: dict[tuple[str, str], str] = {}
 KNOWN_CYCLES: dict[frozenset[str], str] = {}
 # Cycles closed only by `if TYPE_CHECKING:` imports (issue 24), with the edge that closes each.
-KNOWN_TYPE_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"selfpara.config", "selfpara.equivalence", "selfpara.llm", "selfpara.vote"}): (
-        "equivalence types ModelClient (llm), and llm builds a ModelClient from a WrapConfig (config)"
-    ),
-}
+KNOWN_TYPE_CYCLES: dict[frozenset[str], str] = {}
 
 
 def module_name(path: Path) -> str:
