@@ -29,10 +29,11 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 from selfpara._litellm import import_litellm
 from selfpara.backends import Backend, CallObserver, RawBackend
 from selfpara.cache import CallCache, cacheable, call_key
+from selfpara.engines import engine_for
 from selfpara.errors import SelfparaError, UpstreamError, UpstreamTimeout
 from selfpara.http_backend import HttpBackend, HttpTransport, Transport, endpoint_from_env, resolve_transport
 from selfpara.litellm_backend import LiteLLMBackend, completion_from_response
-from selfpara.model_names import is_embedded, provider_of
+from selfpara.model_names import provider_of
 from selfpara.redaction import redact
 from selfpara.result import Completion, Message, Usage
 from selfpara.upstream_data import UpstreamResponseTooLarge, stream_event_text
@@ -135,14 +136,9 @@ class ModelClient:
             return self._backend
         if model in self.routes:
             return self.routes[model]
-        if is_embedded(model):
-            from selfpara.engines.packaged import resolve
-            from selfpara.extras import requires_extra
-
-            with requires_extra(resolve(model).extra, f"the local model {model}"):
-                from selfpara.engines.llamacpp import llamacpp_model
-
-            return llamacpp_model(model)  # one process-wide engine per model file
+        engine = engine_for(model)  # an in-process engine (local/... on llama.cpp), see selfpara.engines
+        if engine is not None:
+            return engine.build(model)
         base, key = self._endpoint(model)
         if resolve_transport(self.transport, model, base) == "http":
             assert base is not None
