@@ -10,12 +10,12 @@ A new function is one small class registered by name:
 
     @register_equivalence("length")
     class SameLength:
-        name = "length"
         async def __call__(self, question, a, b, usage):
             return True if len(a) == len(b) else None
 
-The registry (`EQUIVALENCE_FUNCTIONS`) is what `WrapConfig.equivalence` is validated
-against; a class that needs the judge model or the NLI model defines
+The decorator gives the class its `name`; a name already taken is an error. The registry
+(`EQUIVALENCE_FUNCTIONS`, a `selfpara.registry.Registry`) is what `WrapConfig.equivalence`
+is validated against; a class that needs the judge model or the NLI model defines
 `from_deps(cls, deps: EquivalenceDeps)`.
 """
 
@@ -32,6 +32,7 @@ from selfpara.answer_core import same_core
 from selfpara.errors import ConfigError
 from selfpara.paraphrase import parse_yes_no
 from selfpara.quantities import number_set
+from selfpara.registry import Registry
 from selfpara.result import Usage
 from selfpara.text import STOPWORDS, contains_phrase, entity_words, normalize_answer, words
 
@@ -78,15 +79,16 @@ def model_free(names: list[str]) -> list[str]:
     return [n for n in names if n in EQUIVALENCE_FUNCTIONS and not EQUIVALENCE_FUNCTIONS[n].calls_model]
 
 
-EQUIVALENCE_FUNCTIONS: dict[str, Registered] = {}
+EQUIVALENCE_FUNCTIONS: Registry[Registered] = Registry("equivalence function")
 """Answer-equivalence functions by name, in registration order (cheapest first)."""
 
 _C = TypeVar("_C", bound=type)
 
 
 def register_equivalence(name: str, *, needs_nli: bool = False, calls_model: bool = False) -> Callable[[_C], _C]:
-    """Class decorator: register the class under `name`, built by its `from_deps(deps)`
-    classmethod when it has one, else by calling it with no arguments.
+    """Class decorator: register the class under `name` (which it gets as its `name`), built by
+    its `from_deps(deps)` classmethod when it has one, else by calling it with no arguments.
+    ValueError when `name` is taken.
 
     Args:
         name: the name settings use.
@@ -96,7 +98,10 @@ def register_equivalence(name: str, *, needs_nli: bool = False, calls_model: boo
 
     def add(cls: _C) -> _C:
         build = getattr(cls, "from_deps", None) or (lambda deps: cls())
-        EQUIVALENCE_FUNCTIONS[name] = Registered(build=build, needs_nli=needs_nli, calls_model=calls_model or needs_nli)
+        EQUIVALENCE_FUNCTIONS.add(
+            name, Registered(build=build, needs_nli=needs_nli, calls_model=calls_model or needs_nli)
+        )
+        setattr(cls, "name", name)  # noqa: B010  (given once, here; Equivalence.decide reports it)
         return cls
 
     return add
@@ -105,8 +110,6 @@ def register_equivalence(name: str, *, needs_nli: bool = False, calls_model: boo
 @register_equivalence("exact")
 class ExactMatch:
     """Equal after normalisation (case, punctuation, articles, whitespace); otherwise undecided."""
-
-    name = "exact"
 
     async def __call__(self, question: str, a: str, b: str, usage: Usage | None) -> bool | None:
         return True if normalize_answer(a) == normalize_answer(b) else None
@@ -119,8 +122,6 @@ class NumericMatch:
     An answer "states" one when it marks it (\\boxed, ####, "the answer is") or is a short
     answer holding a number, so that a date inside a long sentence does not decide.
     """
-
-    name = "numeric"
 
     async def __call__(self, question: str, a: str, b: str, usage: Usage | None) -> bool | None:
         fa, fb = _stated(a), _stated(b)
@@ -143,8 +144,6 @@ def _stated(text: str) -> str | None:
 class ContainsMatch:
     """A short answer (≤ 6 words) occurring as a phrase inside the other: "Paris" ~ "It is Paris."."""
 
-    name = "contains"
-
     async def __call__(self, question: str, a: str, b: str, usage: Usage | None) -> bool | None:
         short, long_ = sorted((a, b), key=lambda s: len(words(s)))
         if 0 < len(words(short)) <= 6 and contains_phrase(long_, short):
@@ -162,8 +161,6 @@ class DistinctAnswers:
     "Sydney is the capital.", "1 hour" vs "120 miles", "The heart." vs "The liver.". Run it
     after the positive functions (an answer containing the other was matched already).
     """
-
-    name = "distinct"
 
     async def __call__(self, question: str, a: str, b: str, usage: Usage | None) -> bool | None:
         return False if distinct_answers(question, a, b) else None
@@ -206,8 +203,6 @@ class CoreMatch:
     """Sentence answers that add the same thing to the question: "The capital of France is Paris." ~
     "The capital city of France's nation is Paris." (see `selfpara.answer_core`). Decides only "same";
     run it after `distinct`, whose "different" stands."""
-
-    name = "core"
 
     async def __call__(self, question: str, a: str, b: str, usage: Usage | None) -> bool | None:
         return True if same_core(question, a, b) else None
@@ -257,8 +252,6 @@ def _needs_nli(deps: EquivalenceDeps, name: str) -> NLIModel:
 @register_equivalence("llm", calls_model=True)
 class LLMJudge:
     """Asks a model whether the two answers say the same thing; undecided if it answers neither YES nor NO."""
-
-    name = "llm"
 
     def __init__(self, client: ModelClient, model: str) -> None:
         self.client = client
@@ -342,8 +335,5 @@ def build_equivalence(
     deps = EquivalenceDeps(client=client, judge_model=judge_model, nli=nli)
     fns: list[EquivalenceFn] = []
     for name in names:
-        entry = EQUIVALENCE_FUNCTIONS.get(name)
-        if entry is None:
-            raise ConfigError(f"unknown equivalence function {name!r}; choose from {list(EQUIVALENCE_FUNCTIONS)}")
-        fns.append(entry.build(deps))
+        fns.append(EQUIVALENCE_FUNCTIONS.get_entry(name).build(deps))
     return Equivalence(fns)

@@ -4,9 +4,9 @@ litellm reaches every provider but spends several milliseconds of CPU per call
 (response objects, cost calculation, logging hooks). When the upstream speaks the
 OpenAI API anyway (vLLM, llama.cpp, Ollama's /v1, TGI, LM Studio, OpenAI), this backend
 posts the request with one pooled aiohttp session per event loop instead. It is a
-`selfpara.llm.Backend`, so ModelClient still does the timeouts, retries, concurrency
+`selfpara.backends.Backend`, so ModelClient still does the timeouts, retries, concurrency
 limit and usage accounting: the door is the same, only the last step differs. Errors
-are classified as `selfpara.llm._classify` does for litellm's exceptions (same
+are classified as `selfpara.litellm_backend._classify` does for litellm's exceptions (same
 statuses, same retryability); no message carries a key.
 
 Model names: `openai/NAME` and `hosted_vllm/NAME` are sent as NAME; cost is not
@@ -97,7 +97,7 @@ def resolve_transport(transport: Transport, model: str, api_base: str | None) ->
 
 
 def classify_status(model: str, status: int, message: str, retry_after: str | None = None) -> UpstreamError:
-    """An HTTP error status of the upstream as an UpstreamError (selfpara.llm._classify uses
+    """An HTTP error status of the upstream as an UpstreamError (selfpara.litellm_backend._classify uses
     it for litellm's statuses too, so both transports map a status alike). A readable
     `retry_after` (the upstream's header) makes it an UpstreamRetryLater."""
     err = _classified(model, status, message)
@@ -375,7 +375,7 @@ def _headers(api_key: str | None) -> dict[str, str]:
 
 
 class HttpBackend:
-    """A `selfpara.llm.RawBackend` for OpenAI-compatible models over an HttpTransport.
+    """A `selfpara.backends.RawBackend` for OpenAI-compatible models over an HttpTransport.
 
     A call's `api_base` / `api_key` params (ModelClient's, for its own provider) win over
     the defaults given here (the environment's, for the model's provider).

@@ -1,11 +1,17 @@
 """The one door to models: every call goes through ModelClient.
 
 ModelClient adds what every call needs (timeout, retries with backoff, a concurrency
-limit, usage accounting, secret-safe errors) on top of a Backend, which only knows how
-to make one call. Backends: HttpBackend for OpenAI-compatible upstreams whose base URL
-is known (`selfpara.http_backend`), LiteLLMBackend for any other litellm model string,
-local GGUF models on llama.cpp (`local/...`, see `selfpara.engines`), or any object with the same
-`complete` method (tests and benchmarks plug fakes in here).
+limit, usage accounting, secret-safe errors) on top of a Backend (`selfpara.backends`),
+which only knows how to make one call. Backends: HttpBackend for OpenAI-compatible upstreams
+whose base URL is known (`selfpara.http_backend`), LiteLLMBackend for any other litellm model
+string (`selfpara.litellm_backend`), local GGUF models on llama.cpp (`local/...`, see
+`selfpara.engines`), or any object with the same `complete` method (tests and benchmarks plug
+fakes in here). The client a `WrapConfig` describes is built by
+`selfpara.client_config.client_from_config`, so that this layer never reads the settings.
+
+The names other modules import from here (`Backend`, `RawBackend`, `CallObserver`, `redact`,
+`LiteLLMBackend`, `completion_from_response`, `provider_of`) keep working; they live in the
+modules named above.
 """
 
 from __future__ import annotations
@@ -13,35 +19,36 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import re
 import time
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from selfpara._litellm import import_litellm
-from selfpara.cache import CallCache, cacheable, call_key, open_call_cache
-from selfpara.config import WrapConfig
+from selfpara.backends import Backend, CallObserver, RawBackend
+from selfpara.cache import CallCache, cacheable, call_key
+from selfpara.engines import engine_for
 from selfpara.errors import SelfparaError, UpstreamError, UpstreamTimeout
-from selfpara.http_backend import (
-    HttpBackend,
-    HttpTransport,
-    Transport,
-    classify_status,
-    endpoint_from_env,
-    resolve_transport,
-)
-from selfpara.model_names import is_embedded
+from selfpara.http_backend import HttpBackend, HttpTransport, Transport, endpoint_from_env, resolve_transport
+from selfpara.litellm_backend import LiteLLMBackend, completion_from_response
+from selfpara.model_names import provider_of
+from selfpara.redaction import redact
 from selfpara.result import Completion, Message, Usage
-from selfpara.upstream_data import (
-    UpstreamInvalidResponse,
-    UpstreamResponseTooLarge,
-    check_logprobs,
-    check_text,
-    stream_event_text,
-)
+from selfpara.upstream_data import UpstreamResponseTooLarge, stream_event_text
+
+__all__ = [
+    "Backend",
+    "CallObserver",
+    "LiteLLMBackend",
+    "ModelClient",
+    "RawBackend",
+    "completion_from_response",
+    "one_piece",
+    "provider_of",
+    "redact",
+]
 
 log = logging.getLogger(__name__)
 
@@ -50,53 +57,6 @@ log = logging.getLogger(__name__)
 _BACKOFF_BASE = "multiplier" if "multiplier" in inspect.signature(wait_exponential_jitter).parameters else "initial"
 
 T = TypeVar("T")
-
-_KEYLIKE = re.compile(r"\b(sk|key|pk|rk)-[A-Za-z0-9_\-*]{4,}")
-_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{6,}")
-_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.\-]*://[^/\s:@]+):[^@\s/]+@", re.IGNORECASE)
-
-
-def redact(text: str, secrets: list[str | None] = ()) -> str:  # type: ignore[assignment]
-    """Remove secrets from `text`: the given ones, anything shaped like a key, bearer
-    tokens, and passwords in URLs (`postgres://user:***@host`)."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    text = _BEARER.sub(lambda m: m.group(1) + " ***", text)
-    text = _URL_PASSWORD.sub(lambda m: m.group(1) + ":***@", text)
-    return _KEYLIKE.sub(lambda m: m.group(1) + "-***", text)
-
-
-def provider_of(model: str) -> str:
-    """The provider part of a litellm model string: 'openai' for 'openai/gpt-4o'."""
-    return model.split("/", 1)[0] if "/" in model else model
-
-
-class Backend(Protocol):
-    """Makes one model call. Raise UpstreamError (retryable or not) on failure."""
-
-    async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion: ...
-
-
-CallObserver = Callable[[str, UpstreamError | None], None]
-"""Told of every upstream attempt: its kind (paraphrase, answer, judge, passthrough, or
-call when the caller named none) and its error, None when it succeeded (the proxy's /metrics)."""
-
-
-class RawBackend(Backend, Protocol):
-    """A backend that can also pass an OpenAI request body through unchanged (the proxy's
-    passthrough). `endpoint` is the API path after the base URL: "chat/completions",
-    "completions" or "responses"; `raw_endpoints` names the ones it serves."""
-
-    raw_endpoints: frozenset[str]
-
-    async def raw(self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]: ...
-
-    async def raw_stream(
-        self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]
-    ) -> AsyncIterator[dict[str, Any]]:
-        """Open the stream (errors raise here) and return an iterator of its event objects."""
-        ...
 
 
 class ModelClient:
@@ -125,7 +85,8 @@ class ModelClient:
             `os.environ`).
         cache: answers identical cacheable calls (temperature 0, or seeded) of `complete`
             across requests; a hit is counted in `Usage.cache_hits`, not in `calls`. None:
-            no cache (`from_config` builds the one the config's `cache` names).
+            no cache (`selfpara.client_config.client_from_config` builds the one the config's
+            `cache` names).
     """
 
     def __init__(
@@ -169,50 +130,15 @@ class ModelClient:
             weakref.WeakKeyDictionary()
         )
 
-    @classmethod
-    def from_config(cls, config: WrapConfig, **changes: Any) -> ModelClient:
-        """The client a WrapConfig describes: its base URL, key, timeout, retries, concurrency
-        and transport, with the base URL and key sent only to the answering model's provider.
-
-        Args:
-            config: the settings to read.
-            **changes: constructor arguments that replace what `config` gives (e.g.
-                `concurrency=`, `backoff_s=`, `http=`, or `provider=None` to send the base
-                URL and key to every model, `cache=None` for no cache).
-        """
-        if "cache" not in changes:
-            changes["cache"] = open_call_cache(
-                config.cache,
-                size=config.cache_size,
-                ttl_s=config.cache_ttl_s,
-                # a Redis connection per call in flight: lookups beyond it wait for one
-                max_connections=int(changes.get("concurrency", config.concurrency)),
-            )
-        values: dict[str, Any] = {
-            "api_base": config.api_base,
-            "api_key": config.api_key.get_secret_value() if config.api_key else None,
-            "timeout_s": config.call_timeout_s,
-            "retries": config.retries,
-            "concurrency": config.concurrency,
-            "provider": provider_of(config.model),
-            "transport": config.transport,
-        }
-        return cls(**{**values, **changes})
-
     def backend_for(self, model: str) -> Backend:
         """The backend that serves `model`."""
         if self._backend is not None:
             return self._backend
         if model in self.routes:
             return self.routes[model]
-        if is_embedded(model):
-            from selfpara.engines.packaged import resolve
-            from selfpara.extras import requires_extra
-
-            with requires_extra(resolve(model).extra, f"the local model {model}"):
-                from selfpara.engines.llamacpp import llamacpp_model
-
-            return llamacpp_model(model)  # one process-wide engine per model file
+        engine = engine_for(model)  # an in-process engine (local/... on llama.cpp), see selfpara.engines
+        if engine is not None:
+            return engine.build(model)
         base, key = self._endpoint(model)
         if resolve_transport(self.transport, model, base) == "http":
             assert base is not None
@@ -560,188 +486,6 @@ class ModelClient:
                 raise UpstreamError(f"{model}: {type(exc).__name__}: {exc}", status=502) from None
             finally:
                 log.debug("call %s took %.3fs", model, time.perf_counter() - started)
-
-
-# OpenAI chat-completion parameters litellm takes by name; others ride in extra_body.
-_LITELLM_PARAMS = {
-    "temperature",
-    "top_p",
-    "n",
-    "stream_options",
-    "stop",
-    "max_tokens",
-    "max_completion_tokens",
-    "presence_penalty",
-    "frequency_penalty",
-    "logit_bias",
-    "user",
-    "response_format",
-    "seed",
-    "tools",
-    "tool_choice",
-    "logprobs",
-    "top_logprobs",
-    "parallel_tool_calls",
-    "functions",
-    "function_call",
-    "reasoning_effort",
-    "modalities",
-    "audio",
-    "prediction",
-    "service_tier",
-    "metadata",
-    "store",
-    "web_search_options",
-    "messages",
-    "prompt",
-    "echo",
-    "best_of",
-    "suffix",
-}
-
-
-class LiteLLMBackend:
-    """Any model litellm reaches: openai/..., anthropic/..., ollama/..., hosted_vllm/...."""
-
-    raw_endpoints = frozenset({"chat/completions", "completions"})
-
-    async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion:
-        call = self._call("chat/completions")
-        try:
-            response = await call(messages=messages, **self._target(model, params))
-        except Exception as exc:
-            raise _classify(model, exc) from None
-        return completion_from_response(response)
-
-    async def raw(self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-        call = self._call(endpoint)
-        try:
-            response = await call(**_litellm_kwargs(self._target(model, params), body))
-        except Exception as exc:
-            raise _classify(model, exc) from None
-        return _dump(response, exclude_none=False)
-
-    async def raw_stream(
-        self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]
-    ) -> AsyncIterator[dict[str, Any]]:
-        call = self._call(endpoint)
-        try:
-            response = await call(**_litellm_kwargs(self._target(model, params), body), stream=True)
-            iterator = response.__aiter__()
-            try:  # the first chunk, so that an upstream failing at once raises before the stream opens
-                first: Any = await iterator.__anext__()
-            except StopAsyncIteration:
-                first = None
-        except Exception as exc:
-            raise _classify(model, exc) from None
-
-        async def chunks() -> AsyncIterator[dict[str, Any]]:
-            if first is None:
-                return
-            yield _dump(first)
-            try:
-                async for item in iterator:
-                    yield _dump(item)
-            except Exception as exc:
-                raise _classify(model, exc) from None
-
-        return chunks()
-
-    def _call(self, endpoint: str) -> Any:
-        """The litellm function that serves `endpoint`."""
-        litellm = import_litellm()
-        return litellm.acompletion if endpoint == "chat/completions" else litellm.atext_completion
-
-    def _target(self, model: str, params: dict[str, Any]) -> dict[str, Any]:
-        """The call's model and parameters as litellm takes them (retries are ModelClient's)."""
-        return {"model": model, "num_retries": 0, **params}
-
-
-def _litellm_kwargs(target: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
-    """litellm keyword arguments: `target` (model and call parameters) and an OpenAI `body`."""
-    kwargs: dict[str, Any] = dict(target)
-    extra_body: dict[str, Any] = {}
-    for key, value in body.items():
-        if key in ("model", "stream"):
-            continue
-        if key in _LITELLM_PARAMS:
-            kwargs[key] = value
-        else:
-            extra_body[key] = value
-    if extra_body:
-        kwargs["extra_body"] = extra_body
-    return kwargs
-
-
-def _dump(item: Any, *, exclude_none: bool = True) -> dict[str, Any]:
-    if hasattr(item, "model_dump"):
-        return item.model_dump(exclude_none=exclude_none)
-    return dict(item)
-
-
-def completion_from_response(response: Any) -> Completion:
-    """Read text, usage, cost and mean log-probability out of a litellm/OpenAI response."""
-    try:
-        choice = response.choices[0]
-        text = choice.message.content
-    except (AttributeError, IndexError, TypeError):
-        raise UpstreamInvalidResponse("upstream returned a response with no choices") from None
-    if not isinstance(text, str):
-        raise UpstreamInvalidResponse("upstream returned a choice with no text content")
-    check_text("upstream", text)
-    usage = getattr(response, "usage", None)
-    hidden = getattr(response, "_hidden_params", None) or {}
-    cost = hidden.get("response_cost") or 0.0
-    logprob = None
-    content = getattr(getattr(choice, "logprobs", None), "content", None)
-    if content:
-        values = [t.logprob for t in content if getattr(t, "logprob", None) is not None]
-        check_logprobs("upstream", values)
-        logprob = sum(values) / len(values) if values else None
-    return Completion(
-        text=text,
-        prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-        completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-        cost=float(cost),
-        logprob=logprob,
-        finish_reason=getattr(choice, "finish_reason", None) or "stop",
-        token_logprobs=[_dump(t, exclude_none=False) for t in content] if content else None,
-    )
-
-
-def _classify(model: str, exc: Exception) -> UpstreamError:
-    """Map a litellm exception to an UpstreamError with a fitting status and retryability."""
-    litellm = import_litellm()
-
-    name = type(exc).__name__
-    message = str(exc).splitlines()[0] if str(exc) else name
-    if isinstance(exc, litellm.Timeout):
-        return UpstreamTimeout(f"{model}: timed out ({message})")
-    if isinstance(exc, litellm.BadRequestError) and "LLM Provider NOT provided" in str(exc):
-        return UpstreamError(f"unknown model {model!r}: name it as provider/model, e.g. openai/gpt-4o-mini", status=404)
-    status = getattr(exc, "status_code", None)
-    if isinstance(status, int) and status >= 400:  # 403, 413, 429, 5xx, ...: as the http transport maps them
-        return classify_status(model, status, message, _retry_after(exc))
-    if isinstance(exc, litellm.AuthenticationError):
-        return UpstreamError(f"{model}: the upstream rejected the API key ({name})", status=401)
-    if isinstance(exc, litellm.NotFoundError):
-        return UpstreamError(f"{model}: unknown model or endpoint ({message})", status=404)
-    if isinstance(exc, litellm.RateLimitError):
-        return UpstreamError(f"{model}: rate limited ({message})", status=429, retryable=True)
-    if isinstance(exc, (litellm.APIConnectionError, litellm.InternalServerError, litellm.ServiceUnavailableError)):
-        return UpstreamError(f"{model}: upstream unavailable ({message})", status=502, retryable=True)
-    if isinstance(exc, litellm.BadRequestError):
-        return UpstreamError(f"{model}: the upstream rejected the request ({message})", status=400)
-    return UpstreamError(f"{model}: {name}: {message}", status=502)
-
-
-def _retry_after(exc: Exception) -> str | None:
-    """The upstream's Retry-After header behind a litellm exception, where it kept the response."""
-    headers = getattr(getattr(exc, "response", None), "headers", None)
-    try:
-        return headers.get("retry-after") if headers is not None else None
-    except Exception:  # a response object of another shape
-        return None
 
 
 async def one_piece(text: str) -> AsyncGenerator[str, None]:

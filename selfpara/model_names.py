@@ -27,3 +27,8 @@ def takes_openai_params(model: str) -> bool:
     may reject them, so selfpara does not send them there.
     """
     return is_embedded(model) or model.startswith(OPENAI_COMPATIBLE)
+
+
+def provider_of(model: str) -> str:
+    """The provider part of a litellm model string: 'openai' for 'openai/gpt-4o'."""
+    return model.split("/", 1)[0] if "/" in model else model

@@ -16,6 +16,7 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 from selfpara import prompts
+from selfpara.client_config import client_from_config
 from selfpara.config import WrapConfig, build_config
 from selfpara.equivalence import Equivalence, build_equivalence
 from selfpara.errors import InputError, UpstreamError
@@ -95,7 +96,7 @@ class SelfParaphraser:
         if config is not None and settings:
             raise TypeError("pass either config or keyword settings, not both")
         self.config = config or build_config(**settings)
-        self.client = client or ModelClient.from_config(self.config)
+        self.client = client or client_from_config(self.config)
         # Bounded: a server's clients may name many judge models over time.
         self._equivalences: OrderedDict[tuple[str, ...], Equivalence] = OrderedDict()
 

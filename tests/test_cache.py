@@ -14,6 +14,7 @@ import pytest
 from selfpara import SelfParaphraser
 from selfpara.cache import CallCache, MemoryStore, cacheable, call_key, key_material, open_call_cache
 from selfpara.cache.spec import masked, parse_cache
+from selfpara.client_config import client_from_config
 from selfpara.config import build_config
 from selfpara.errors import ConfigError, UpstreamError
 from selfpara.llm import ModelClient
@@ -230,20 +231,20 @@ async def test_a_client_without_a_cache_calls_every_time() -> None:
 
 
 def test_from_config_builds_the_configured_cache(tmp_path: Path) -> None:
-    assert ModelClient.from_config(build_config(model="openai/m", cache="off")).cache is None
-    memory = ModelClient.from_config(build_config(model="openai/m", cache_size=3)).cache
+    assert client_from_config(build_config(model="openai/m", cache="off")).cache is None
+    memory = client_from_config(build_config(model="openai/m", cache_size=3)).cache
     assert memory is not None and isinstance(memory.store, MemoryStore) and memory.store.max_entries == 3
     path = tmp_path / "c.sqlite"
-    sqlite = ModelClient.from_config(build_config(model="openai/m", cache=f"sqlite://{path}")).cache
+    sqlite = client_from_config(build_config(model="openai/m", cache=f"sqlite://{path}")).cache
     assert sqlite is not None and sqlite.name == f"sqlite:{path}"
-    assert ModelClient.from_config(build_config(model="openai/m"), cache=None).cache is None
+    assert client_from_config(build_config(model="openai/m"), cache=None).cache is None
 
 
 def test_a_sqlite_cache_outlives_the_process_that_wrote_it(tmp_path: Path) -> None:
     spec = f"sqlite://{tmp_path}/calls.sqlite"
     for expected_calls in (1, 0):
         fake = FakeBackend()
-        client = ModelClient.from_config(build_config(model="openai/m", cache=spec), backend=fake)
+        client = client_from_config(build_config(model="openai/m", cache=spec), backend=fake)
         asyncio.run(client.complete("openai/m", MSGS))
         assert len(fake.calls) == expected_calls
 
@@ -253,7 +254,7 @@ def test_a_sqlite_cache_outlives_the_process_that_wrote_it(tmp_path: Path) -> No
 
 def paraphraser(fake: FakeBackend, **settings: Any) -> SelfParaphraser:
     cfg = build_config(model="openai/fake", k=3, paraphrase_check="off", equivalence="exact", **settings)
-    return SelfParaphraser(cfg, client=ModelClient.from_config(cfg, backend=fake))
+    return SelfParaphraser(cfg, client=client_from_config(cfg, backend=fake))
 
 
 async def test_a_repeated_request_makes_no_upstream_call_and_reports_its_hits() -> None:

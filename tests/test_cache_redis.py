@@ -11,6 +11,7 @@ import pytest
 from selfpara import SelfParaphraser
 from selfpara.cache import CallCache, open_call_cache
 from selfpara.cache.redis_store import KEY_PREFIX, RedisStore
+from selfpara.client_config import client_from_config
 from selfpara.config import build_config
 from selfpara.llm import ModelClient
 from selfpara.result import Completion
@@ -30,7 +31,7 @@ def paraphraser(fake: FakeBackend, url: str, **settings: Any) -> SelfParaphraser
         cache=url,
         **settings,
     )
-    return SelfParaphraser(cfg, client=ModelClient.from_config(cfg, backend=fake))
+    return SelfParaphraser(cfg, client=client_from_config(cfg, backend=fake))
 
 
 def redis_contents(url: str) -> dict[bytes, bytes]:

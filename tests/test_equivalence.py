@@ -69,27 +69,29 @@ async def test_undecided_pair_is_not_equivalent():
     assert await agr.equivalent_any("q", "paris", ["Lyon", "Paris!"]) == 1
 
 
-async def test_a_new_function_is_one_registered_class(monkeypatch):
+async def test_a_new_function_is_one_registered_class():
     from selfpara import equivalence
     from selfpara.config import build_config
     from selfpara.errors import ConfigError
 
-    monkeypatch.setitem(equivalence.EQUIVALENCE_FUNCTIONS, "samelen", None)  # undone after the test
+    with equivalence.EQUIVALENCE_FUNCTIONS.restored():  # the throwaway entry is gone after the test
 
-    @equivalence.register_equivalence("samelen")
-    class SameLength:
-        name = "samelen"
+        @equivalence.register_equivalence("samelen")
+        class SameLength:
+            async def __call__(self, question, a, b, usage):
+                return True if len(a) == len(b) else None
 
-        async def __call__(self, question, a, b, usage):
-            return True if len(a) == len(b) else None
-
-    cfg = build_config(model="openai/x", equivalence="samelen,exact")
-    assert cfg.equivalence_functions == ["samelen", "exact"]
-    eq = build_equivalence(cfg.equivalence_functions, client=ModelClient(backend=FakeBackend()), judge_model="j")
-    assert eq.names == ["samelen", "exact"]
-    assert await eq.equivalent("q", "abc", "xyz") and not await eq.equivalent("q", "ab", "xyz")
-    with pytest.raises(ConfigError, match="unknown equivalence function"):
-        build_equivalence(["vibes"], client=ModelClient(backend=FakeBackend()), judge_model="j")
+        assert SameLength.name == "samelen"  # the decorator names it: the name is written once
+        cfg = build_config(model="openai/x", equivalence="samelen,exact")
+        assert cfg.equivalence_functions == ["samelen", "exact"]
+        eq = build_equivalence(cfg.equivalence_functions, client=ModelClient(backend=FakeBackend()), judge_model="j")
+        assert eq.names == ["samelen", "exact"]
+        assert await eq.equivalent("q", "abc", "xyz") and not await eq.equivalent("q", "ab", "xyz")
+        with pytest.raises(ConfigError, match="unknown equivalence function"):
+            build_equivalence(["vibes"], client=ModelClient(backend=FakeBackend()), judge_model="j")
+        with pytest.raises(ValueError, match="equivalence function name 'exact' is taken"):
+            equivalence.register_equivalence("exact")(SameLength)
+    assert "samelen" not in equivalence.EQUIVALENCE_FUNCTIONS
 
 
 def test_registry_holds_the_builtin_functions_cheapest_first():

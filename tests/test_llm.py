@@ -2,6 +2,7 @@ import asyncio
 
 import pytest
 
+from selfpara.client_config import client_from_config
 from selfpara.errors import UpstreamError, UpstreamTimeout
 from selfpara.llm import ModelClient, redact
 from selfpara.result import Completion, Usage
@@ -126,7 +127,7 @@ def test_client_from_config_reads_every_client_setting():
         concurrency=3,
         transport="litellm",
     )
-    client = ModelClient.from_config(cfg)
+    client = client_from_config(cfg)
     assert (client.api_base, client._api_key, client.timeout_s, client.retries, client.concurrency) == (
         "http://up/v1",
         "sk-secret123456",
@@ -135,7 +136,7 @@ def test_client_from_config_reads_every_client_setting():
         3,
     )
     assert client.provider == "openai" and client.transport == "litellm"
-    shared = ModelClient.from_config(cfg, concurrency=64, provider=None)
+    shared = client_from_config(cfg, concurrency=64, provider=None)
     assert shared.concurrency == 64 and shared.provider is None and shared.retries == 1
-    embedded = ModelClient.from_config(build_config())
+    embedded = client_from_config(build_config())
     assert embedded.timeout_s == 600.0 and embedded.provider == "local"

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from selfpara.client_config import client_from_config
 from selfpara.config import build_config
 from selfpara.errors import ConfigError, UpstreamError, UpstreamTimeout
 from selfpara.http_backend import HttpTransport
-from selfpara.llm import ModelClient
 from selfpara.result import Completion
 from selfpara.routing import DeploymentPool, RouterConfig, build_routes, load_router_config
 from selfpara.server.metrics import endpoint_of, reason_of
@@ -170,7 +170,7 @@ def test_routes_of_the_upstream_and_its_judge(tmp_path: Path, monkeypatch: pytes
     )
     assert set(routes) == {"openai/qwen", "qwen"} and routes["openai/qwen"] is routes["qwen"]
     assert isinstance(routes["qwen"], DeploymentPool)
-    client = ModelClient.from_config(settings.upstream, routes=routes)
+    client = client_from_config(settings.upstream, routes=routes)
     assert client.backend_for("openai/qwen") is routes["qwen"]
     assert client.backend_for("openai/other") is not routes["qwen"]
 

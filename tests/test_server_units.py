@@ -96,7 +96,7 @@ def test_model_routing_and_helper_models() -> None:
 
 def test_default_client_sends_the_upstream_key_only_to_its_provider() -> None:
     """A judge or paraphraser of another provider (allowed by the operator) must not get the
-    upstream's base URL and key: the proxy's client comes from ModelClient.from_config."""
+    upstream's base URL and key: the proxy's client comes from client_from_config."""
     from selfpara.server.state import default_client
 
     settings = ServerSettings(

@@ -24,11 +24,10 @@ from evaluation.arms import raw, selfpara_arm, self_consistency, single_call, re
 
 # isort: on
 from evaluation.arms.base import Arm, ArmOutput, sample_seed
-from evaluation.arms.registry import ALIASES, ARMS, register_arm, resolve_arm_name
+from evaluation.arms.registry import ARMS, register_arm, resolve_arm_name
 from evaluation.arms.spec import ArmSpec, make_arm, parse_arm_list, parse_arm_spec
 
 __all__ = [
-    "ALIASES",
     "ARMS",
     "Arm",
     "ArmOutput",

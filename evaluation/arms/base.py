@@ -26,7 +26,8 @@ class ArmOutput(BaseModel):
 class Arm(abc.ABC):
     """A way of answering one wording of a question.
 
-    Subclasses set `name`, `options` (their settings with defaults) and implement `answer`.
+    Subclasses get `name` from `@register_arm(name)`, set `options` (their settings with
+    defaults) and implement `answer`.
     Construction validates settings and raises ConfigError naming the arm.
 
     Args:

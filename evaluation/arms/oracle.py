@@ -46,11 +46,10 @@ def other_wordings(item: Item, variant: ItemVariant, k: int) -> list[ItemVariant
     return [v for v in following if v.context == variant.context][:k]
 
 
-@register_arm("ceiling")
+@register_arm("oracle", "ceiling")
 class OracleArm(SelfParaArm):
     """The selfpara pipeline voting each wording with the item's other wordings from the dataset."""
 
-    name = "oracle"
     description = (
         "measuring instrument: the selfpara vote over the dataset's other wordings of the item (the ceiling; "
         "a deployed wrapper never has them)"

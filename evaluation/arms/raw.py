@@ -13,11 +13,10 @@ from selfpara.errors import UpstreamError
 from selfpara.result import Usage
 
 
-@register_arm()
+@register_arm("raw")
 class RawArm(Arm):
     """One greedy call on the question as worded."""
 
-    name = "raw"
     description = "one greedy call on the wording as given"
     options: ClassVar[dict[str, Any]] = {}
 

@@ -13,11 +13,10 @@ from selfpara.errors import UpstreamError
 from selfpara.result import Usage
 
 
-@register_arm("rephrase-and-respond", "rephrase_and_respond")
+@register_arm("rar", "rephrase-and-respond", "rephrase_and_respond")
 class RephraseRespondArm(Arm):
     """Rephrase-and-respond: rewrite the question more clearly, then answer the rewrite (original beside it)."""
 
-    name = "rar"
     description = "rephrase-and-respond: rewrite the question, then answer the rewrite with the original beside it"
     # rephrase_max_tokens None: 96, or 3 tokens per word of the question where that is more, so that
     # the rewrite of a multi-sentence word problem is not cut off mid-sentence.

@@ -20,14 +20,13 @@ from selfpara.config import MAX_K, WrapConfig, build_config
 from selfpara.errors import ConfigError, UpstreamError
 
 
-@register_arm("self-consistency", "self_consistency", "selfconsistency")
+@register_arm("sc", "self-consistency", "self_consistency", "selfconsistency")
 class SelfConsistencyArm(Arm):
     """k+1 samples of the same wording at temperature > 0, voted with the selfpara pipeline's clustering.
 
     Settings: k (the run's --k unless given) or n = k + 1, the samples in all (`sc[n=5]`); not both.
     """
 
-    name = "sc"
     k_settings = ("k", "n")
     description = "self-consistency: k+1 samples of the same wording, majority vote with selfpara's clustering"
     options: ClassVar[dict[str, Any]] = {

@@ -22,11 +22,10 @@ _RUN_FIELDS = {"model", "api_base", "api_key", *_CACHE_FIELDS}
 _FAILURE_FLAGS = ("paraphrase_failed", "partial_failure", "original_failed")
 
 
-@register_arm("self-para", "self_para")
+@register_arm("selfpara", "self-para", "self_para")
 class SelfParaArm(Arm):
     """The selfpara pipeline itself (`SelfParaphraser.aanswer`), with any WrapConfig settings."""
 
-    name = "selfpara"
     description = "the selfpara pipeline: k paraphrases, answer all, clustered majority vote"
     # Deprecated names (agreement) are still accepted in arm specs; WrapConfig renames them.
     options: ClassVar[dict[str, Any]] = {

@@ -14,11 +14,10 @@ from selfpara.errors import UpstreamError
 from selfpara.result import Usage
 
 
-@register_arm("single-call", "singlecall")
+@register_arm("single_call", "single-call", "singlecall")
 class SingleCallArm(Arm):
     """One call that writes k rewordings, uses them to understand the intent, and gives one final answer."""
 
-    name = "single_call"
     description = "one call: write k paraphrases, then one final answer"
     # extra_tokens_per_paraphrase None: 40, or 2 tokens per word of the question where that is more: each
     # rewording is about as long as the question, and a reply cut before its final line has no answer.

@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING, Any, Optional, cast
 
 import typer
 
+from evaluation.arms import ARMS
+from evaluation.datasets import FORMATS
+from evaluation.graders.registry import FACTORIES
 from selfpara.cli.choices import ParaphraseCheck
 from selfpara.cli.common import API_BASE_ENV, MODEL_ENV, clean_errors, err_console, setup_logging
 
@@ -34,7 +37,7 @@ def bench(
         "sample",
         "--dataset",
         "-d",
-        help="sample (built-in), simpleqa, truthfulqa, gsm8k, math500 (NAME:PATH for a file), hf:NAME, or a path.",
+        help=f"sample (built-in), {FORMATS.help_names()} (NAME:PATH for a file), hf:NAME, or a path.",
     ),
     model: Optional[str] = typer.Option(
         None,
@@ -47,7 +50,7 @@ def bench(
         "raw,selfpara",
         "--arms",
         "-a",
-        help="Comma-separated arms: raw, selfpara, sc, single_call, rar, oracle (a measuring instrument: votes "
+        help=f"Comma-separated arms: {ARMS.help_names()} (oracle is a measuring instrument: it votes "
         "with the dataset's other wordings; use --max-variants 0); settings in brackets, "
         "e.g. 'raw,sc\\[n=5],selfpara\\[k=5;equivalence=exact,numeric]'.",
     ),
@@ -99,7 +102,7 @@ def bench(
     grader: str = typer.Option(
         "auto",
         "--grader",
-        help="auto (by item kind), match, exact, contains, numeric, truthful, nli, llm, llm-simpleqa, llm-truthfulqa.",
+        help=f"auto (by item kind), {FACTORIES.help_names()}.",
     ),
     grader_model: Optional[str] = typer.Option(
         None, "--grader-model", help="Model of the llm graders; default: --model."

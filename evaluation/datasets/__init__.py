@@ -6,7 +6,9 @@
   (paraphrases in columns, or in one column as a list), or one row per variant grouped
   by a question-id column (as published paraphrase sets are);
 - `simpleqa`, `truthfulqa`, `gsm8k`, `math500`: the four public formats as distributed
-  (CSV or JSONL with the original column names); `formats`: them by name, and detection;
+  (CSV or JSONL with the original column names), each registered with `@register_format`
+  (`registry`); `formats`: them by name (`FORMATS`), and detection. A new format is one
+  module that registers its loader, imported in `formats`;
 - `items`: saved variant files (`save_items` / `load_items`), so that every arm and every
   rerun sees the same variants, and the built-in sample set (`load_sample`);
 - `hf`: a Hugging Face `datasets` name (`load_hf`, needs the `datasets` package and network);
@@ -16,8 +18,8 @@
 from __future__ import annotations
 
 from evaluation.datasets.cells import parse_boolean
-from evaluation.datasets.dispatch import DATA_DIR_ENV, DATASETS, load_dataset, load_path
-from evaluation.datasets.formats import LOADERS, detect_format
+from evaluation.datasets.dispatch import DATA_DIR_ENV, DATASETS, dataset_names, load_dataset, load_path
+from evaluation.datasets.formats import FORMATS, detect_format, register_format
 from evaluation.datasets.gsm8k import gsm8k_gold, load_gsm8k
 from evaluation.datasets.hf import load_hf
 from evaluation.datasets.items import load_items, load_sample, sample_path, save_items
@@ -30,9 +32,10 @@ from evaluation.datasets.truthfulqa import load_truthfulqa
 __all__ = [
     "DATASETS",
     "DATA_DIR_ENV",
-    "LOADERS",
+    "FORMATS",
     "DataError",
     "Row",
+    "dataset_names",
     "detect_format",
     "gsm8k_gold",
     "load_dataset",
@@ -47,6 +50,7 @@ __all__ = [
     "load_truthfulqa",
     "parse_boolean",
     "read_rows",
+    "register_format",
     "sample_path",
     "save_items",
 ]

@@ -6,8 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from evaluation.datasets.formats import LOADERS, detect_format, looks_gsm8k
-from evaluation.datasets.gsm8k import load_gsm8k
+from evaluation.datasets.formats import FORMATS, detect_format
 from evaluation.datasets.hf import load_hf
 from evaluation.datasets.items import load_items, load_sample
 from evaluation.datasets.readers import read_rows
@@ -15,25 +14,17 @@ from evaluation.datasets.table import load_table
 from evaluation.schema import Item
 from selfpara.errors import ConfigError
 
-DATASETS = ("sample", "simpleqa", "truthfulqa", "gsm8k", "math500")
-"""Dataset names `load_dataset` knows (besides paths and `hf:NAME`)."""
+DATASETS = ("sample", *FORMATS)
+"""Dataset names `load_dataset` knows (besides paths and `hf:NAME`) when this module is
+imported; `dataset_names()` also lists formats registered later."""
 
 DATA_DIR_ENV = "SELFPARA_DATA_DIR"
 """Environment variable naming a folder that holds the public benchmark files."""
 
-# File names the public benchmarks are commonly distributed under, looked up in the data dir.
-_KNOWN_FILES: dict[str, tuple[str, ...]] = {
-    "simpleqa": ("simple_qa_test_set.csv", "simpleqa.csv", "simpleqa.jsonl", "simple_qa.jsonl"),
-    "truthfulqa": ("TruthfulQA.csv", "truthfulqa.csv", "truthful_qa.csv", "truthfulqa.jsonl"),
-    "gsm8k": ("openai_gsm8k_main_test.csv", "gsm8k_test.csv", "gsm8k.csv", "gsm8k.jsonl"),
-    "math500": ("HuggingFaceH4_MATH_500_test.csv", "math500.csv", "MATH-500.csv", "math500.jsonl"),
-}
-_HF_NAMES = {
-    "simpleqa": "basicv8vc/SimpleQA",
-    "truthfulqa": "truthfulqa/truthful_qa",
-    "gsm8k": "openai/gsm8k",
-    "math500": "HuggingFaceH4/MATH-500",
-}
+
+def dataset_names() -> list[str]:
+    """Every dataset name `load_dataset` takes: the sample set and each registered format."""
+    return ["sample", *FORMATS]
 
 
 def load_dataset(
@@ -48,9 +39,10 @@ def load_dataset(
     `spec` is one of:
 
     - `sample`: the built-in sample set;
-    - `simpleqa`, `truthfulqa`, `gsm8k`, `math500`: the public file, found under its usual
-      name in `data_dir`, `$SELFPARA_DATA_DIR`, `./data` or `../shared/data`;
-      `simpleqa:PATH` (etc.) names the file;
+    - `simpleqa`, `truthfulqa`, `gsm8k`, `math500` (any registered format, see
+      `evaluation.datasets.registry`): the public file, found under its usual name in
+      `data_dir`, `$SELFPARA_DATA_DIR`, `./data` or `../shared/data`; `simpleqa:PATH`
+      (etc.) names the file;
     - `hf:NAME` (or `hf:NAME:CONFIG`, `hf:NAME@SPLIT`): a Hugging Face dataset;
     - a path: a saved variant file (JSONL of items), a file in one of the public layouts
       (detected by its columns), or a generic table read with `load_table(**options)`;
@@ -62,7 +54,7 @@ def load_dataset(
     """
     spec = spec.strip()
     if not spec:
-        raise ConfigError("no dataset named: use sample, simpleqa, truthfulqa, gsm8k, math500, hf:NAME or a path")
+        raise ConfigError(f"no dataset named: use {', '.join(dataset_names())}, hf:NAME or a path")
     name, _, rest = spec.partition(":")
     low = name.lower().replace("-", "").replace("_", "")
     if low == "sample" and not rest:
@@ -73,12 +65,14 @@ def load_dataset(
         rest, _, split = rest.partition("@")
         hf_name, _, config = rest.partition(":")
         return load_hf(hf_name, config=config or None, split=split or "test", limit=limit, **options)
-    if low in LOADERS and (rest or not Path(spec).exists()):
+    if low in FORMATS and (rest or not Path(spec).exists()):
         path = Path(rest).expanduser() if rest else _find_known(low, data_dir)
-        return LOADERS[low](path, limit=limit)
+        return FORMATS[low].load(path, limit=limit)
     path = Path(spec).expanduser()
     if not path.exists():
-        raise ConfigError(f"unknown dataset {spec!r}: not a file, and not one of {', '.join(DATASETS)} or hf:NAME")
+        raise ConfigError(
+            f"unknown dataset {spec!r}: not a file, and not one of {', '.join(dataset_names())} or hf:NAME"
+        )
     return load_path(path, limit=limit, **options)
 
 
@@ -89,13 +83,11 @@ def load_path(path: str | Path, *, limit: int | None = None, **options: Any) -> 
         return load_table(p, limit=limit, **options)
     rows = read_rows(p)
     columns = set().union(*(r.keys() for r in rows[:20]))
-    fmt = detect_format(columns)
+    fmt = detect_format(columns, rows)
     if fmt == "items":
         return load_items(p, limit=limit)
-    if fmt == "simpleqa" or fmt == "truthfulqa" or fmt == "math500":
-        return LOADERS[fmt](p, limit=limit)
-    if looks_gsm8k(rows):
-        return load_gsm8k(p, limit=limit)
+    if fmt is not None:
+        return FORMATS[fmt].load(p, limit=limit)
     # a generic table: use the conventional optional columns where present
     auto: dict[str, Any] = {}
     for option, column in (
@@ -115,13 +107,16 @@ def load_path(path: str | Path, *, limit: int | None = None, **options: Any) -> 
 
 
 def _find_known(name: str, data_dir: str | Path | None) -> Path:
+    """The file of format `name` under one of its distributed names in the data folders."""
+    fmt = FORMATS[name]
     dirs = [Path(d).expanduser() for d in (data_dir, os.environ.get(DATA_DIR_ENV), "data", "../shared/data") if d]
     for directory in dirs:
-        for filename in _KNOWN_FILES[name]:
+        for filename in fmt.files:
             if (directory / filename).is_file():
                 return directory / filename
     where = ", ".join(str(d) for d in dirs) + f" (set ${DATA_DIR_ENV} to point at the folder)"
+    online = f", or hf:{fmt.hf} with network" if fmt.hf else ""
     raise ConfigError(
-        f"dataset {name!r} needs its file: looked for {', '.join(_KNOWN_FILES[name])} in {where}. "
-        f"Pass {name}:PATH, or hf:{_HF_NAMES[name]} with network."
+        f"dataset {name!r} needs its file: looked for {', '.join(fmt.files) or 'no known file name'} in {where}. "
+        f"Pass {name}:PATH{online}."
     )

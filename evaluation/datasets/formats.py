@@ -1,44 +1,31 @@
-"""The public formats by name, and telling which one a file is from its column names."""
+"""The public formats by name (`FORMATS`, filled by their modules' `@register_format`), and
+telling which one a file is from its columns and first rows."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from evaluation.datasets.gsm8k import load_gsm8k
-from evaluation.datasets.math500 import load_math500
-from evaluation.datasets.simpleqa import load_simpleqa
-from evaluation.datasets.truthfulqa import load_truthfulqa
-from evaluation.schema import Item
+# The built-in formats register themselves on import, in this order: the order detection tries
+# them in (MATH-500's problem/answer/solution before SimpleQA's problem/answer).
+# isort: off
+from evaluation.datasets import truthfulqa, math500, simpleqa, gsm8k  # noqa: F401
 
-FormatLoader = Callable[..., list[Item]]
-"""`loader(path, *, limit=None) -> items` of one public format."""
+# isort: on
+from evaluation.datasets.gsm8k import looks_gsm8k
+from evaluation.datasets.registry import FORMATS, DatasetFormat, FormatLoader, register_format
 
-LOADERS: dict[str, FormatLoader] = {
-    "simpleqa": load_simpleqa,
-    "truthfulqa": load_truthfulqa,
-    "gsm8k": load_gsm8k,
-    "math500": load_math500,
-}
-"""Loader of each public format: a new format is one module and one entry here."""
+__all__ = ["FORMATS", "DatasetFormat", "FormatLoader", "detect_format", "looks_gsm8k", "register_format"]
 
 
-def detect_format(columns: Iterable[str]) -> str | None:
-    """Which public format a set of column names is: simpleqa, truthfulqa, gsm8k, math500, items, or None."""
+def detect_format(columns: Iterable[str], rows: Sequence[Mapping[str, Any]] = ()) -> str | None:
+    """Which format a file is, from its column names and first rows: `items` (a saved variant
+    file), the name of the first registered format that recognises it, or None."""
     cols = {c.strip().lstrip("\ufeff") for c in columns}
     if {"id", "gold", "variants"} <= cols:
         return "items"
-    if {"Question", "Best Answer", "Incorrect Answers"} <= cols:
-        return "truthfulqa"
-    if {"problem", "answer", "solution"} <= cols:
-        return "math500"
-    if {"problem", "answer"} <= cols:
-        return "simpleqa"
-    return None  # GSM8K's question/answer is too generic to tell by name: see looks_gsm8k
-
-
-def looks_gsm8k(records: Iterable[dict[str, Any]]) -> bool:
-    """GSM8K's `question`/`answer` columns are too generic to tell by name: a solution holds `####`."""
-    first = list(records)[:5]
-    columns = set().union(*(r.keys() for r in first))
-    return {"question", "answer"} <= columns and any("####" in str(r.get("answer", "")) for r in first)
+    first = list(rows[:20])
+    for name, fmt in FORMATS.items():
+        if fmt.detect is not None and fmt.detect(cols, first):
+            return name
+    return None

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from evaluation.datasets.cells import require_columns, required_text
 from evaluation.datasets.readers import read_rows
+from evaluation.datasets.registry import register_format
 from evaluation.schema import Item, ItemVariant
 
 _GSM8K_FINAL = re.compile(r"####\s*(.+?)\s*$", re.S)
@@ -18,6 +21,19 @@ def gsm8k_gold(solution: str) -> str | None:
     return m.group(1).replace(",", "").strip() if m else None
 
 
+def looks_gsm8k(records: Iterable[Mapping[str, Any]]) -> bool:
+    """GSM8K's `question`/`answer` columns are too generic to tell by name: a solution holds `####`."""
+    first = list(records)[:5]
+    columns = set().union(*(r.keys() for r in first))
+    return {"question", "answer"} <= columns and any("####" in str(r.get("answer", "")) for r in first)
+
+
+@register_format(
+    "gsm8k",
+    detect=lambda columns, rows: looks_gsm8k(rows),
+    files=("openai_gsm8k_main_test.csv", "gsm8k_test.csv", "gsm8k.csv", "gsm8k.jsonl"),
+    hf="openai/gsm8k",
+)
 def load_gsm8k(path: str | Path, *, limit: int | None = None) -> list[Item]:
     """GSM8K (`question`, `answer` = worked solution ending in `#### N`). Kind "math", gold N."""
     rows = read_rows(path)

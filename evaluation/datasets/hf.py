@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evaluation.datasets.formats import LOADERS, detect_format, looks_gsm8k
+from evaluation.datasets.formats import FORMATS, detect_format
 from evaluation.datasets.items import load_items
 from evaluation.datasets.table import load_table
 from evaluation.schema import Item
@@ -60,7 +60,7 @@ def load_hf(
             }
             for r in records
         ]
-    fmt = format or (None if columns else detect_format(records[0]) or ("gsm8k" if looks_gsm8k(records) else None))
+    fmt = format or (None if columns else detect_format(records[0], records))
     import tempfile  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -68,8 +68,8 @@ def load_hf(
         with path.open("w", encoding="utf-8") as fh:
             for r in records:
                 fh.write(json.dumps(r, default=str) + "\n")
-        if fmt in LOADERS:
-            items = LOADERS[fmt](path)
+        if fmt is not None and FORMATS.knows(fmt):
+            items = FORMATS.get_entry(fmt).load(path)
         elif fmt == "items":
             items = load_items(path)
         elif columns:

@@ -6,9 +6,16 @@ from pathlib import Path
 
 from evaluation.datasets.cells import cell_text, require_columns, required_text
 from evaluation.datasets.readers import read_rows
+from evaluation.datasets.registry import register_format
 from evaluation.schema import Item, ItemVariant
 
 
+@register_format(
+    "math500",
+    detect=lambda columns, rows: {"problem", "answer", "solution"} <= columns,
+    files=("HuggingFaceH4_MATH_500_test.csv", "math500.csv", "MATH-500.csv", "math500.jsonl"),
+    hf="HuggingFaceH4/MATH-500",
+)
 def load_math500(path: str | Path, *, limit: int | None = None) -> list[Item]:
     """MATH-500 (`problem`, `solution`, `answer`, `subject`, `level`, optional `unique_id`). Kind "math"."""
     rows = read_rows(path)

@@ -9,9 +9,16 @@ from typing import Any
 
 from evaluation.datasets.cells import require_columns, required_text
 from evaluation.datasets.readers import Row, read_rows
+from evaluation.datasets.registry import register_format
 from evaluation.schema import Item, ItemVariant
 
 
+@register_format(
+    "simpleqa",
+    detect=lambda columns, rows: {"problem", "answer"} <= columns,
+    files=("simple_qa_test_set.csv", "simpleqa.csv", "simpleqa.jsonl", "simple_qa.jsonl"),
+    hf="basicv8vc/SimpleQA",
+)
 def load_simpleqa(path: str | Path, *, limit: int | None = None) -> list[Item]:
     """SimpleQA (columns `problem`, `answer`, optional `metadata` with topic and answer_type)."""
     rows = read_rows(path)

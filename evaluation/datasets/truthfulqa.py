@@ -6,9 +6,16 @@ from pathlib import Path
 
 from evaluation.datasets.cells import cell, cell_text, require_columns, required_text, split_list
 from evaluation.datasets.readers import read_rows
+from evaluation.datasets.registry import register_format
 from evaluation.schema import Item, ItemVariant
 
 
+@register_format(
+    "truthfulqa",
+    detect=lambda columns, rows: {"Question", "Best Answer", "Incorrect Answers"} <= columns,
+    files=("TruthfulQA.csv", "truthfulqa.csv", "truthful_qa.csv", "truthfulqa.jsonl"),
+    hf="truthfulqa/truthful_qa",
+)
 def load_truthfulqa(path: str | Path, *, limit: int | None = None) -> list[Item]:
     """TruthfulQA (`Question`, `Best Answer`, `Correct Answers`, `Incorrect Answers` split on ";").
 

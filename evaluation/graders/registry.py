@@ -6,6 +6,7 @@
 
 A grader module registers its names when imported; `evaluation.graders` imports the
 built-in ones. `evaluation.graders.choose.grader_for(kind, name)` builds a grader by name.
+A name or alias already taken (or `auto`/`default`, the per-kind default) is a ValueError.
 """
 
 from __future__ import annotations
@@ -14,31 +15,15 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from evaluation.graders.base import Grader
-from selfpara.errors import ConfigError
+from selfpara.registry import Registry
 
 GraderFactory = Callable[..., Grader]
 """`factory(*, client, model, nli, usage) -> Grader`; a factory takes what it needs and ignores the rest."""
 
 FactoryT = TypeVar("FactoryT", bound=GraderFactory)
 
-GRADERS: list[str] = ["auto"]
-"""Names `grader_for` accepts (besides aliases), in the order they were registered."""
-
-_FACTORIES: dict[str, GraderFactory] = {}
-
-
-def register_grader(name: str, *aliases: str) -> Callable[[FactoryT], FactoryT]:
-    """Decorator: make `factory` the grader called `name` (and `aliases`)."""
-
-    def add(factory: FactoryT) -> FactoryT:
-        for key in (name, *aliases):
-            if key in _FACTORIES or key in ("auto", "default"):
-                raise ValueError(f"grader name {key!r} is taken")
-            _FACTORIES[key] = factory
-        GRADERS.append(name)
-        return factory
-
-    return add
+DEFAULT_NAMES = ("", "auto", "default")
+"""Names that ask for the default grader of each item's kind (no factory: `grader_for` builds it)."""
 
 
 def normalize_grader_name(name: str) -> str:
@@ -46,16 +31,33 @@ def normalize_grader_name(name: str) -> str:
     return name.strip().lower().replace("_", "-")
 
 
+FACTORIES: Registry[GraderFactory] = Registry("grader", normalize=normalize_grader_name)
+"""Grader factories by name, in the order they were registered."""
+
+GRADERS: list[str] = ["auto"]
+"""Names `grader_for` accepts (besides aliases), in the order they were registered."""
+
+
+def register_grader(name: str, *aliases: str) -> Callable[[FactoryT], FactoryT]:
+    """Decorator: make `factory` the grader called `name` (and `aliases`)."""
+
+    def add(factory: FactoryT) -> FactoryT:
+        taken = [n for n in (name, *aliases) if normalize_grader_name(n) in DEFAULT_NAMES]
+        if taken:
+            raise ValueError(f"grader name {taken[0]!r} is taken by the per-kind default")
+        FACTORIES.add(name, factory, *aliases)
+        GRADERS.append(name)
+        return factory
+
+    return add
+
+
 def check_grader_name(name: str) -> None:
     """ConfigError unless `name` names a grader (or the default)."""
-    key = normalize_grader_name(name)
-    if key not in _FACTORIES and key not in ("", "auto", "default"):
-        raise ConfigError(f"unknown grader {name!r}; choose from {', '.join(GRADERS)}")
+    if normalize_grader_name(name) not in DEFAULT_NAMES:
+        factory_for(name)
 
 
 def factory_for(name: str) -> GraderFactory:
     """The factory registered as `name` (or an alias); ConfigError listing the names otherwise."""
-    factory = _FACTORIES.get(normalize_grader_name(name))
-    if factory is None:
-        raise ConfigError(f"unknown grader {name!r}; choose from {', '.join(GRADERS)}")
-    return factory
+    return FACTORIES.get_entry(name)

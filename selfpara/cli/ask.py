@@ -23,6 +23,7 @@ from selfpara.cli.common import (
     setup_logging,
     stdout_to_stderr,
 )
+from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.extras import install_note
 
 
@@ -40,7 +41,11 @@ def ask(
     ),
     k: int = typer.Option(3, "--k", "-k", envvar=K_ENV, help="Paraphrases to generate (1-20)."),
     equivalence: str = typer.Option(
-        "auto", "--equivalence", envvar=EQUIVALENCE_ENV, help="Answer-equivalence functions, e.g. exact,numeric,llm."
+        "auto",
+        "--equivalence",
+        envvar=EQUIVALENCE_ENV,
+        help="Answer-equivalence functions, comma-separated, cheapest first: auto or of "
+        f"{EQUIVALENCE_FUNCTIONS.help_names()}.",
     ),
     agreement: Optional[str] = typer.Option(
         None, "--agreement", hidden=True, help="Deprecated alias of --equivalence."

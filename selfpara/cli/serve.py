@@ -27,6 +27,7 @@ from selfpara.cli.common import (
     clean_errors,
     err_console,
 )
+from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.extras import install_note
 
 
@@ -90,7 +91,10 @@ def serve(
     ),
     k: Optional[int] = typer.Option(None, "--k", "-k", envvar=K_ENV, help="Default paraphrases per question."),
     equivalence: Optional[str] = typer.Option(
-        None, "--equivalence", envvar=EQUIVALENCE_ENV, help="Default answer-equivalence functions (see WrapConfig)."
+        None,
+        "--equivalence",
+        envvar=EQUIVALENCE_ENV,
+        help=f"Default answer-equivalence functions: auto or of {EQUIVALENCE_FUNCTIONS.help_names()}.",
     ),
     agreement: Optional[str] = typer.Option(
         None, "--agreement", hidden=True, help="Deprecated alias of --equivalence."

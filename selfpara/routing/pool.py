@@ -85,7 +85,7 @@ class DeploymentState:
 
 
 class DeploymentPool:
-    """A `selfpara.llm.RawBackend` over several deployments of one model group.
+    """A `selfpara.backends.RawBackend` over several deployments of one model group.
 
     Args:
         group: the model_name the deployments serve (for logs and errors).

@@ -16,7 +16,7 @@ from fastapi import Request
 from fastapi.responses import Response
 
 from selfpara.errors import SelfparaError
-from selfpara.llm import redact
+from selfpara.redaction import redact
 from selfpara.server.errors import ProxyError, error_response, from_selfpara
 from selfpara.server.logs import printable
 from selfpara.server.plan import check_auth, check_content_type, parse_json, read_body

@@ -30,7 +30,7 @@ from typing import Any
 from fastapi.responses import JSONResponse
 
 from selfpara.errors import ConfigError, InputError, SelfparaError, UpstreamError, UpstreamTimeout
-from selfpara.llm import redact
+from selfpara.redaction import redact
 from selfpara.upstream_data import UpstreamInvalidResponse, UpstreamRetryLater
 
 

@@ -149,7 +149,7 @@ class ProxyMetrics:
             r.register(_DeploymentCollector(client))
 
     def observe_call(self, kind: str, error: UpstreamError | None) -> None:
-        """A `selfpara.llm.CallObserver`: one upstream attempt."""
+        """A `selfpara.backends.CallObserver`: one upstream attempt."""
         self.upstream_calls.labels(kind=kind).inc()
         if error is not None:
             self.upstream_errors.labels(kind=kind, reason=reason_of(error)).inc()

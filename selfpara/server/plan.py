@@ -13,6 +13,7 @@ from typing import Any
 from fastapi import Request
 from pydantic import SecretStr, ValidationError
 
+from selfpara.client_config import client_from_config
 from selfpara.config import WrapConfig
 from selfpara.errors import ConfigError
 from selfpara.llm import ModelClient
@@ -238,7 +239,7 @@ def plan_request(proxy: Proxy, req: ChatCompletionRequest) -> Plan:
         except ConfigError as exc:
             raise bad_request(str(exc), param="selfpara.api_base") from None
         # No call cache: answers from a host the client chose must not be served to other clients.
-        client = ModelClient.from_config(
+        client = client_from_config(
             cfg, backoff_s=settings.backoff_s, http=proxy.client.http, observer=proxy.client.observer, cache=None
         )
         paraphraser = SelfParaphraser(cfg, client=client)

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from selfpara.cache import open_call_cache
+from selfpara.client_config import client_from_config
 from selfpara.http_backend import HttpTransport
-from selfpara.llm import ModelClient, redact
+from selfpara.llm import ModelClient
+from selfpara.redaction import redact
 from selfpara.server.metrics import ProxyMetrics
 from selfpara.server.settings import ServerSettings
 
@@ -98,7 +100,7 @@ def default_client(settings: ServerSettings) -> ModelClient:
         max_connections=settings.cache_max_connections or concurrency,
         pool_timeout_s=settings.cache_pool_timeout_s,
     )
-    return ModelClient.from_config(
+    return client_from_config(
         cfg,
         # One client serves every request, so its limit is the proxy's, not one wrapper's.
         concurrency=concurrency,

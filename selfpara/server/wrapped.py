@@ -16,7 +16,7 @@ from fastapi.responses import Response, StreamingResponse
 import selfpara
 from selfpara.config import WrapConfig
 from selfpara.errors import SelfparaError
-from selfpara.llm import redact
+from selfpara.redaction import redact
 from selfpara.result import Answer, WrappedAnswer
 from selfpara.server.endpoint import Call
 from selfpara.server.errors import ProxyError, public_reason
