@@ -227,7 +227,6 @@ class SlotContext:
 
     def __init__(self, llm: Any, *, n_slots: int, n_ctx_slot: int, threads: int) -> None:
         import llama_cpp
-        from llama_cpp._internals import LlamaContext
 
         # Llama's own settings (attention kernel, cache types), so a sequence is computed as
         # the one-at-a-time engine computes it.
@@ -242,7 +241,11 @@ class SlotContext:
         self.n_slots = n_slots
         self.n_ctx_slot = n_ctx_slot
         self._llama_cpp = llama_cpp
-        self._ctx = LlamaContext(model=llm._model, params=params, verbose=False)
+        ctx = llama_cpp.llama_init_from_model(llm.model, params)
+        if ctx is None:
+            raise RuntimeError(f"llama.cpp could not make a context of {n_slots} x {n_ctx_slot} tokens")
+        self._ctx = ctx
+        self._memory = llama_cpp.llama_get_memory(ctx)
         self._batch = llama_cpp.llama_batch_init(max(CHUNK, n_slots), 0, 1)
         self._n_vocab = llm.n_vocab()
         self._cached: list[list[int]] = [[] for _ in range(n_slots)]  # tokens each slot's stream holds
@@ -257,7 +260,7 @@ class SlotContext:
     def prefill(self, slot: int, tokens: Sequence[int]) -> None:
         body = len(tokens) - 1
         keep = self.reuse(slot, tokens)
-        self._llama_cpp.llama_memory_seq_rm(self._ctx.memory, slot, keep, -1)
+        self._llama_cpp.llama_memory_seq_rm(self._memory, slot, keep, -1)
         self._cached[slot] = list(tokens[:keep])
         self._body[slot] = keep
         for start in range(keep, body, CHUNK):
@@ -273,12 +276,12 @@ class SlotContext:
         out = []
         for i, (slot, token, _pos) in enumerate(rows):
             self._cached[slot].append(token)
-            logits = self._llama_cpp.llama_get_logits_ith(self._ctx.ctx, i)
+            logits = self._llama_cpp.llama_get_logits_ith(self._ctx, i)
             out.append(np.ctypeslib.as_array(logits, shape=(self._n_vocab,)).copy())
         return out
 
     def forget(self, slot: int) -> None:
-        self._llama_cpp.llama_memory_seq_rm(self._ctx.memory, slot, 0, -1)
+        self._llama_cpp.llama_memory_seq_rm(self._memory, slot, 0, -1)
         self._cached[slot] = []
         self._body[slot] = 0
 
@@ -291,7 +294,7 @@ class SlotContext:
             batch.n_seq_id[i] = 1
             batch.seq_id[i][0] = slot
             batch.logits[i] = logits
-        code = self._llama_cpp.llama_decode(self._ctx.ctx, batch)
+        code = self._llama_cpp.llama_decode(self._ctx, batch)
         if code != 0:
             raise RuntimeError(f"llama_decode returned {code}")
 
@@ -300,4 +303,6 @@ class SlotContext:
         if self._batch is not None:
             self._llama_cpp.llama_batch_free(self._batch)
             self._batch = None
-        self._ctx.close()
+        if self._ctx is not None:
+            self._llama_cpp.llama_free(self._ctx)
+            self._ctx = None
