@@ -18,8 +18,8 @@ too, as a candidate that ships as no function: alone at several thresholds, and 
 chain before `core` (it decides only the pairs that chain leaves open, so `distinct` keeps
 its veto).
 
-Run: python benchmarks/bench_equivalence.py [--judge local/qwen2.5-coder-1.5b]
-     (figures in benchmarks/results/equivalence.json)
+Run: python benchmarks/bench_equivalence.py [--judge local/qwen2.5-coder-1.5b] [--labelled final]
+     (figures in benchmarks/results/equivalence.json; --labelled scores one labelling round only)
 """
 
 from __future__ import annotations
@@ -46,8 +46,13 @@ CHAINS = {
 }
 
 
-def load_pairs(path: Path) -> list[dict]:
+def load_pairs(path: Path, labelled: str | None = None) -> list[dict]:
+    """The labelled pairs of `path`; with `labelled`, only those of that labelling round (design, test, ...)."""
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if labelled:
+        rows = [r for r in rows if r.get("labelled") == labelled]
+        if not rows:
+            raise SystemExit(f"{path}: no pairs labelled {labelled!r}")
     unlabelled = [r["id"] for r in rows if r.get("label") not in ("same", "different")]
     if unlabelled:
         raise SystemExit(f"{path}: {len(unlabelled)} pairs have no label (ids {unlabelled[:10]} ...)")
@@ -114,6 +119,7 @@ async def score_embeddings(pairs: list[dict], client: ModelClient, into: dict) -
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=Path, default=PAIRS)
+    parser.add_argument("--labelled", help="score only the pairs of this labelling round (design, test, final, ...)")
     parser.add_argument("--judge", help="model for the llm judge (one call per pair); default: not scored")
     parser.add_argument("--name", default="equivalence", help="results file name under benchmarks/results/")
     parser.add_argument("--embeddings", action="store_true", help="also score MiniLM cosine similarity")
@@ -121,7 +127,7 @@ async def main() -> None:
         "--judge-alone", action="store_true", help="with --judge, also score the judge alone (a call for every pair)"
     )
     args = parser.parse_args()
-    pairs = load_pairs(args.pairs)
+    pairs = load_pairs(args.pairs, args.labelled)
     client = ModelClient()
     judge = args.judge or "unused"
     singles = [n for n in CHEAP if n in EQUIVALENCE_FUNCTIONS] + (["llm"] if args.judge and args.judge_alone else [])
@@ -133,7 +139,14 @@ async def main() -> None:
         await score_embeddings(pairs, client, results_into := {})
     else:
         results_into = {}
-    results = {"pairs": len(pairs), "same": sum(r["label"] == "same" for r in pairs), "functions": {}, "chains": {}}
+    results = {
+        "pairs_file": str(args.pairs),
+        "labelled": args.labelled,
+        "pairs": len(pairs),
+        "same": sum(r["label"] == "same" for r in pairs),
+        "functions": {},
+        "chains": {},
+    }
     results["different"] = len(pairs) - results["same"]
     for name in singles:
         results["functions"][name] = await score([name], pairs, client, judge, chain=False)

@@ -5,11 +5,15 @@ trivially the same answer and would only inflate the merge rate) becomes one row
 {id, source, item_id, question, a, b, label}. For a run of the `raw` arm the pairs are
 answers to different wordings of the item (the question shown is the original); for a
 voting arm (`sc`) they are the answers it voted, i.e. samples of one wording. `label`
-is filled from an existing labels file where the same pair is already labelled, so
-re-running keeps the hand labels; new pairs get label null, to be labelled by hand.
+is filled from an existing labels file where the same pair is already labelled (with its
+`labelled` round and `note`), so re-running keeps the hand labels; new pairs get label
+null, to be labelled by hand, and `labelled` set to --round. With --seen, pairs already in
+another labelled file are left out (a new round holds only pairs never labelled).
 
     python scripts/make_answer_pairs.py runs/pairs-a80 runs/pairs-gsm16 \\
         --labels benchmarks/data/answer_pairs.jsonl --out benchmarks/data/answer_pairs.jsonl
+    python scripts/make_answer_pairs.py runs/natural-held50 --round final2 \\
+        --seen benchmarks/data/answer_pairs.jsonl --out benchmarks/data/answer_pairs_final2.jsonl
 """
 
 from __future__ import annotations
@@ -77,13 +81,24 @@ def main() -> None:
         type=Path,
         help="benchmarks/data/guards_sample.json: add its 40 hand-labelled answer pairs (same: true/false)",
     )
+    parser.add_argument("--round", help="the `labelled` round to stamp on pairs the labels file does not hold")
+    parser.add_argument(
+        "--seen", type=Path, help="a labelled pairs file whose pairs (by question and texts) to leave out"
+    )
     args = parser.parse_args()
     known: dict[tuple[str, str, str], Any] = {}
+    kept: dict[tuple[str, str, str], dict[str, Any]] = {}
     if args.labels and args.labels.exists():
         for line in args.labels.read_text().splitlines():
             row = json.loads(line)
-            known[_pair_key(row["item_id"], row["a"], row["b"])] = row.get("label")
+            key = _pair_key(row["item_id"], row["a"], row["b"])
+            known[key] = row.get("label")
+            kept[key] = {k: row[k] for k in ("labelled", "note") if k in row}
     rows = pairs_of_runs(args.runs)
+    if args.seen:
+        seen = [json.loads(line) for line in args.seen.read_text().splitlines() if line.strip()]
+        old = {_pair_key(r["question"], r["a"], r["b"]) for r in seen}
+        rows = [r for r in rows if _pair_key(r["question"], r["a"], r["b"]) not in old]
     if args.guards:
         for n, pair in enumerate(json.loads(args.guards.read_text())["answer_pairs"]):
             row = {"source": "guards-40", "item_id": f"guards-{n // 2}", "question": pair["question"]}
@@ -92,8 +107,9 @@ def main() -> None:
             rows.append(row)
     with args.out.open("w") as f:
         for n, row in enumerate(rows):
-            label = known.get(_pair_key(row["item_id"], row["a"], row["b"]))
-            f.write(json.dumps({"id": n, **row, "label": label}, ensure_ascii=False) + "\n")
+            key = _pair_key(row["item_id"], row["a"], row["b"])
+            extra = kept.get(key) or ({"labelled": args.round} if args.round else {})
+            f.write(json.dumps({"id": n, **row, "label": known.get(key), **extra}, ensure_ascii=False) + "\n")
     print(f"{len(rows)} pairs, {sum(1 for r in rows if known.get(_pair_key(r['item_id'], r['a'], r['b'])))} labelled")
 
 

@@ -24,6 +24,114 @@ SAME = [
     ("Who painted the Mona Lisa?", "Leonardo da Vinci.", "It was painted by Leonardo da Vinci in Florence."),
 ]
 
+# The gaps the labelled pairs showed (benchmarks/data/answer_pairs.jsonl), each in the model's own words.
+GAPS_SAME = {
+    "answer in a later sentence": (
+        "In which country is Machu Picchu?",
+        "Machu Picchu is located in Peru.",
+        "Machu Picchu is a pre-Columbian Inca city built on mountain slopes containing famous ruins of Machu "
+        "Picchu and Sacsacuampuahui. It is located in the Andes Mountains in Peru.",
+    ),
+    "answer last, after context": (
+        "What process do plants use to make food from sunlight?",
+        "The process plants use to make food from sunlight is photosynthesis.",
+        "Plant cells use Chlorophyll, an pigment found in leaves, to capture sunlight and convert it into chemical "
+        "energy. This energy is stored in a molecule called glucose, which is the primary food for plants. The "
+        "process of this conversion is known as photosynthesis.",
+    ),
+    "'not only' is no denial": (
+        "What sweet food do honeybees make?",
+        "The sweet food made by honeybees is honey.",
+        "Upon examining a篱 to find a honeybee hive, not only can you observe the extraordinary lilac fragrance "
+        "coming from the hive but also be able to taste it. In fact, honey is a sweet liquid made by honeybees, "
+        "derived from nectar collected by the bees from flowers.",
+    ),
+    "an aside in mid-sentence": (
+        "Which part of the cell is known as the powerhouse of the cell?",
+        "The powerhouse of the cell is the mitochondria.",
+        "The powerhouse of the cell, which is part of the cell's homeostasis and reconstruction, is the mitochondria.",
+    ),
+    "a bracketed aside in another script": (
+        "What is the capital of Uganda?",
+        "The capital of Uganda is Kampala.",
+        "Additive (उपकालमुक्त: जर्जुसर), also known as Kampala, is the capital of Uganda.",
+    ),
+    "an aside that is the answer": (
+        "On which continent is Norway?",
+        "Norway is located on the European continent.",
+        "Norway is on the Northern hemisphere, located in Europe.",
+    ),
+    "a name among Chinese words, Mt for Mount": (
+        "What is the tallest mountain in the world?",
+        "The tallest mountain in the world is Mount Everest, which stands at 8,848 meters (29, 829 feet) above sea "
+        "level.",
+        "Mt Everest,世界上最高的山峰，海拔8,848米（29, 791英尺）。",
+    ),
+    "a region of the continent": (
+        "On which continent is Kenya?",
+        "Kenya is located in East Africa.",
+        "Kenya is located in the sub-Saharan region of Africa.",
+    ),
+    "a place named variously": (
+        "What is the capital of Mexico?",
+        "Mexico City is Mexico's capital.",
+        "The capital of Mexico is the city of Mexico.",
+    ),
+    "a name that abbreviates the question's": (
+        "Who was the first President of the United States?",
+        "The first President of the United States was George Washington.",
+        "The first US President was George Washington.",
+    ),
+    "the same date, named differently": (
+        "In what year did the Titanic sink?",
+        "The RMS Titanic went down on April 15, 1912.",
+        "Based on the Britannic ss titanic sinking record, the Titanic sank on April 15, 1912.",
+    ),
+}
+
+GAPS_OPEN = {
+    # the question's own word dropped from the name: a different (wrong) answer
+    "half a name": (
+        "What is the capital of Mexico?",
+        "The capital of Mexico is Mexico City.",
+        "The capital of Mexico is City, which is also the largest city in the country.",
+    ),
+    # a later sentence agrees, but the first denies what the other states
+    "a denial first": (
+        "What is the capital of Ethiopia?",
+        "The capital of Ethiopia is Addis Ababa.",
+        "Ethiopia currently has no official capital city. It's currently using Addis Ababa as its provisional "
+        "capital, but there have been plans to establish a new capital in the near future.",
+    ),
+    # another sentence names something else: no sentence of one agrees with the other
+    "different answers in every sentence": (
+        "What is the capital of Australia?",
+        "Sydney is the capital of Australia.",
+        "The capital of Australia is Canberra. It lies in the Australian Capital Territory.",
+    ),
+    # a first sentence that restates the question is the answer; a later one naming the other's is not
+    "a later sentence that is no answer": (
+        "What is the capital of Australia?",
+        "Sydney is the capital of Australia.",
+        "The capital of Australia is Canberra. Sydney is the largest city.",
+    ),
+}
+
+
+@pytest.mark.parametrize("gap", GAPS_SAME)
+def test_the_gaps_found_on_labelled_pairs_now_merge(gap: str) -> None:
+    question, a, b = GAPS_SAME[gap]
+    assert same_core(question, a, b) is True
+    assert same_core(question, b, a) is True
+
+
+@pytest.mark.parametrize("gap", GAPS_OPEN)
+def test_pairs_near_those_gaps_that_differ_stay_open(gap: str) -> None:
+    question, a, b = GAPS_OPEN[gap]
+    assert same_core(question, a, b) is None
+    assert same_core(question, b, a) is None
+
+
 UNDECIDED = [
     ("What is 2+2?", "2 + 2 equals 4.", "2 + 2 equals 5."),
     ("What is the capital of Australia?", "The capital of Australia is Canberra.", "It is Sydney."),
