@@ -94,7 +94,7 @@ class Core:
     lists: bool
     """Whether the counted text joins several things ("carbon dioxide and oxygen")."""
     name_runs: tuple[tuple[frozenset[str], frozenset[str]], ...] = ()
-    """Each name in `names` that holds a question's word: (its other stems, its question stems), as
+    """Each name in `names` that holds a name of the question: (its other stems, its question stems), as
     ({city}, {mexic}) for "Mexico City" answering "What is the capital of Mexico?"."""
     echoes: frozenset[str] = frozenset()
     """Stems of the question's words said after the answer began ("the city of Mexico" echoes mexic)."""
@@ -170,6 +170,7 @@ def _read_core(question: str, text: str, answer: str) -> Core:
     """The core read from `text`, a part of `answer` (the whole answer gives the final number)."""
     text = _MOUNT.sub("Mount", text)
     asked = {_base(w) for w in words(question)}
+    asked_names = {_base(w) for w in entity_words(question)}
     framing = {_base(w) for w in STOPWORDS | FRAMING | NEGATIONS}
     ignored = asked | framing
     said = words(text)
@@ -179,7 +180,8 @@ def _read_core(question: str, text: str, answer: str) -> Core:
         parts = [w for w in entity_words(run.group()) if _base(w) not in framing]
         if any(_base(w) not in asked for w in parts):  # a name beyond the question, with any question word in it
             names |= {w[:STEM] for w in parts}
-            held = frozenset(w[:STEM] for w in parts if _base(w) in asked)
+            # only the question's own names ("Mexico"), not its common nouns ("river" of "the Danube River")
+            held = frozenset(w[:STEM] for w in parts if _base(w) in asked_names)
             if held:
                 runs.append((frozenset(w[:STEM] for w in parts) - held, held))
     content = frozenset(

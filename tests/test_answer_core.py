@@ -82,6 +82,11 @@ GAPS_SAME = {
         "The first President of the United States was George Washington.",
         "The first US President was George Washington.",
     ),
+    "a name that holds a common noun of the question": (
+        "Which river flows through Budapest?",
+        "The river that flows through Budapest is the Danube.",
+        "Budapest lies on the Danube River.",
+    ),
     "the same date, named differently": (
         "In what year did the Titanic sink?",
         "The RMS Titanic went down on April 15, 1912.",
