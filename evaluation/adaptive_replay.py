@@ -130,6 +130,8 @@ def stages(answers: list[Answer], cfg: WrapConfig, policy: Policy) -> tuple[int,
 def replay_sample(record: SampleRecord, cfg: WrapConfig, policy: Policy) -> Replayed:
     """`record` (a selfpara sample with its evidence) under adaptive k. Raises NotReplayable."""
     evidence = record.details.get("evidence")
+    if cfg.overrule_rule == "evidence":
+        raise NotReplayable("adaptive k does not combine with overrule_rule evidence")
     if not isinstance(evidence, dict) or "answers" not in evidence:
         raise NotReplayable("no evidence recorded")
     if record.error is not None or record.answer is None:

@@ -2,7 +2,7 @@
 
 A selfpara sample records every wording it answered and every answer. A change that only
 *removes* paraphrases (another drift check) or changes how the recorded answers are
-counted (overrule margin, weighting, low-agreement policy) can be applied to that record
+counted (overrule margin or rule, weighting, low-agreement policy) can be applied to that record
 exactly: the paraphrases the new checks reject are dropped, the remaining answers are
 clustered again with the arm's own cheap equivalence functions and voted under the new
 rule, and a changed answer is graded again with the run's grader. The result is written
@@ -90,6 +90,7 @@ async def revote_sample(record: SampleRecord, cfg: WrapConfig, equivalence: Equi
     if not isinstance(evidence, dict) or record.answer is None:
         return as_was
     variants = {v["index"]: v["text"] for v in evidence["variants"]}
+    samples = {v["index"] for v in evidence["variants"] if v.get("top_up")}  # the original asked again
     question = variants[0]
     answers = [Answer.model_validate(a) for a in evidence["answers"]]
     kept_texts, rejected = drift_filter(question, [variants[i] for i in sorted(variants) if i], cfg.drift_check_names)
@@ -97,7 +98,8 @@ async def revote_sample(record: SampleRecord, cfg: WrapConfig, equivalence: Equi
     subset = [a for a in answers if a.variant in kept]
     if not any(a.ok for a in subset):
         return as_was._replace(dropped=[r.text for r in rejected])
-    outcome = await vote(question, subset, equivalence, None, cfg.vote_rule)
+    wordings = kept - samples - {0}  # the checked wordings voting: what overrule_rule evidence counts
+    outcome = await vote(question, subset, equivalence, None, cfg.vote_rule, wordings)
     return Revoted(
         decide_answer(outcome, subset, cfg).answer, [r.text for r in rejected], outcome.vote_share, outcome.confidence
     )

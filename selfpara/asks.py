@@ -5,13 +5,16 @@ Found in kept self-paraphrases of short factual questions on local models, where
 equivalence judge runs: "Which book did Tolstoy write called X?" for "Who wrote X?" (a
 person asked for, a book answered; a name the question never gave), "the chemical name
 of" for "the chemical symbol of" (another relation), "How many bones ..., and what is
-their composition?" (a second question).
+their composition?" (a second question), "44 minus 48 equals?" for "What is 48 minus 44?"
+(operands swapped), "the first woman to win a Nobel Prize for physics or chemistry" (a
+choice the question never offered).
 """
 
 from __future__ import annotations
 
 import re
 
+from selfpara.operations import operation_changed
 from selfpara.quantities import NUMBER_WORDS
 from selfpara.text import STOPWORDS, entity_words, name_survives, words
 
@@ -38,6 +41,7 @@ _QUANTITY = frozenset(
     " age duration".split()
 )
 _PERSON_WH = frozenset({"who", "whom", "whose"})
+_CONTRACTED = {"'s": "is", "s": "is", "'re": "are", "re": "are"}  # "s" after a curly apostrophe
 _WH_RE = r"(what|which|who|whom|whose|when|where|why|how)\b"
 _LEAD = r"(?:(?:in|at|on|for|by|from|to|of|with|between|during|since|under|after|before|and|so)\s+)*"
 # The wh-word that opens a sentence ("In what year ...", "Can you tell me how many ..."), else one
@@ -69,6 +73,8 @@ def answer_type(text: str) -> tuple[str, frozenset[str]] | None:
     if m is None:
         return None
     wh, rest = m.group(1).lower(), words(text[m.end(1) :])
+    if rest and rest[0] in _CONTRACTED:  # "What's the capital" reads as "What is the capital"
+        rest[0] = _CONTRACTED[rest[0]]
     if wh in _PERSON_WH:
         return "person", frozenset()
     if wh in ("when", "where", "why"):
@@ -129,7 +135,7 @@ def _mentions(heads: frozenset[str], text_words: set[str]) -> bool:
 _RELATION_GROUPS: dict[str, frozenset[str]] = {
     "symbol": frozenset("symbol symbols".split()),
     "formula": frozenset("formula formulas".split()),
-    "abbreviation": frozenset("abbreviation abbreviations acronym abbreviated stand stands".split()),
+    "abbreviation": frozenset("abbreviation abbreviations acronym abbreviated".split()),
     "population": frozenset("population populations inhabitants people".split()),
     "height": frozenset("height tall high elevation altitude".split()),
     "length": frozenset("length long".split()),
@@ -138,9 +144,7 @@ _RELATION_GROUPS: dict[str, frozenset[str]] = {
     "depth": frozenset("depth deep".split()),
     "temperature": frozenset("temperature degrees hot cold".split()),
     "price": frozenset("price prices cost costs priced expensive".split()),
-    "author": frozenset(
-        "author authors wrote write writes written writer authored penned poet novelist playwright".split()
-    ),
+    "author": frozenset("author authors wrote writer authored penned poet novelist playwright".split()),
     "inventor": frozenset("inventor invented invent invents invention".split()),
     "founder": frozenset("founder founded founders establish established".split()),
     "discoverer": frozenset("discoverer discovered discover discovery".split()),
@@ -149,7 +153,7 @@ _RELATION_GROUPS: dict[str, frozenset[str]] = {
     "currency": frozenset("currency currencies money".split()),
     "language": frozenset("language languages speak spoken speaks".split()),
     "color": frozenset("color colour colors colours".split()),
-    "meaning": frozenset("meaning mean means definition define".split()),
+    "meaning": frozenset("meaning mean means definition define signify signifies".split()),
     "birth": frozenset("born birth birthplace".split()),
     "death": frozenset("died die death dies".split()),
     "nickname": frozenset("nickname nicknamed".split()),
@@ -162,10 +166,27 @@ _RELATION_GROUPS: dict[str, frozenset[str]] = {
 }
 
 
+# Relations named only by a phrase: "written" is authorship in "written by", not in "Gold is written
+# with which symbol?" (nor "written as", "written in"); "stand for" asks an abbreviation's meaning in
+# "What does NASA stand for?", not in "Which symbol stands for gold?" (both found on real paraphrases
+# of the held-out natural run, docs/guards.md).
+_RELATION_PHRASES: dict[str, re.Pattern[str]] = {
+    "author": re.compile(r"\b(?:write|writes|written)\b(?!\s+(?:with|as|in|using|on|down|out)\b)", re.I),
+    "abbreviation": re.compile(r"\b(?:does|do|did)\b[^?.]*\bstand for\b", re.I),
+}
+
+
+# Relations a paraphrase must not add: they ask what a word or a symbol means, not what it names
+# ("What does the chemical symbol for gold stand for?" for "Which chemical symbol stands for gold?").
+# Other relations are added freely by faithful rewordings ("How long is 7 feet in inches?").
+_ASKED_ABOUT = frozenset({"abbreviation", "meaning"})
+
+
 def relations(text: str) -> set[str]:
-    """The relation groups `text` names ("author" for "wrote" or "author", "symbol", "height" for "tall")."""
+    """The relation groups `text` names ("author" for "wrote" or "written by", "symbol", "height" for "tall")."""
     ws = set(words(text))
-    return {name for name, forms in _RELATION_GROUPS.items() if ws & forms}
+    found = {name for name, forms in _RELATION_GROUPS.items() if ws & forms}
+    return found | {name for name, phrase in _RELATION_PHRASES.items() if phrase.search(text)}
 
 
 _CONJOINED_ASK = re.compile(
@@ -220,10 +241,27 @@ def new_names(question: str, paraphrase: str) -> list[str]:
     )
 
 
+_ALTERNATIVES = re.compile(r"\b([a-z]+),? or ([a-z]+)\b", re.I)
+
+
+def alternatives_added(question: str, paraphrase: str) -> str | None:
+    """The paraphrase narrows the question to a choice it never offered: "a Nobel Prize" asked as "the
+    Nobel Prize in science or literature" ("X or Y" with neither word in the question, which has no "or")."""
+    if re.search(r"\bor\b", question, re.I):
+        return None
+    stems = {w[:4] for w in words(question)}
+    for a, b in _ALTERNATIVES.findall(paraphrase):
+        a, b = a.lower(), b.lower()
+        if a not in STOPWORDS and b not in STOPWORDS and a[:4] not in stems and b[:4] not in stems:
+            return f"added {a} or {b}"
+    return None
+
+
 def asks_changed(question: str, paraphrase: str) -> str | None:
     """A short question's paraphrase asks for something else: another kind of answer ("who" ->
-    "which book"), a dropped relation ("symbol"), a new name, or an added question. Questions over
-    SHORT_QUESTION_WORDS words are not read (None)."""
+    "which book"), another arithmetic operation or its operands swapped (selfpara.operations), a
+    dropped relation ("symbol"), a new name, a choice added ("in science or literature") or an added
+    question. Questions over SHORT_QUESTION_WORDS words are not read (None)."""
     if len(question.split()) > SHORT_QUESTION_WORDS:
         return None
     q_type, p_type = answer_type(question), answer_type(paraphrase)
@@ -233,14 +271,22 @@ def asks_changed(question: str, paraphrase: str) -> str | None:
             return f"asks for a {pk} ({', '.join(sorted(ph)) or '-'}), not a {qk}"
         if qk == "thing" and not _mentions(ph, set(words(question))) and not _mentions(qh, set(words(paraphrase))):
             return f"asks for {' '.join(sorted(ph))}, not {' '.join(sorted(qh))}"
+    if changed := operation_changed(question, paraphrase):
+        return changed
     # A word problem's facts are read by the other checks; "how much money" there is no relation.
     single = len([s for s in _SENTENCE.findall(question) if s.strip()]) == 1
     dropped = relations(question) - relations(paraphrase) if single else set()
     if dropped:
         return f"dropped relation {', '.join(sorted(dropped))}"
+    # "What does the chemical symbol for gold stand for?" asks the symbol's meaning, not the symbol.
+    added_relation = relations(paraphrase) & _ASKED_ABOUT - relations(question) if single else set()
+    if added_relation:
+        return f"added relation {', '.join(sorted(added_relation))}"
     added = new_names(question, paraphrase)
     if added:
         return f"added name {', '.join(added)}"
+    if choice := alternatives_added(question, paraphrase):
+        return choice
     if asks(paraphrase) > max(1, asks(question)):
         return "added a question"
     return None

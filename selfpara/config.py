@@ -117,6 +117,22 @@ class WrapConfig(BaseModel):
         description="Keep the original's answer whenever its mean token log-probability reaches this "
         "(where the backend reports one); None: off.",
     )
+    overrule_rule: Literal["margin", "evidence"] = Field(
+        "margin",
+        description="margin: another cluster overrules the original's only by overrule_margin votes. evidence: "
+        "the margin relaxes to 1 for a cluster holding at least evidence_wordings answers to wordings that "
+        "passed every check (kept paraphrases, rewrites, given wordings; not top-up samples), and where "
+        "evidence_logprob is set only when the original's answer is also unsure. Not with adaptive k.",
+    )
+    evidence_wordings: int = Field(
+        2, ge=0, description="With overrule_rule evidence: the checked wordings that must agree to relax the margin."
+    )
+    evidence_logprob: float | None = Field(
+        None,
+        le=0.0,
+        description="With overrule_rule evidence: relax the margin only when the original's answer has a mean "
+        "token log-probability below this (where the backend reports one); None: the wordings alone decide.",
+    )
     vote_weighting: Literal["count", "logprob"] = Field(
         "count", description="count: one vote per answer; logprob: each answer weighs exp(mean token logprob)."
     )
@@ -255,6 +271,9 @@ class WrapConfig(BaseModel):
                 "top_up_temperature and adaptive k do not combine: adaptive k answers only what could "
                 "change the vote; choose one"
             )
+        if self.adaptive and self.overrule_rule == "evidence":
+            # Adaptive k's stopping test knows one margin; under evidence it depends on answers not yet seen.
+            raise ValueError("overrule_rule evidence and adaptive k do not combine: choose one")
         return self
 
     @property
@@ -272,9 +291,15 @@ class WrapConfig(BaseModel):
 
     @property
     def vote_rule(self) -> VoteRule:
-        """The vote rule these settings make (overrule_margin, confident_logprob, vote_weighting)."""
+        """The vote rule these settings make (overrule_margin, confident_logprob, vote_weighting, overrule_rule
+        with its evidence_wordings and evidence_logprob)."""
         return VoteRule(
-            margin=self.overrule_margin, confident_logprob=self.confident_logprob, weighting=self.vote_weighting
+            margin=self.overrule_margin,
+            confident_logprob=self.confident_logprob,
+            weighting=self.vote_weighting,
+            overrule=self.overrule_rule,
+            evidence_wordings=self.evidence_wordings,
+            evidence_logprob=self.evidence_logprob,
         )
 
     @property

@@ -9,10 +9,12 @@ candidate and returns a short detail when it changed (None when it survived).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Set
+from fractions import Fraction
 
 from selfpara.asks import asks_changed
-from selfpara.quantities import NUMBER_WORDS, number_set
+from selfpara.quantities import NUMBER_WORDS, number_set, numbers
 from selfpara.text import STOPWORDS, entity_words, name_survives, words
 
 DriftCheck = Callable[[str, str], "str | None"]
@@ -29,9 +31,21 @@ def _set_change(q: Set[object], p: Set[object]) -> str | None:
     return "; ".join(parts) or None
 
 
+# "Between which two latitudes" counts what "between" implies: "In what range of latitude" asks the same,
+# "What is the latitude of Ghana?" does not (one value).
+_IMPLIED_PAIR = re.compile(r"\bbetween (?:which|what) two\b", re.I)
+_RANGE = re.compile(r"\b(?:range|ranges|between|span|spans)\b|\bfrom\b.*\bto\b", re.I)
+
+
 def numbers_changed(question: str, paraphrase: str) -> str | None:
-    """The question's numbers (digits and number words, normalised) differ from the paraphrase's."""
-    return _set_change(number_set(question), number_set(paraphrase))
+    """The question's numbers (digits and number words, normalised) differ from the paraphrase's.
+
+    The one exception: the "two" of "between which two ..." may go where the paraphrase still asks
+    for a range ("range", "between", "span", "from ... to")."""
+    q, p = number_set(question), number_set(paraphrase)
+    if _IMPLIED_PAIR.search(question) and numbers(question).count(Fraction(2)) == 1 and _RANGE.search(paraphrase):
+        q -= {Fraction(2)}
+    return _set_change(q, p)
 
 
 _NEGATORS = frozenset("not no never none nobody nothing neither nor without except excluding cannot non".split())
@@ -50,10 +64,31 @@ def negation_changed(question: str, paraphrase: str) -> str | None:
     return "negation dropped" if q else "negation added"
 
 
+# A name a paraphrase may say in other words, and those words: "on Earth" is "in the world" or "on the
+# planet", "the first President" is "the first head of state". An alias counts only where the question
+# does not itself use it ("the closest planet to Earth" said as "the closest planet" has lost Earth).
+_SAID_OTHERWISE = {
+    "earth": ("world", "planet", "globe"),
+    "president": ("head of state",),
+}
+
+
+def _said_otherwise(name: str, question: str, paraphrase: str) -> bool:
+    q, p = question.lower(), paraphrase.lower()
+    return any(
+        re.search(rf"\b{alias}\b", p) and not re.search(rf"\b{alias}\b", q) for alias in _SAID_OTHERWISE.get(name, ())
+    )
+
+
 def entities_changed(question: str, paraphrase: str) -> str | None:
-    """A name of the question (a capitalised content word) is missing from the paraphrase."""
+    """A name of the question (a capitalised content word) is missing from the paraphrase (and not
+    said in the other words `_SAID_OTHERWISE` allows)."""
     p_words = set(words(paraphrase))
-    missing = sorted(w for w in entity_words(question) if not name_survives(w, p_words))
+    missing = sorted(
+        w
+        for w in entity_words(question)
+        if not name_survives(w, p_words) and not _said_otherwise(w, question, paraphrase)
+    )
     return f"dropped {', '.join(missing)}" if missing else None
 
 

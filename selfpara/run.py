@@ -450,7 +450,8 @@ class Run:
             self.flags.append("original_failed")
         t = time.perf_counter()
         equivalence = self.owner.equivalence_for(self.cfg)
-        outcome = await vote(self.question, answers, equivalence, self.usage, self.rule)
+        wordings = {v.index for v in variants if not v.is_original and not v.top_up}
+        outcome = await vote(self.question, answers, equivalence, self.usage, self.rule, wordings)
         self.timings.cluster_s = time.perf_counter() - t
         if outcome.original_kept:
             self.flags.append("original_kept")

@@ -110,3 +110,13 @@ def test_samples_that_cannot_be_replayed_are_left_out_and_named(run_dir: Path, t
         iter(report.left_out)
     )
     assert len(report.policies[0].replayed) == 2 * (len(COUNTRIES) - 1)  # the whole item is left out
+
+
+def test_adaptive_k_is_not_replayed_under_the_evidence_rule():
+    from evaluation.adaptive_replay import NotReplayable, replay_sample
+    from evaluation.schema import SampleRecord
+    from selfpara.config import build_config
+
+    record = SampleRecord(item_id="x", variant_id=0, is_original=True, arm="selfpara", answer="Paris", label="correct")
+    with pytest.raises(NotReplayable, match="evidence"):
+        replay_sample(record, build_config(overrule_rule="evidence"), Policy("default"))

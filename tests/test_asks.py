@@ -33,6 +33,33 @@ from selfpara.drift import DRIFT_CHECKS
             "Who was the first woman from Poland to win a Nobel Prize?",
             "added name poland",
         ),
+        # labelled set (arithmetic-009, -018): numbers intact, another thing asked
+        ("What is 48 minus 44?", "44 minus 48 equals?", "swapped operands: 44 - 48, not 48 - 44"),
+        (
+            "What is 48 minus 44?",
+            "What is the result when 48 is subtracted from 44?",
+            "swapped operands: 44 - 48, not 48 - 44",
+        ),
+        ("What is 12 times 12?", "How many times 12 is 12?", "asks for a quotient, not a product"),
+        ("What is 32 divided by 4?", "What is 4 divided by 32?", "swapped operands: 4 / 32, not 32 / 4"),
+        ("What is 9 plus 5?", "What is 9 times 5?", "asks for a product, not a sum"),
+        # labelled set (people-014): a choice the question never offered
+        (
+            "Who was the first woman to win a Nobel Prize?",
+            "Who was the first woman to win a Nobel Prize for physics or chemistry?",
+            "added physics or chemistry",
+        ),
+        # held-out natural run: the symbol's meaning asked, not the symbol
+        (
+            "Which chemical symbol stands for gold?",
+            "What does the chemical symbol for gold stand for?",
+            "added relation abbreviation",
+        ),
+        (
+            "Which chemical symbol stands for lead?",
+            "What does the chemical symbol for lead signify?",
+            "added relation meaning",
+        ),
     ],
 )
 def test_drift_that_asks_for_something_else_is_caught(question, paraphrase, detail):
@@ -58,6 +85,22 @@ def test_drift_that_asks_for_something_else_is_caught(question, paraphrase, deta
         ("Which vitamin does the skin make in sunlight?", "When skin is in sunlight, which vitamin does it make?"),
         ("How many cards are in a standard deck?", "Please give the count of cards in a deck, which is standard."),
         ("Tom has 3 pens. How many pens does he have?", "However many pens Tom has, 3 pens. How many pens?"),
+        # the sample set's own wordings of arithmetic items keep operation and order
+        ("What is 48 minus 44?", "What do you get if you take 44 away from 48?"),
+        ("What is 48 minus 44?", "Subtract 44 from 48. What is the result?"),
+        ("What is 33 minus 8?", "What is the difference when 8 is subtracted from 33?"),
+        ("What is 32 divided by 4?", "How many times does 4 go into 32?"),
+        ("What is 16 divided by 8?", "If you split 16 into 8 equal parts, how big is each part?"),
+        ("What is 12 times 12?", "How much is 12 x 12?"),
+        ("What is 7 times 8?", "What is the product of 8 and 7?"),  # a product has no order
+        ("What is forty-eight minus forty-four?", "How much is 48 - 44?"),
+        ("Who wrote Hamlet, the play or the poem?", "Who wrote the play or poem Hamlet?"),  # the question offers it
+        # held-out natural run: relation words read out of their sense
+        ("Gold is written with which chemical symbol?", "Which chemical symbol represents gold?"),
+        ("Which chemical symbol stands for lead?", "Which symbol corresponds to lead in chemistry?"),
+        ("Name the country where Mount Kilimanjaro stands.", "In which country is Mount Kilimanjaro situated?"),
+        ("What city serves as the capital of France?", "What's the capital of France?"),
+        ("Who wrote War and Peace?", "By whom was War and Peace written?"),
     ],
 )
 def test_faithful_rewordings_pass(question, paraphrase):
@@ -83,3 +126,12 @@ def test_parts():
 def test_registered_as_a_drift_check():
     reason, check = DRIFT_CHECKS["asks"]
     assert reason == "asks_changed" and check is asks_changed
+
+
+def test_operation_reading():
+    from selfpara.operations import operation
+
+    assert operation("How many times does 4 go into 32?") == ("quotient", (32, 4), True)
+    assert operation("What is the difference between 9 and 4?") == ("difference", (9, 4), False)
+    assert operation("What is the capital of France?") is None
+    assert operation("Who ruled in 1990-1995?") is None  # an unspaced dash is a range, not a minus

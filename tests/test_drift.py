@@ -133,3 +133,28 @@ def test_drift_filter_keeps_order_and_names_the_first_failing_check():
         ("entities_changed", "dropped paris, sam"),
     ]
     assert drift_filter(q, ["After buying 20 more, how many?"], [])[0] == ["After buying 20 more, how many?"]
+
+
+def test_a_name_said_in_other_words_survives_only_where_the_question_does_not_use_those_words():
+    # labelled set: good rewordings the entities check used to reject
+    assert entities_changed("What is the largest ocean on Earth?", "What is the largest ocean in the world?") is None
+    assert entities_changed("What is the largest ocean on Earth?", "Which ocean is the biggest on the planet?") is None
+    assert (
+        entities_changed(
+            "Who was the first President of the United States?", "Who was the first head of state of the United States?"
+        )
+        is None
+    )
+    # "planet" already in the question cannot stand for Earth: the closest planet to the Sun is another one
+    assert entities_changed("What is the closest planet to Earth?", "What is the closest planet?") == "dropped earth"
+    assert entities_changed("What is the capital of France?", "What is the capital of the world?") == "dropped france"
+
+
+def test_the_two_of_between_which_two_may_go_only_into_a_range():
+    q = "Between which two latitudes does Ghana lie?"
+    assert numbers_changed(q, "In what range of latitude does Ghana lie?") is None
+    assert numbers_changed(q, "What is the latitude of Ghana?") == "dropped 2"  # one value: drifted
+    assert numbers_changed(q, "Between which three latitudes does Ghana lie?") == "added 3"
+    assert numbers_changed("Which two cities lie on the Danube?", "Which cities lie on the Danube, in range?") == (
+        "dropped 2"
+    )
