@@ -10,11 +10,10 @@ order of the lines, so the paraphrases get the same variant numbers (and seeds) 
 vote sees them in the same order whether the reply streamed or came whole: the outputs
 are the same for the same reply text.
 
-With adaptive k the loop pursues only as many lines as the current stage asks for, and
-after each answer asks `selfpara.adaptive.settled` whether the answers still possible
-could change the outcome; once they cannot, it stops pursuing (answers already asked for
-are still awaited and voted). The answers are then always those of the first kept
-paraphrases of the fixed-k run with the same reply.
+With adaptive k the loop pursues only as many lines as the current stage asks for, and after
+each answer asks `selfpara.adaptive.settled` whether the answers still possible could change
+the outcome; once they cannot, it stops pursuing (answers already asked for are still awaited
+and voted): the answers are those of the first kept paraphrases of the fixed-k run.
 """
 
 from __future__ import annotations
@@ -450,8 +449,8 @@ class Run:
             self.flags.append("original_failed")
         t = time.perf_counter()
         equivalence = self.owner.equivalence_for(self.cfg)
-        wordings = {v.index for v in variants if not v.is_original and not v.top_up}
-        outcome = await vote(self.question, answers, equivalence, self.usage, self.rule, wordings)
+        checked = {v.index for v in variants if not v.is_original and not v.top_up}  # evidence for the guard
+        outcome = await vote(self.question, answers, equivalence, self.usage, self.rule, checked)
         self.timings.cluster_s = time.perf_counter() - t
         if outcome.original_kept:
             self.flags.append("original_kept")
