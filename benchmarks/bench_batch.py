@@ -136,9 +136,8 @@ def main() -> None:
         figures["ask"] = {"queue": wrapped_against_raw(model, 1), "batched": wrapped_against_raw(model, 4)}
         for name, row in figures["ask"].items():
             paraphrase = f"paraphrase {row['paraphrase_s']}s ({row['paraphrase_over_raw']}x)"
-            print(
-                f"ask on {model}, {name}: raw {row['raw_s']}s, {paraphrase}, wrapped {row['wrapped_s']}s ({row['wrapped_over_raw']}x)"
-            )
+            wrapped = f"wrapped {row['wrapped_s']}s ({row['wrapped_over_raw']}x)"
+            print(f"ask on {model}, {name}: raw {row['raw_s']}s, {paraphrase}, {wrapped}")
     figures["load_average_after"] = os.getloadavg()[0]
     print(f"wrote {write('batch', figures)}")
 

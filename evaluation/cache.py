@@ -21,7 +21,6 @@ import contextlib
 import contextvars
 import hashlib
 import json
-import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -31,22 +30,13 @@ from typing import Any
 from selfpara.cache import CallCache, cacheable, call_key
 from selfpara.cache.sqlite_store import SQLiteStore
 from selfpara.cache.stores import CacheStoreError
+from selfpara.envvars import cache_dir
 from selfpara.errors import ConfigError
 from selfpara.llm import Backend, ModelClient
 from selfpara.result import Completion, Message
 
-DEFAULT_CACHE_ENV = "SELFPARA_CACHE_DIR"
 CACHE_FILE = "bench-calls-v2.sqlite"
 LEGACY_CACHE_FILE = "bench-calls.sqlite"
-
-
-def cache_dir() -> Path:
-    """`$SELFPARA_CACHE_DIR`, else `$XDG_CACHE_HOME/selfpara`, else `~/.cache/selfpara`."""
-    root = os.environ.get(DEFAULT_CACHE_ENV)
-    if root:
-        return Path(root).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "selfpara"
 
 
 def default_cache_path() -> Path:

@@ -14,6 +14,7 @@ from evaluation.schema import SampleRecord
 from selfpara.config import MAX_K
 from selfpara.llm import ModelClient
 from selfpara.model_names import EMBEDDED_MODEL
+from selfpara.presets import default
 
 
 def parse_shard(spec: str | None) -> tuple[int, int] | None:
@@ -39,7 +40,9 @@ class BenchConfig(BaseModel):
     model: str = Field(EMBEDDED_MODEL, description="The model every arm uses.")
     api_base: str | None = None
     arms: list[str] = Field(default_factory=lambda: ["raw", "selfpara"], description="Arm specs.")
-    k: int = Field(3, ge=1, le=MAX_K, description="Paraphrases (selfpara, single_call) / extra samples (sc).")
+    k: int = Field(
+        default("k", "bench"), ge=1, le=MAX_K, description="Paraphrases (selfpara, single_call) / extra samples (sc)."
+    )
     variants: str = Field("data", description="data | generate:N | PATH of an items JSONL.")
     max_variants: int | None = Field(
         None, ge=1, description="Keep at most this many variants per item (original first)."
@@ -47,7 +50,9 @@ class BenchConfig(BaseModel):
     limit: int | None = Field(None, ge=1, description="A seeded random subset of this many items.")
     shard: str | None = Field(None, description="I/N: only every N-th item of the subset, from the I-th.")
     seed: int = 0
-    max_tokens: int = Field(32, ge=1, le=8192, description="Max tokens of each answer call.")
+    max_tokens: int = Field(
+        default("max_tokens", "bench"), ge=1, le=8192, description="Max tokens of each answer call."
+    )
     answers: arm_prompts.AnswerStyle = Field(
         "short",
         description="short: the final answer alone; worked: math answers show their working first; "
@@ -56,7 +61,9 @@ class BenchConfig(BaseModel):
     grader: str = Field("auto", description="Grader name for grader_for(kind, name).")
     grader_model: str | None = Field(None, description="Model of the llm graders; default: `model`.")
     nli_model: str | None = Field(None, description="Local NLI model directory (nli grader).")
-    paraphrase_check: str = Field("auto", description="Check on generated variants: auto, off, llm, nli.")
+    paraphrase_check: str = Field(
+        default("paraphrase_check", "bench"), description="Check on generated variants: auto, off, llm, nli."
+    )
     template: str = Field(arm_prompts.TEMPLATE_VERSION, description="Version of the arms' prompts.")
 
     @field_validator("shard")

@@ -6,6 +6,8 @@ import logging
 import os
 from types import ModuleType
 
+from selfpara.envvars import LITELLM_LOCAL_COST_MAP_ENV
+
 
 def import_litellm() -> ModuleType:
     """The litellm module, imported with its price list read from the package, not the network.
@@ -19,7 +21,7 @@ def import_litellm() -> ModuleType:
     selfpara's logger is enabled for INFO (the CLI's --verbose, or an application that logs
     selfpara at INFO), read at each call.
     """
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault(LITELLM_LOCAL_COST_MAP_ENV, "True")
     import litellm
 
     litellm.suppress_debug_info = not logging.getLogger("selfpara").isEnabledFor(logging.INFO)

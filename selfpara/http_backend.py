@@ -23,6 +23,13 @@ import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from selfpara.envvars import (
+    HOSTED_VLLM_API_BASE_ENV,
+    HOSTED_VLLM_API_KEY_ENV,
+    OPENAI_API_BASE_ENV,
+    OPENAI_API_KEY_ENV,
+    OPENAI_BASE_URL_ENV,
+)
 from selfpara.errors import ConfigError, UpstreamError, UpstreamTimeout
 from selfpara.model_names import OPENAI_COMPATIBLE, is_embedded
 from selfpara.result import Completion, Message
@@ -64,13 +71,13 @@ def endpoint_from_env(model: str, environ: Mapping[str, str] | None = None) -> t
     """The base URL and key the environment gives an OpenAI-compatible `model`, as litellm
     reads them: OPENAI_API_BASE / OPENAI_BASE_URL / OPENAI_API_KEY for `openai/...` (and
     bare names), HOSTED_VLLM_API_BASE / HOSTED_VLLM_API_KEY for `hosted_vllm/...`.
-    (None, None) for other providers. The one place selfpara reads these variables."""
+    (None, None) for other providers. The one place selfpara reads these variables (named in selfpara.envvars)."""
     env = os.environ if environ is None else environ
     if model.startswith("hosted_vllm/"):
-        return env.get("HOSTED_VLLM_API_BASE") or None, env.get("HOSTED_VLLM_API_KEY") or None
+        return env.get(HOSTED_VLLM_API_BASE_ENV) or None, env.get(HOSTED_VLLM_API_KEY_ENV) or None
     if model.startswith("openai/") or "/" not in model:
-        base = env.get("OPENAI_API_BASE") or env.get("OPENAI_BASE_URL") or None
-        return base, env.get("OPENAI_API_KEY") or None
+        base = env.get(OPENAI_API_BASE_ENV) or env.get(OPENAI_BASE_URL_ENV) or None
+        return base, env.get(OPENAI_API_KEY_ENV) or None
     return None, None
 
 

@@ -35,10 +35,8 @@ def client(fake: FakeBackend) -> ModelClient:
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[Any]:
     """A real redis-server on a free loopback port, started for the session (skipped when not installed)."""
-    try:
-        from tests.redis_server import RedisServer, redis_binary
-    except ImportError:
-        from redis_server import RedisServer, redis_binary  # type: ignore[no-redef]
+    from tests.redis_server import RedisServer, redis_binary
+
     if redis_binary() is None:
         pytest.skip("redis-server is not installed (Debian package redis-server; .ci/run installs it)")
     pytest.importorskip("redis", reason="the redis package (the `redis` extra) is not installed")

@@ -20,6 +20,7 @@ from selfpara.errors import ConfigError, UpstreamError
 from selfpara.llm import ModelClient
 from selfpara.result import Completion, Usage
 from selfpara.testing import FakeBackend
+from tests.helpers.stores import BrokenStore, BusyStore
 
 MSGS = [{"role": "user", "content": "What is the capital of France?"}]
 Q = "What is the capital of France?"
@@ -293,29 +294,6 @@ async def test_sampled_answers_are_not_reused_between_requests() -> None:
 # ---- a store that fails ---------------------------------------------------------------------------
 
 
-class BrokenStore:
-    name = "broken"
-
-    def __init__(self) -> None:
-        self.up = False
-        self.inner = MemoryStore()
-
-    async def get(self, key: str) -> str | None:
-        if not self.up:
-            from selfpara.cache import CacheStoreError
-
-            raise CacheStoreError("cannot read broken store: connection refused")
-        return await self.inner.get(key)
-
-    async def put(self, key: str, value: str) -> None:
-        if not self.up:
-            raise ConnectionError("refused")
-        await self.inner.put(key, value)
-
-    async def aclose(self) -> None:
-        pass
-
-
 class Clock:
     """A monotonic clock the test moves by hand."""
 
@@ -367,22 +345,6 @@ async def test_memory_store_is_bounded_by_bytes_too() -> None:
     assert await store.get("huge") is None and len(store) == 2
     cache = open_call_cache("memory", max_bytes=4096)
     assert cache is not None and isinstance(cache.store, MemoryStore) and cache.store.max_bytes == 4096
-
-
-class BusyStore(BrokenStore):
-    """A reachable store whose every connection is busy (CacheBusyError) until `up`; writes work."""
-
-    name = "busy"
-
-    async def get(self, key: str) -> str | None:
-        if not self.up:
-            from selfpara.cache.stores import CacheBusyError
-
-            raise CacheBusyError("cannot read Redis at busy: all 4 connections stayed busy for 2s")
-        return await self.inner.get(key)
-
-    async def put(self, key: str, value: str) -> None:
-        await self.inner.put(key, value)
 
 
 async def test_a_busy_store_is_skipped_per_call_and_reported_as_degraded(

@@ -20,11 +20,7 @@ from selfpara.cache.sqlite_store import SQLiteStore
 from selfpara.llm import ModelClient
 from selfpara.result import Completion
 from selfpara.testing import FakeBackend
-
-try:
-    from tests.test_eval_runner import make_items, responder
-except ImportError:  # run from inside tests/
-    from test_eval_runner import make_items, responder  # type: ignore[no-redef]
+from tests.helpers.bench import make_items, responder
 
 MSGS = [{"role": "user", "content": "What is the capital of France?"}]
 

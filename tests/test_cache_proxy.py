@@ -13,11 +13,7 @@ from typer.testing import CliRunner
 from selfpara.cli import app as cli_app
 from selfpara.config import build_config
 from selfpara.server import ServerSettings, create_app
-
-try:
-    from tests.fake_upstream import FakeUpstream, ThreadedServer, serve_fake
-except ImportError:  # run from inside tests/
-    from fake_upstream import FakeUpstream, ThreadedServer, serve_fake  # type: ignore[no-redef]
+from tests.fake_upstream import FakeUpstream, ThreadedServer, serve_fake
 
 Q = "What is the capital of France?"
 UPSTREAM_KEY = "sk-upstream-cache-test-0123456789"
@@ -76,10 +72,8 @@ def test_two_replicas_on_one_redis_share_answers(upstream: FakeUpstream, redis_u
 
 
 def test_with_redis_down_the_proxy_answers_and_flags_it(upstream: FakeUpstream) -> None:
-    try:
-        from tests.redis_server import free_port
-    except ImportError:
-        from redis_server import free_port  # type: ignore[no-redef]
+    from tests.redis_server import free_port
+
     pytest.importorskip("redis")
     with ThreadedServer(create_app(settings(upstream, f"redis://127.0.0.1:{free_port()}/0"))) as proxy:
         response = ask(proxy)
@@ -156,11 +150,7 @@ def test_ready_says_when_the_cache_is_degraded_and_why() -> None:
     from selfpara.cache import CallCache
     from selfpara.llm import ModelClient
     from selfpara.testing import FakeBackend
-
-    try:
-        from tests.test_cache import BusyStore
-    except ImportError:
-        from test_cache import BusyStore  # type: ignore[no-redef]
+    from tests.helpers.stores import BusyStore
 
     cache = CallCache(BusyStore())
     client = ModelClient(backend=FakeBackend(), retries=0, cache=cache)

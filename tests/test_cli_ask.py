@@ -110,10 +110,8 @@ def test_a_settings_file_may_still_say_agreement(tmp_path):
 
 @pytest.fixture(scope="module")
 def upstream():
-    try:
-        from tests.fake_upstream import serve_fake
-    except ImportError:
-        from fake_upstream import serve_fake  # type: ignore[no-redef]
+    from tests.fake_upstream import serve_fake
+
     yield from serve_fake()
 
 

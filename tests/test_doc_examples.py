@@ -110,12 +110,9 @@ def serve_default_port() -> int:
 @pytest.fixture(scope="module")
 def proxy() -> Iterator[str]:
     """A real proxy serving the default model's names, answered by the fake upstream: `host:port`."""
-    try:
-        from tests.fake_upstream import ThreadedServer, serve_fake
-    except ImportError:
-        from fake_upstream import ThreadedServer, serve_fake  # type: ignore[no-redef]
     from selfpara.server import create_app
     from selfpara.server.settings import load_settings
+    from tests.fake_upstream import ThreadedServer, serve_fake
 
     fakes = serve_fake()
     fake = next(fakes)
@@ -148,10 +145,8 @@ def _bash(code: str) -> str:
 
 @pytest.fixture(scope="module")
 def fake_env() -> Iterator[dict[str, str]]:
-    try:
-        from tests.fake_upstream import serve_fake
-    except ImportError:
-        from fake_upstream import serve_fake  # type: ignore[no-redef]
+    from tests.fake_upstream import serve_fake
+
     fakes = serve_fake()
     fake = next(fakes)
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("SELFPARA_", "OPENAI_"))}

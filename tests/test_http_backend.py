@@ -18,11 +18,7 @@ from selfpara.http_backend import HttpBackend
 from selfpara.llm import LiteLLMBackend, ModelClient
 from selfpara.pipeline import SelfParaphraser
 from selfpara.result import Usage
-
-try:  # tests/ as a package, or as a plain directory on sys.path (pytest's default)
-    from tests.fake_upstream import FakeUpstream, ThreadedServer
-except ImportError:
-    from fake_upstream import FakeUpstream, ThreadedServer  # type: ignore[no-redef]
+from tests.fake_upstream import FakeUpstream, ThreadedServer
 
 KEY = "sk-upstream-secret-0123456789abcdef"
 HI = [{"role": "user", "content": "What is the capital of France?"}]

@@ -20,35 +20,25 @@ import openai
 import pytest
 
 from selfpara.server.logs import TextFormatter
+from tests.fake_upstream import FakeUpstream, ThreadedServer
+from tests.helpers.proxy import (  # fake, reset_fake: the module's fake upstream, reset before each test
+    AUTH,
+    PROXY_KEY,
+    UPSTREAM_KEY,
+    Q,
+    assert_openai_error,
+    chat,
+    fake,
+    healthy,
+    post,
+    reset_fake,
+    settings_for,
+    sse_lines,
+    start,
+)
 
-try:
-    from tests.fake_upstream import FakeUpstream, ThreadedServer, serve_fake
-    from tests.test_server import PROXY_KEY, UPSTREAM_KEY, Q, assert_openai_error, chat, post, settings_for
-except ImportError:
-    from fake_upstream import FakeUpstream, ThreadedServer, serve_fake  # type: ignore[no-redef]
-    from test_server import PROXY_KEY, UPSTREAM_KEY, Q, assert_openai_error, chat, post, settings_for  # type: ignore[no-redef]
-
-AUTH = {"Authorization": f"Bearer {PROXY_KEY}"}
+FIXTURES = (fake, reset_fake)
 SECRET_DSN = "postgres://admin:hunter2-db-pass@10.9.8.7:5432/prod"
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeUpstream]:
-    yield from serve_fake()
-
-
-@pytest.fixture(autouse=True)
-def _reset(fake: FakeUpstream) -> None:
-    fake.reset()
-
-
-def start(settings: Any, **config: Any) -> ThreadedServer:
-    from selfpara.server import create_app
-    from selfpara.server.protocol import uvicorn_options
-
-    return ThreadedServer(
-        create_app(settings), graceful_s=config.pop("graceful_s", 5.0), **{**uvicorn_options(settings), **config}
-    ).start()
 
 
 @pytest.fixture(scope="module")
@@ -61,22 +51,6 @@ def proxy(fake: FakeUpstream) -> Iterator[ThreadedServer]:
 @pytest.fixture()
 def client(proxy: ThreadedServer) -> openai.OpenAI:
     return openai.OpenAI(base_url=f"{proxy.base}/v1", api_key=PROXY_KEY, max_retries=0, timeout=30)
-
-
-def healthy(server: ThreadedServer, fake: FakeUpstream) -> None:
-    """The server still answers a plain request correctly and has no request left in flight."""
-    gate = server.server.config.app.state.proxy.gate
-    deadline = time.monotonic() + 5
-    while gate.active and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert gate.active == 0
-    fake.reset()
-    r = post(server, chat())
-    assert r.status_code == 200 and r.json()["choices"][0]["message"]["content"] == "Paris"
-
-
-def sse_lines(response: httpx.Response) -> list[str]:
-    return [line for line in response.text.splitlines() if line]
 
 
 # ---- 1. the upstream key in a streamed answer -------------------------------------------------

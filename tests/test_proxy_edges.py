@@ -20,19 +20,25 @@ from selfpara.config import build_config
 from selfpara.llm import ModelClient
 from selfpara.server import ServerSettings, create_app
 from selfpara.testing import FakeBackend
+from tests.fake_upstream import FakeUpstream, ThreadedServer
+from tests.helpers.proxy import (  # fake, reset_fake: the module's fake upstream, reset before each test
+    AUTH,
+    PROXY_KEY,
+    Q,
+    assert_openai_error,
+    chat,
+    fake,
+    metric,
+    post,
+    request_lines,
+    reset_fake,
+    settings_for,
+    sse,
+    sse_lines,
+    start,
+)
 
-try:
-    from tests.fake_upstream import FakeUpstream, ThreadedServer
-    from tests.test_proxy_adversarial import AUTH, _reset, fake, sse_lines, start
-    from tests.test_proxy_faults import metric, request_lines, sse
-    from tests.test_server import PROXY_KEY, Q, assert_openai_error, chat, post, settings_for
-except ImportError:
-    from fake_upstream import FakeUpstream, ThreadedServer  # type: ignore[no-redef]
-    from test_proxy_adversarial import AUTH, _reset, fake, sse_lines, start  # type: ignore[no-redef]
-    from test_proxy_faults import metric, request_lines, sse  # type: ignore[no-redef]
-    from test_server import PROXY_KEY, Q, assert_openai_error, chat, post, settings_for  # type: ignore[no-redef]
-
-FIXTURES = (fake, _reset)  # the fake upstream of this module, reset before each test
+FIXTURES = (fake, reset_fake)
 
 
 def get(server: ThreadedServer, path: str, host: str) -> httpx.Response:

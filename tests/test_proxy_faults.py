@@ -8,24 +8,31 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
-try:
-    from tests.fake_upstream import FakeUpstream, ThreadedServer
-    from tests.test_proxy_adversarial import AUTH, _reset, fake, healthy, sse_lines, start
-    from tests.test_server import Q, assert_openai_error, chat, post, settings_for
-except ImportError:
-    from fake_upstream import FakeUpstream, ThreadedServer  # type: ignore[no-redef]
-    from test_proxy_adversarial import AUTH, _reset, fake, healthy, sse_lines, start  # type: ignore[no-redef]
-    from test_server import Q, assert_openai_error, chat, post, settings_for  # type: ignore[no-redef]
+from tests.fake_upstream import FakeUpstream, ThreadedServer
+from tests.helpers.proxy import (  # fake, reset_fake: the module's fake upstream, reset before each test
+    Q,
+    assert_openai_error,
+    chat,
+    fake,
+    healthy,
+    metric,
+    post,
+    request_lines,
+    reset_fake,
+    settings_for,
+    sse,
+    sse_lines,
+    start,
+)
 
 OFF = {"selfpara": {"enabled": False}}
-FIXTURES = (fake, _reset)  # the fake upstream of this module, reset before each test
+FIXTURES = (fake, reset_fake)
 
 
 @pytest.fixture(scope="module", params=["http", "litellm"])
@@ -36,25 +43,6 @@ def xproxy(request: pytest.FixtureRequest, fake: FakeUpstream) -> Iterator[Threa
     server.stop()
 
 
-def metric(server: ThreadedServer, name: str, **labels: str) -> float:
-    """One sample of the proxy's /metrics (0 when absent)."""
-    text = httpx.get(f"{server.base}/metrics", headers=AUTH, timeout=10).text
-    want = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
-    for line in text.splitlines():
-        m = re.match(r"^(\w+)(?:\{(.*)\})? (\S+)$", line)
-        if m and m.group(1) == name and ",".join(sorted((m.group(2) or "").split(","))) == want:
-            return float(m.group(3))
-    return 0.0
-
-
-def request_lines(caplog: pytest.LogCaptureFixture, rid: str) -> list[str]:
-    return [
-        r.getMessage()
-        for r in caplog.records
-        if r.name == "selfpara.server" and r.getMessage().startswith(f"request_id={rid} status=")
-    ]
-
-
 def completion_body(content: str, logprob: str = "-0.5") -> bytes:
     """An upstream chat completion written by hand, so that it can hold what json.dumps would not write."""
     return (
@@ -63,10 +51,6 @@ def completion_body(content: str, logprob: str = "-0.5") -> bytes:
         f'[{{"token":"hi","logprob":{logprob},"bytes":[104],"top_logprobs":[]}}]}}}}],'
         '"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}'
     ).encode()
-
-
-def sse(*events: str) -> list[bytes]:
-    return [f"data: {e}\n\n".encode() for e in events]
 
 
 def errors_of(kind: str, server: ThreadedServer) -> float:

@@ -255,10 +255,8 @@ async def test_given_paraphrases_are_all_answered_even_with_adaptive_k():
 
 @pytest.fixture(scope="module")
 def upstream():
-    try:
-        from tests.fake_upstream import serve_fake
-    except ImportError:
-        from fake_upstream import serve_fake  # type: ignore[no-redef]
+    from tests.fake_upstream import serve_fake
+
     yield from serve_fake()
 
 

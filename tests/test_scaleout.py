@@ -18,11 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from selfpara.config import build_config
 from selfpara.server import ServerSettings, create_app
-
-try:  # tests/ as a package, or as a plain directory on sys.path (pytest's default)
-    from tests.fake_upstream import FakeUpstream, ThreadedServer
-except ImportError:
-    from fake_upstream import FakeUpstream, ThreadedServer  # type: ignore[no-redef]
+from tests.fake_upstream import FakeUpstream, ThreadedServer
 
 PROXY_KEY = "proxy-key-for-scaleout-tests"
 GOOD_KEY = "sk-good-deployment-0123456789"

@@ -18,55 +18,23 @@ import pytest
 
 from selfpara.config import build_config
 from selfpara.server import ServerSettings, create_app
+from tests.fake_upstream import FakeUpstream, ThreadedServer
+from tests.helpers.proxy import (  # fake, reset_fake: the module's fake upstream, reset before each test
+    PROXY_KEY,
+    UPSTREAM_KEY,
+    Q,
+    assert_openai_error,
+    chat,
+    fake,
+    post,
+    reset_fake,
+    settings_for,
+)
 
-try:  # tests/ as a package, or as a plain directory on sys.path (pytest's default)
-    from tests.fake_upstream import FakeUpstream, ThreadedServer, serve_fake
-except ImportError:
-    from fake_upstream import FakeUpstream, ThreadedServer, serve_fake  # type: ignore[no-redef]
-
-UPSTREAM_KEY = "sk-upstream-secret-0123456789abcdef"
-PROXY_KEY = "proxy-key-for-tests"
-Q = "What is the capital of France?"
+FIXTURES = (fake, reset_fake)
 
 
 # ---- fixtures --------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeUpstream]:
-    yield from serve_fake()
-
-
-@pytest.fixture(autouse=True)
-def _reset(fake: FakeUpstream) -> None:
-    fake.reset()
-
-
-def settings_for(fake: FakeUpstream, upstream: dict[str, Any] | None = None, **server: Any) -> ServerSettings:
-    up = {
-        "model": "openai/fake",
-        "api_base": fake.url,
-        "api_key": UPSTREAM_KEY,
-        "k": 3,  # type: ignore[attr-defined]
-        "timeout_s": 3.0,
-        "retries": 2,
-        # These proxies live for a whole module and the tests script and count upstream calls of
-        # repeated questions: no call cache here (tests/test_cache_proxy.py tests it).
-        "cache": "off",
-        **(upstream or {}),
-    }
-    srv = {
-        "api_key": PROXY_KEY,
-        "backoff_s": 0.01,
-        "keepalive_s": 0.2,
-        "max_k": 5,
-        "max_max_tokens": 512,
-        "max_messages": 20,
-        "max_body_bytes": 20_000,
-        "max_concurrent_requests": 32,
-        **server,
-    }
-    return ServerSettings(upstream=build_config(**up), **srv)
 
 
 def start_proxy(settings: ServerSettings) -> ThreadedServer:
@@ -105,31 +73,6 @@ def client(proxy: ThreadedServer) -> openai.OpenAI:
 @pytest.fixture()
 def aclient(proxy: ThreadedServer) -> openai.AsyncOpenAI:
     return openai.AsyncOpenAI(base_url=f"{proxy.base}/v1", api_key=PROXY_KEY, max_retries=0, timeout=30)
-
-
-def post(server: ThreadedServer, body: Any, *, key: str | None = PROXY_KEY, **kwargs: Any) -> httpx.Response:
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    headers["Content-Type"] = "application/json"
-    headers.update(kwargs.pop("headers", {}))
-    if not isinstance(body, (bytes, str)):
-        body = json.dumps(body)
-    return httpx.post(f"{server.base}/v1/chat/completions", content=body, headers=headers, timeout=30, **kwargs)
-
-
-def chat(question: str = Q, **extra: Any) -> dict[str, Any]:
-    return {"model": "openai/fake", "messages": [{"role": "user", "content": question}], **extra}
-
-
-def assert_openai_error(response: httpx.Response, status: int, code: str | None = None) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    error = response.json()["error"]
-    assert set(error) == {"message", "type", "param", "code"}
-    assert error["message"]
-    if code is not None:
-        assert error["code"] == code
-    assert UPSTREAM_KEY not in response.text and PROXY_KEY not in response.text
-    assert response.headers.get("x-request-id")
-    return error
 
 
 # ---- the wrapped path through the openai client ------------------------------------------------

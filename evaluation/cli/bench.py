@@ -14,7 +14,10 @@ from evaluation.arms import ARMS
 from evaluation.datasets import FORMATS
 from evaluation.graders.registry import FACTORIES
 from selfpara.cli.choices import ParaphraseCheck
-from selfpara.cli.common import API_BASE_ENV, MODEL_ENV, clean_errors, err_console, setup_logging
+from selfpara.cli.common import clean_errors, err_console, setup_logging
+from selfpara.envvars import API_BASE_ENV, MODEL_ENV
+from selfpara.model_names import EMBEDDED_MODEL
+from selfpara.presets import default
 
 if TYPE_CHECKING:
     from evaluation.config import BenchConfig
@@ -44,7 +47,7 @@ def bench(
         "--model",
         "-m",
         envvar=MODEL_ENV,
-        help="litellm model string; default: the embedded local/qwen2.5-coder-1.5b.",
+        help=f"litellm model string; default: the embedded {EMBEDDED_MODEL}.",
     ),
     arms: str = typer.Option(
         "raw,selfpara",
@@ -55,7 +58,10 @@ def bench(
         "e.g. 'raw,sc\\[n=5],selfpara\\[k=5;equivalence=exact,numeric]'.",
     ),
     k: int = typer.Option(
-        3, "--k", "-k", help="Paraphrases per question (selfpara, single_call); sc draws k+1 samples."
+        default("k", "bench"),
+        "--k",
+        "-k",
+        help="Paraphrases per question (selfpara, single_call); sc draws k+1 samples.",
     ),
     variants: str = typer.Option(
         "data",
@@ -85,7 +91,7 @@ def bench(
         "arm within blocks of N items; lets the embedded model batch alike calls).",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the item subset and of sampling arms."),
-    max_tokens: int = typer.Option(32, "--max-tokens", help="Max tokens of each answer."),
+    max_tokens: int = typer.Option(default("max_tokens", "bench"), "--max-tokens", help="Max tokens of each answer."),
     shard: str | None = typer.Option(
         None,
         "--shard",
@@ -112,7 +118,9 @@ def bench(
         "exact,rouge1", "--consistency", help="Consistency functions for the report (see `selfpara report --help`)."
     ),
     paraphrase_check: ParaphraseCheck = typer.Option(
-        ParaphraseCheck.auto, "--paraphrase-check", help="Check on generated variants (--variants generate:N)."
+        ParaphraseCheck(default("paraphrase_check", "bench")),
+        "--paraphrase-check",
+        help="Check on generated variants (--variants generate:N).",
     ),
     api_base: Optional[str] = typer.Option(
         None, "--api-base", envvar=API_BASE_ENV, help="Base URL of an OpenAI-compatible server."
@@ -143,7 +151,7 @@ def bench(
         from evaluation.config import RunOptions
         from evaluation.report import markdown_table, write_reports
         from evaluation.runner import run_bench
-        from selfpara.model_names import EMBEDDED_MODEL, is_embedded
+        from selfpara.model_names import is_embedded
 
         config = _config(
             order=order,

@@ -11,20 +11,13 @@ from rich.markup import escape
 
 from selfpara.cli import app
 from selfpara.cli.choices import LowAgreement, ParaphraseCheck, Transport
-from selfpara.cli.common import (
-    API_BASE_ENV,
-    EQUIVALENCE_ENV,
-    JUDGE_MODEL_ENV,
-    K_ENV,
-    MODEL_ENV,
-    TRANSPORT_ENV,
-    clean_errors,
-    err_console,
-    setup_logging,
-    stdout_to_stderr,
-)
+from selfpara.cli.common import clean_errors, err_console, setup_logging, stdout_to_stderr
+from selfpara.config import MAX_K
+from selfpara.envvars import API_BASE_ENV, EQUIVALENCE_ENV, JUDGE_MODEL_ENV, K_ENV, MODEL_ENV, TRANSPORT_ENV
 from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.extras import install_note
+from selfpara.model_names import EMBEDDED_MODEL
+from selfpara.presets import default
 
 
 @app.command()
@@ -36,12 +29,12 @@ def ask(
         "--model",
         "-m",
         envvar=MODEL_ENV,
-        help="litellm model string; default: the embedded local/qwen2.5-coder-1.5b. "
+        help=f"litellm model string; default: the embedded {EMBEDDED_MODEL}. "
         + escape(install_note("qwen", ("llama_cpp",))),
     ),
-    k: int = typer.Option(3, "--k", "-k", envvar=K_ENV, help="Paraphrases to generate (1-20)."),
+    k: int = typer.Option(default("k", "ask"), "--k", "-k", envvar=K_ENV, help=f"Paraphrases to generate (1-{MAX_K})."),
     equivalence: str = typer.Option(
-        "auto",
+        default("equivalence", "ask"),
         "--equivalence",
         envvar=EQUIVALENCE_ENV,
         help="Answer-equivalence functions, comma-separated, cheapest first: auto or of "
@@ -54,41 +47,48 @@ def ask(
         None, envvar=JUDGE_MODEL_ENV, help="Model for the LLM judges; default: --model."
     ),
     paraphrase_check: ParaphraseCheck = typer.Option(
-        ParaphraseCheck.auto, help="Check each paraphrase keeps the question (auto: llm, off on local models)."
+        ParaphraseCheck(default("paraphrase_check", "ask")),
+        help="Check each paraphrase keeps the question (auto: llm, off on local models).",
     ),
     nli_model: Optional[str] = typer.Option(None, help="Local NLI model directory (for nli equivalence/check)."),
-    temperature: float = typer.Option(0.0, help="Decoding temperature of the answers."),
+    temperature: float = typer.Option(default("temperature", "ask"), help="Decoding temperature of the answers."),
     top_up_temperature: Optional[float] = typer.Option(
         None,
         help="Fill each vote slot no kept paraphrase fills by asking the question again at this temperature "
         "(seeded); default: off.",
     ),
     rewrites: str = typer.Option(
-        "off",
+        default("rewrites", "ask"),
         help="Fill the vote slots the model's paraphrases leave with rewordings made without a model: "
         "reorder, numbers, names (comma-separated), all, or off.",
     ),
     overrule_margin: Optional[float] = typer.Option(
-        None, help="Votes another answer needs over the original's to overrule it (default 2)."
+        None,
+        help="Votes another answer needs over the original's to overrule it "
+        f"(default {default('overrule_margin', 'ask'):g}).",
     ),
-    max_tokens: int = typer.Option(128, help="Max tokens per answer."),
+    max_tokens: int = typer.Option(default("max_tokens", "ask"), help="Max tokens per answer."),
     api_base: Optional[str] = typer.Option(
         None, envvar=API_BASE_ENV, help="Base URL of an OpenAI-compatible/vLLM/Ollama server."
     ),
     transport: Transport = typer.Option(
-        Transport.auto,
+        Transport(default("transport", "ask")),
         envvar=TRANSPORT_ENV,
         help="How openai/ and hosted_vllm/ models are reached: auto (http when the "
         "base URL is known), litellm or http (lean OpenAI-API client).",
     ),
     low_agreement: LowAgreement = typer.Option(
-        LowAgreement.flag,
+        LowAgreement(default("low_agreement", "ask")),
         help="Below --low-agreement-threshold: flag the answer, abstain (print --abstention-text) or off.",
     ),
-    low_agreement_threshold: float = typer.Option(0.6, help="Vote share below which --low-agreement acts."),
+    low_agreement_threshold: float = typer.Option(
+        default("low_agreement_threshold", "ask"), help="Vote share below which --low-agreement acts."
+    ),
     abstention_text: Optional[str] = typer.Option(None, help="What to print when abstaining on low agreement."),
     adaptive: bool = typer.Option(
-        False, "--adaptive/--fixed-k", help="Adaptive k: answer paraphrases in stages, stop once the answer is settled."
+        default("adaptive", "ask"),
+        "--adaptive/--fixed-k",
+        help="Adaptive k: answer paraphrases in stages, stop once the answer is settled.",
     ),
     system: Optional[str] = typer.Option(None, help="System prompt sent with every wording."),
     show: bool = typer.Option(
@@ -106,7 +106,7 @@ def ask(
     fields = {"equivalence": "agreement"} if agreement else None  # the deprecated flag, when it was the one given
     with clean_errors(ctx, fields, all_from_flags=True), stdout_to_stderr():
         from selfpara.config import build_config
-        from selfpara.model_names import EMBEDDED_MODEL, is_embedded
+        from selfpara.model_names import is_embedded
         from selfpara.pipeline import SelfParaphraser
 
         text = sys.stdin.read() if question == "-" else question

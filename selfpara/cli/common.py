@@ -2,8 +2,8 @@
 for the command's own output, and turning errors into clean exits.
 
 Settings reach a command in one order, highest first: a flag, then its environment
-variable (the `*_ENV` names below, declared with typer's `envvar=` on the option and shown
-in --help), then the settings file where the command takes one (`serve --config`), then
+variable (the `*_ENV` names of `selfpara.envvars`, declared with typer's `envvar=` on the
+option and shown in --help), then the settings file where the command takes one (`serve --config`), then
 the default.
 """
 
@@ -26,19 +26,6 @@ def err_console() -> Console:
     """A console on stderr, made at each use so that it reads the terminal width and stream of
     the moment (a console made at import keeps the width of whoever imported it first)."""
     return Console(stderr=True)
-
-
-MODEL_ENV = "SELFPARA_MODEL"
-API_BASE_ENV = "SELFPARA_API_BASE"
-K_ENV = "SELFPARA_K"
-EQUIVALENCE_ENV = "SELFPARA_EQUIVALENCE"
-JUDGE_MODEL_ENV = "SELFPARA_JUDGE_MODEL"
-TRANSPORT_ENV = "SELFPARA_TRANSPORT"
-ROUTER_CONFIG_ENV = "SELFPARA_ROUTER_CONFIG"
-PROXY_KEY_ENV = "SELFPARA_PROXY_KEY"
-"""Holds the proxy's own key; `serve` uses it when no other variable is named for the key."""
-CACHE_ENV = "SELFPARA_CACHE"
-"""The call cache (WrapConfig.cache): memory, off, redis://... or sqlite:///...; replicas name one Redis here."""
 
 
 def setup_logging(verbose: bool) -> None:

@@ -51,7 +51,8 @@ def _engine() -> dict[str, Any]:
 
 def _models() -> dict[str, dict[str, Any]]:
     from selfpara.engines.packaged import QWEN, smollm2_file
-    from selfpara.engines.parts import cache_dir, locate_parts
+    from selfpara.engines.parts import locate_parts
+    from selfpara.envvars import cache_dir
     from selfpara.errors import ConfigError
 
     models: dict[str, dict[str, Any]] = {}

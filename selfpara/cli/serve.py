@@ -14,21 +14,26 @@ from rich.markup import escape
 
 from selfpara.cli import app
 from selfpara.cli.choices import ParaphraseCheck, Transport
-from selfpara.cli.common import (
+from selfpara.cli.common import clean_errors, err_console
+from selfpara.envvars import (
     API_BASE_ENV,
     CACHE_ENV,
+    CONFIG_ENV,
     EQUIVALENCE_ENV,
+    HOST_ENV,
     JUDGE_MODEL_ENV,
     K_ENV,
+    LOG_FORMAT_ENV,
     MODEL_ENV,
+    PORT_ENV,
     PROXY_KEY_ENV,
     ROUTER_CONFIG_ENV,
     TRANSPORT_ENV,
-    clean_errors,
-    err_console,
 )
 from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.extras import install_note
+from selfpara.model_names import EMBEDDED_MODEL
+from selfpara.presets import default
 
 
 class LogFormat(str, Enum):
@@ -54,13 +59,13 @@ def serve(
         "-m",
         envvar=MODEL_ENV,
         help="Upstream litellm model, e.g. openai/NAME for any "
-        "OpenAI-compatible server (default: the local model local/qwen2.5-coder-1.5b). "
+        f"OpenAI-compatible server (default: the local model {EMBEDDED_MODEL}). "
         + escape(install_note("qwen", ("llama_cpp",))),
     ),
     host: str = typer.Option(
-        "127.0.0.1", envvar="SELFPARA_HOST", help="Interface to listen on (0.0.0.0 for every interface)."
+        "127.0.0.1", envvar=HOST_ENV, help="Interface to listen on (0.0.0.0 for every interface)."
     ),
-    port: int = typer.Option(8000, envvar="SELFPARA_PORT", help="Port to listen on."),
+    port: int = typer.Option(8000, envvar=PORT_ENV, help="Port to listen on."),
     api_key_env: Optional[str] = typer.Option(
         None,
         "--api-key-env",
@@ -80,7 +85,7 @@ def serve(
         None,
         "--config",
         "-c",
-        envvar="SELFPARA_CONFIG",
+        envvar=CONFIG_ENV,
         help="TOML or JSON settings file (see docs/proxy.md); flags and environment variables override it.",
     ),
     api_base: Optional[str] = typer.Option(
@@ -89,7 +94,9 @@ def serve(
         envvar=API_BASE_ENV,
         help="Upstream base URL (default: OPENAI_API_BASE / OPENAI_BASE_URL for openai/ models).",
     ),
-    k: Optional[int] = typer.Option(None, "--k", "-k", envvar=K_ENV, help="Default paraphrases per question."),
+    k: Optional[int] = typer.Option(
+        None, "--k", "-k", envvar=K_ENV, help=f"Default paraphrases per question (default {default('k', 'serve')})."
+    ),
     equivalence: Optional[str] = typer.Option(
         None,
         "--equivalence",
@@ -104,7 +111,9 @@ def serve(
         None, help="Check each paraphrase keeps the question (default auto: llm, off on local models)."
     ),
     temperature: Optional[float] = typer.Option(None, help="Default answer temperature."),
-    max_tokens: Optional[int] = typer.Option(None, help="Default max tokens per answer."),
+    max_tokens: Optional[int] = typer.Option(
+        None, help=f"Default max tokens per answer (default {default('max_tokens', 'serve')})."
+    ),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Timeout of one upstream call, seconds."),
     retries: Optional[int] = typer.Option(None, help="Retries of a transient upstream failure."),
     max_concurrent_requests: Optional[int] = typer.Option(None, help="Requests handled at once; beyond: 429."),
@@ -156,7 +165,7 @@ def serve(
     ),
     graceful_timeout: float = typer.Option(30.0, help="Seconds to let in-flight requests finish on shutdown."),
     log_format: LogFormat = typer.Option(
-        LogFormat.text, envvar="SELFPARA_LOG_FORMAT", help="text or json; either way one record per line."
+        LogFormat.text, envvar=LOG_FORMAT_ENV, help="text or json; either way one record per line."
     ),
     access_log: bool = typer.Option(False, help="Also log uvicorn's access lines (each request is logged anyway)."),
     check: bool = typer.Option(False, "--check", help="Print the resolved settings (no keys) and exit."),

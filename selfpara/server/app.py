@@ -26,6 +26,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from selfpara.envvars import SERVE_SPEC_ENV
 from selfpara.llm import ModelClient
 from selfpara.model_names import is_embedded
 from selfpara.server import chat, completions, health, responses
@@ -198,7 +199,7 @@ class _RequestIdMiddleware:
                 )
 
 
-SPEC_ENV = "SELFPARA_SERVE_SPEC"
+SPEC_ENV = SERVE_SPEC_ENV  # the name serve.py imports
 
 
 def app_from_env() -> FastAPI:

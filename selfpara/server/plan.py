@@ -201,16 +201,17 @@ def plan_request(proxy: Proxy, req: ChatCompletionRequest) -> Plan:
         )
     if (req.n or 1) > settings.max_k + 1:
         raise bad_request(f"n={req.n} exceeds this proxy's limit {settings.max_k + 1}", param="n")
-    if opts.k is not None and opts.k > settings.max_k:
-        raise bad_request(f"k={opts.k} exceeds this proxy's limit {settings.max_k}", param="selfpara.k")
+    overrides: dict[str, Any] = opts.overrides()
+    k = overrides.get("k")
+    if k is not None and k > settings.max_k:
+        raise bad_request(f"k={k} exceeds this proxy's limit {settings.max_k}", param="selfpara.k")
     for name in ("judge_model", "paraphrase_model"):
-        value = getattr(opts, name)
+        value = overrides.get(name)
         if value is not None and not settings.helper_model_allowed(value):
             raise bad_request(f"{name} {value!r} is not allowed on this proxy", param=f"selfpara.{name}")
     if opts.api_key is not None and opts.api_base is None:
         raise bad_request("selfpara.api_key only goes with selfpara.api_base", param="selfpara.api_key")
 
-    overrides: dict[str, Any] = opts.overrides()
     if req.temperature is not None:
         overrides["temperature"] = req.temperature
     if max_tokens is not None:

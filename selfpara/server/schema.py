@@ -7,9 +7,11 @@ passthrough); the `selfpara` block is parsed strictly (an unknown setting is a 4
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, create_model, field_validator
+
+from selfpara.config import DEPRECATED_NAMES, WrapConfig
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 
@@ -36,55 +38,66 @@ class ChatMessage(BaseModel):
         return check_text_parts(value) if isinstance(value, list) else value
 
 
-class SelfparaOptions(BaseModel):
-    """Per-request settings under the body's `selfpara` key (`extra_body={"selfpara": {...}}`)."""
+REQUEST_SETTINGS = (
+    "k",
+    "equivalence",
+    "judge_model",
+    "paraphrase_model",
+    "paraphrase_check",
+    "paraphrase_temperature",
+    "top_up_temperature",
+    "rewrites",
+    "overrule_margin",
+    "max_overlap",
+    "nli_threshold",
+    "low_agreement",
+    "low_agreement_threshold",
+    "adaptive",
+)
+"""The WrapConfig fields a request may set under `selfpara`; the others are the operator's."""
+
+
+class RequestOptions(BaseModel):
+    """The fields of the `selfpara` block that are not WrapConfig settings, and what the block asks for.
+
+    `SelfparaOptions` adds one optional field per name in REQUEST_SETTINGS, typed and described
+    as the WrapConfig field it overrides (its bounds are WrapConfig's to check: a bad value is
+    the same 400 however it arrives).
+    """
 
     # strict: `"k": true` or `"k": "3"` is a client bug to report, not a 1 or a 3 to guess
     model_config = ConfigDict(extra="forbid", strict=True)
 
     enabled: bool = Field(True, description="false: pass the request to the upstream unchanged.")
-    k: int | None = None
-    equivalence: str | None = Field(
-        None,
-        description="Answer-equivalence functions, e.g. exact,numeric,llm. Deprecated alias: agreement.",
-        validation_alias=AliasChoices("equivalence", "agreement"),
-    )
-    judge_model: str | None = None
-    paraphrase_model: str | None = None
-    paraphrase_check: str | None = None
-    paraphrase_temperature: float | None = None
-    top_up_temperature: float | None = None
-    rewrites: str | None = Field(None, description="Rewordings made without a model: reorder,numbers,names, all, off.")
-    overrule_margin: float | None = None
-    max_overlap: float | None = None
-    nli_threshold: float | None = None
-    low_agreement: Literal["off", "flag", "abstain"] | None = Field(
-        None, description="Below low_agreement_threshold: flag the answer, abstain, or off."
-    )
-    low_agreement_threshold: float | None = Field(None, description="Vote share below which low_agreement acts.")
-    adaptive: bool | None = Field(None, description="Adaptive k: answer in stages, stop once the answer is settled.")
     api_base: str | None = Field(None, description="Only when the operator allows client upstreams.")
     api_key: str | None = Field(None, description="Key for a client-named api_base (never the server's).")
 
     def overrides(self) -> dict[str, Any]:
         """The WrapConfig overrides this block asks for (None values dropped)."""
-        fields = (
-            "k",
-            "equivalence",
-            "judge_model",
-            "paraphrase_model",
-            "paraphrase_check",
-            "paraphrase_temperature",
-            "top_up_temperature",
-            "rewrites",
-            "overrule_margin",
-            "max_overlap",
-            "nli_threshold",
-            "low_agreement",
-            "low_agreement_threshold",
-            "adaptive",
-        )
-        return {f: getattr(self, f) for f in fields if getattr(self, f) is not None}
+        values = {name: getattr(self, name, None) for name in REQUEST_SETTINGS}
+        return {name: value for name, value in values.items() if value is not None}
+
+
+def _request_settings() -> dict[str, Any]:
+    """create_model's field definitions: each of REQUEST_SETTINGS as an optional WrapConfig field."""
+    aliases = {new: old for old, new in DEPRECATED_NAMES.items()}
+    fields: dict[str, Any] = {}
+    for name in REQUEST_SETTINGS:
+        info = WrapConfig.model_fields[name]
+        alias = AliasChoices(name, aliases[name]) if name in aliases else None
+        fields[name] = (Optional[info.annotation], Field(None, description=info.description, validation_alias=alias))
+    return fields
+
+
+if TYPE_CHECKING:
+    SelfparaOptions = RequestOptions  # the derived fields are read through `overrides()`
+else:
+    SelfparaOptions = create_model(
+        "SelfparaOptions",
+        __base__=RequestOptions,
+        __doc__='Per-request settings under the body\'s `selfpara` key (`extra_body={"selfpara": {...}}`).',
+        **_request_settings(),
+    )
 
 
 class ChatCompletionRequest(BaseModel):

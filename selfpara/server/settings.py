@@ -39,6 +39,7 @@ from pydantic import (
 )
 
 from selfpara.config import MAX_K, WrapConfig, build_config
+from selfpara.envvars import OLLAMA_API_BASE_ENV
 from selfpara.errors import ConfigError, config_error
 from selfpara.http_backend import endpoint_from_env, resolve_transport
 from selfpara.model_names import is_embedded
@@ -328,7 +329,7 @@ def upstream_base_url(settings: ServerSettings, environ: Mapping[str, str] | Non
     model = settings.upstream.model
     if model.startswith(("ollama/", "ollama_chat/")):
         env = os.environ if environ is None else environ
-        return env.get("OLLAMA_API_BASE") or "http://localhost:11434"
+        return env.get(OLLAMA_API_BASE_ENV) or "http://localhost:11434"
     return endpoint_from_env(model, environ)[0]
 
 

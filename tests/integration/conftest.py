@@ -11,7 +11,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from .harness import MODEL, PROXY_KEY, REPO, FakeUpstream, Proxy, free_port, harness_env, serve_fake
+from tests.fake_upstream import FakeUpstream, serve_fake
+
+from .harness import MODEL, PROXY_KEY, REPO, Proxy, free_port, harness_env
 
 
 @pytest.fixture(scope="session")

@@ -16,10 +16,7 @@ from pathlib import Path
 
 import pytest
 
-try:  # serve_fake is re-exported for conftest
-    from tests.fake_upstream import FakeUpstream, serve_fake  # noqa: F401
-except ImportError:  # tests/ itself on the path
-    from fake_upstream import FakeUpstream, serve_fake  # type: ignore[no-redef]  # noqa: F401
+from tests.fake_upstream import FakeUpstream
 
 REPO = Path(__file__).resolve().parents[2]
 PROXY_KEY = "sk-proxy-integration-0123456789"
