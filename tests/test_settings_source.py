@@ -131,13 +131,8 @@ def spelled_variables() -> dict[str, set[str]]:
     return found
 
 
-KNOWN_SPELLED_ELSEWHERE = {
-    ("selfpara/engines/parts.py", "SELFPARA_CACHE_DIR"),
-    ("selfpara/engines/parts.py", "XDG_CACHE_HOME"),
-    ("evaluation/datasets/dispatch.py", "SELFPARA_DATA_DIR"),
-}
-"""Modules that still spell a variable themselves, in files another change of issue 24 is rewriting:
-they are to import selfpara.envvars (parts.py's cache_dir() is then envvars.cache_dir)."""
+KNOWN_SPELLED_ELSEWHERE: set[tuple[str, str]] = set()
+"""Modules that still spell a variable themselves (none: each imports selfpara.envvars)."""
 
 
 def test_only_envvars_spells_a_variable() -> None:

@@ -12,13 +12,13 @@ from evaluation.datasets.items import load_items, load_sample
 from evaluation.datasets.readers import read_rows
 from evaluation.datasets.table import load_table
 from evaluation.schema import Item
+from selfpara.envvars import DATA_DIR_ENV
 from selfpara.errors import ConfigError
 
 DATASETS = ("sample", *FORMATS)
 """Dataset names `load_dataset` knows (besides paths and `hf:NAME`) when this module is
 imported; `dataset_names()` also lists formats registered later."""
 
-DATA_DIR_ENV = "SELFPARA_DATA_DIR"
 """Environment variable naming a folder that holds the public benchmark files."""
 
 
@@ -41,7 +41,7 @@ def load_dataset(
     - `sample`: the built-in sample set;
     - `simpleqa`, `truthfulqa`, `gsm8k`, `math500` (any registered format, see
       `evaluation.datasets.registry`): the public file, found under its usual name in
-      `data_dir`, `$SELFPARA_DATA_DIR`, `./data` or `../shared/data`; `simpleqa:PATH`
+      `data_dir`, `$SELFPARA_DATA_DIR` or `./data`; `simpleqa:PATH`
       (etc.) names the file;
     - `hf:NAME` (or `hf:NAME:CONFIG`, `hf:NAME@SPLIT`): a Hugging Face dataset;
     - a path: a saved variant file (JSONL of items), a file in one of the public layouts
@@ -109,7 +109,7 @@ def load_path(path: str | Path, *, limit: int | None = None, **options: Any) -> 
 def _find_known(name: str, data_dir: str | Path | None) -> Path:
     """The file of format `name` under one of its distributed names in the data folders."""
     fmt = FORMATS[name]
-    dirs = [Path(d).expanduser() for d in (data_dir, os.environ.get(DATA_DIR_ENV), "data", "../shared/data") if d]
+    dirs = [Path(d).expanduser() for d in (data_dir, os.environ.get(DATA_DIR_ENV), "data") if d]
     for directory in dirs:
         for filename in fmt.files:
             if (directory / filename).is_file():

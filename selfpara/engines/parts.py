@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from selfpara.envvars import cache_dir
 from selfpara.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -52,15 +53,6 @@ class PartedFile:
     sha256: str
     install_hint: str
     """What to run to install every part, shown when some are missing."""
-
-
-def cache_dir() -> Path:
-    """Where assembled files live: $SELFPARA_CACHE_DIR, else $XDG_CACHE_HOME/selfpara, else ~/.cache/selfpara."""
-    explicit = os.environ.get("SELFPARA_CACHE_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "selfpara"
 
 
 def locate_parts(spec: PartedFile) -> list[Path]:
