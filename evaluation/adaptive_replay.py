@@ -257,6 +257,10 @@ def replay_run(run_dir: str | Path, policies: list[Policy], *, arm: str = "selfp
     out = Path(run_dir)
     config = read_config(out)
     cfg = _arm_config(config, arm)
+    if cfg.adapts:
+        raise ConfigError(
+            f"arm {arm!r} already ran adaptive k; a replay needs its fixed-k answers (run it as {arm}[adaptive=false])"
+        )
     lines = (out / ITEMS_FILE).read_text(encoding="utf-8").splitlines()
     items = {i.id: i for i in (Item.model_validate_json(line) for line in lines if line.strip())}
     records = [r for r in latest_records(read_samples(out / SAMPLES_FILE)) if r.arm == arm]

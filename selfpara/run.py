@@ -121,7 +121,7 @@ class Run:
         self.rule = cfg.vote_rule
         # The low-agreement policy changes the answer only when it abstains: then adaptive k keeps its side too.
         self.share_threshold = withhold_below(cfg)
-        self.adaptive = cfg.adaptive and given is None
+        self.adaptive = cfg.adapts and given is None
         self.check: EquivalenceCheck | None = None if given is not None else owner.paraphrase_check(cfg, self.usage)
         self.candidates: list[Candidate] = []
         self.cheap_rejected: list[RejectedParaphrase] = []

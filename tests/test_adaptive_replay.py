@@ -43,6 +43,10 @@ def responder(model: str, messages: list, params: dict) -> str:
     return dict(COUNTRIES)[country] if tag is None else PATTERNS[country][TAGS.index(tag.group(1))]
 
 
+FIXED = "selfpara[adaptive=false]"
+"""The arm replayed: on the default (embedded) model adaptive k is on unless turned off."""
+
+
 def items() -> list[Item]:
     return [
         Item(
@@ -63,7 +67,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("replay")
     dataset = save_items(items(), tmp / "data.jsonl")
     client = ModelClient(backend=FakeBackend(responder), retries=0, backoff_s=0.001, timeout_s=5)
-    config = BenchConfig(dataset=str(dataset), arms=["selfpara", "selfpara[adaptive=true]"], k=4)
+    config = BenchConfig(dataset=str(dataset), arms=[FIXED, "selfpara[adaptive=true]"], k=4)
     result = asyncio.run(run_bench(config, tmp / "run", RunOptions(progress=False, client=client)))
     assert result.complete
     return tmp / "run"
@@ -78,9 +82,9 @@ def test_the_bench_arm_takes_the_adaptive_setting(run_dir: Path) -> None:
 
 
 def test_the_replay_is_what_a_live_adaptive_run_does(run_dir: Path) -> None:
-    report = replay_run(run_dir, [Policy("default stages")])
+    report = replay_run(run_dir, [Policy("default stages")], arm=FIXED)
     assert report.left_out == {} and report.complete_items == len(COUNTRIES)
-    live = {(r.item_id, r.variant_id): r for r in read_samples(run_dir / "samples.jsonl") if r.arm != "selfpara"}
+    live = {(r.item_id, r.variant_id): r for r in read_samples(run_dir / "samples.jsonl") if r.arm != FIXED}
     (policy,) = report.policies
     assert len(policy.replayed) == 2 * len(COUNTRIES)
     for replayed in policy.replayed:
@@ -101,15 +105,22 @@ def test_samples_that_cannot_be_replayed_are_left_out_and_named(run_dir: Path, t
     lines = []
     for line in (run_dir / "samples.jsonl").read_text().splitlines():
         data = json.loads(line)
-        if data["arm"] == "selfpara" and data["item_id"] == "cap-peru" and data["variant_id"] == 1:
+        if data["arm"] == FIXED and data["item_id"] == "cap-peru" and data["variant_id"] == 1:
             data["details"]["evidence"]["winner"] = 7  # a vote that its clusters do not give
         lines.append(json.dumps(data))
     (broken / "samples.jsonl").write_text("\n".join(lines) + "\n")
-    report = replay_run(broken, [Policy("default stages")])
+    report = replay_run(broken, [Policy("default stages")], arm=FIXED)
     assert list(report.left_out.values()) == [1] and "does not come out of its own clusters" in next(
         iter(report.left_out)
     )
     assert len(report.policies[0].replayed) == 2 * (len(COUNTRIES) - 1)  # the whole item is left out
+
+
+def test_an_arm_that_already_adapted_is_not_replayed(run_dir: Path) -> None:
+    from selfpara.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="already ran adaptive k"):
+        replay_run(run_dir, [Policy("default stages")], arm="selfpara[adaptive=true]")
 
 
 def test_adaptive_k_is_not_replayed_under_the_evidence_rule():

@@ -129,3 +129,15 @@ def test_drift_checks_setting():
     assert build_config(drift_checks="off").drift_check_names == []
     with pytest.raises(ConfigError, match="unknown drift check"):
         build_config(drift_checks="numbers,vibes")
+
+
+def test_adaptive_k_is_on_by_default_for_embedded_models_only() -> None:
+    assert build_config().adapts  # the default local model
+    assert build_config(model="local/smollm2").adapts
+    assert not build_config(model="openai/gpt-4o-mini").adapts
+    # where it would not combine, the default steps aside instead of refusing
+    assert not build_config(top_up_temperature=0.7).adapts
+    assert not build_config(overrule_rule="evidence").adapts
+    # a choice made is kept
+    assert not build_config(adaptive=False).adapts
+    assert build_config(model="openai/gpt-4o-mini", adaptive=True).adapts

@@ -85,10 +85,12 @@ def ask(
         default("low_agreement_threshold", "ask"), help="Vote share below which --low-agreement acts."
     ),
     abstention_text: Optional[str] = typer.Option(None, help="What to print when abstaining on low agreement."),
-    adaptive: bool = typer.Option(
+    adaptive: Optional[bool] = typer.Option(
         default("adaptive", "ask"),
         "--adaptive/--fixed-k",
-        help="Adaptive k: answer paraphrases in stages, stop once the answer is settled.",
+        help="Adaptive k: answer paraphrases in stages, stop once the answer is settled "
+        "(default: on for local models, off for remote ones).",
+        show_default=False,
     ),
     system: Optional[str] = typer.Option(None, help="System prompt sent with every wording."),
     show: bool = typer.Option(
