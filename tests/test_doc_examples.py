@@ -46,7 +46,7 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("README.md", 'CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" pip install torch'): (
         "installs and runs this test suite itself"
     ),
-    ("README.md", "# a vLLM or any OpenAI-compatible server"): "needs a vLLM and an Ollama server",
+    ("docs/cli.md", "# a vLLM or any OpenAI-compatible server"): "needs a vLLM and an Ollama server",
     ("README.md", "selfpara bench"): "runs the default local model for minutes (tests/test_bench_cli.py runs bench)",
     ("docs/evaluation.md", "selfpara bench"): "runs the default local model for minutes",
     ("docs/evaluation.md", "selfpara bench --dataset simpleqa"): "needs the SimpleQA file and a hosted grader",
