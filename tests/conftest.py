@@ -16,6 +16,23 @@ from selfpara.llm import ModelClient  # noqa: E402
 from selfpara.testing import FakeBackend  # noqa: E402
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Skip a test whose extra is not installed, naming it: `@pytest.mark.extra("nli")`, and every
+    `@pytest.mark.model` test (the real embedded model needs `local`) that names no extra of its own.
+    So the suite passes on a smaller install (.ci/lowest: the base install and `bench`)."""
+    from selfpara.extras import missing_modules
+
+    for item in items:
+        extras = [m.args[0] for m in item.iter_markers("extra")]
+        if not extras and item.get_closest_marker("model") is not None:
+            extras = ["local"]
+        for extra in extras:
+            missing = missing_modules(extra)
+            if missing:
+                item.add_marker(pytest.mark.skip(reason=f"needs the `{extra}` extra (missing: {', '.join(missing)})"))
+                break
+
+
 @pytest.fixture(autouse=True)
 def _terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
     """Rich wraps CLI output at the caller's terminal width; pin it so assertions on wording hold in any terminal."""

@@ -81,6 +81,7 @@ def test_the_blocking_api_reuses_redis_across_its_event_loops(redis_url: str) ->
     assert second.usage.calls == 0 and second.usage.cache_hits == first.usage.calls
 
 
+@pytest.mark.extra("redis")
 async def test_a_redis_that_is_down_answers_without_the_cache(caplog: pytest.LogCaptureFixture) -> None:
     from tests.redis_server import free_port
 

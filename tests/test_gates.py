@@ -79,3 +79,20 @@ def test_the_check_finds_imports_of_test_modules_and_hidden_imports(tmp_path: Pa
         "tests/test_a.py: tests.fake_upstream (behind except ImportError)",
         "tests/test_b.py: tests.test_a",
     ]
+
+
+def test_the_lowest_versions_run_pins_the_floors_it_names() -> None:
+    import runpy
+
+    floors = runpy.run_path(str(ROOT / "scripts" / "lowest_versions.py"))["floors"]
+    pins = dict(pin.split("==") for pin in floors(["bench"]))
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    for name in ("typer", "pydantic", "litellm", "fastapi", "jinja2"):
+        declared = [
+            r for r in project["dependencies"] + project["optional-dependencies"]["bench"] if r.startswith(name)
+        ]
+        assert declared and pins[name] == re.split(r"[>=,;\s]+", declared[0].split(">=", 1)[1])[0], name
+    lowest = (ROOT / ".ci" / "lowest").read_text(encoding="utf-8")
+    assert "scripts/lowest_versions.py bench" in lowest and "-m pytest" in lowest
+    run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert 'if [ "${SELFPARA_CI_LOWEST:-}" = 1 ]; then bash .ci/lowest; fi' in run.splitlines()

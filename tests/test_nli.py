@@ -10,6 +10,8 @@ from selfpara.llm import ModelClient
 from selfpara.nli import NLIModel
 from selfpara.testing import FakeBackend, tiny_nli_model
 
+pytestmark = pytest.mark.extra("nli")  # a tiny NLI model is built with torch and transformers
+
 
 def tiny_nli(directory: Path, labels=("entailment", "neutral", "contradiction")) -> Path:
     return tiny_nli_model(directory, labels)

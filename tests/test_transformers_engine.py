@@ -44,6 +44,7 @@ def test_grouping_caps_batch_size() -> None:
     assert [len(g) for g in group_requests(reqs, max_batch=16)] == [16, 16, 5]
 
 
+@pytest.mark.extra("hf")
 def test_progress_bars_are_silenced_only_while_loading() -> None:
     import transformers.modeling_gguf_pytorch_utils as gguf_utils
     from transformers.utils import logging as hf_logging
@@ -124,6 +125,7 @@ async def test_generate_failure_is_a_short_502() -> None:
 
 
 @pytest.mark.model
+@pytest.mark.extra("hf")  # the real SmolLM2 on the transformers engine
 async def test_real_model_answers_concurrent_calls_in_one_batch() -> None:
     """One load (slow on transformers), one batched generate for three callers."""
     engine = TransformersModel(resolve("local/smollm2"), batch_wait_s=0.5)  # a busy CPU delays the callers
