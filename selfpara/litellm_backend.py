@@ -187,9 +187,19 @@ def _classify(model: str, exc: Exception) -> UpstreamError:
 
 
 def _retry_after(exc: Exception) -> str | None:
-    """The upstream's Retry-After header behind a litellm exception, where it kept the response."""
-    headers = getattr(getattr(exc, "response", None), "headers", None)
-    try:
-        return headers.get("retry-after") if headers is not None else None
-    except Exception:  # a response object of another shape
-        return None
+    """The upstream's Retry-After header behind a litellm exception, where it kept the response.
+
+    Older litellm releases (1.83.0, the floor) keep the headers only in `litellm_response_headers`
+    and leave `exc.response.headers` empty, so that is read first.
+    """
+    for headers in (
+        getattr(exc, "litellm_response_headers", None),
+        getattr(getattr(exc, "response", None), "headers", None),
+    ):
+        try:
+            value = headers.get("retry-after") if headers is not None else None
+        except Exception:  # a response object of another shape
+            value = None
+        if value:
+            return str(value)
+    return None
