@@ -207,7 +207,7 @@ def pipeline_responder(answer_for: dict[str, str]) -> Any:
 
 async def test_selfpara_arm_runs_the_real_pipeline_with_the_template_as_context() -> None:
     client, fake = make_client(pipeline_responder({"Name the French capital city.": "Lyon"}))
-    arm = make_arm("selfpara", client, MODEL, k=3, max_tokens=20)
+    arm = make_arm("selfpara[adaptive=false]", client, MODEL, k=3, max_tokens=20)  # fixed k: every answer
     out = await arm.answer(Q, "factual")
     assert out.answer == "Paris"
     assert out.details["k_kept"] == 3 and out.usage.calls == 1 + 1 + 3
@@ -223,7 +223,7 @@ async def test_selfpara_arm_runs_the_real_pipeline_with_the_template_as_context(
 
 async def test_selfpara_arm_takes_any_wrap_settings() -> None:
     client, fake = make_client(pipeline_responder({}))
-    arm = make_arm("selfpara[k=2;equivalence=exact]", client, MODEL, k=5)
+    arm = make_arm("selfpara[k=2;equivalence=exact;adaptive=false]", client, MODEL, k=5)
     out = await arm.answer(Q)
     assert arm.config.k == 2 and arm.config.equivalence == "exact"
     assert out.usage.calls == 1 + 1 + 2

@@ -32,7 +32,7 @@ async def test_the_paraphrase_call_returns_parseable_candidates() -> None:
 
 @pytest.mark.model
 async def test_rewrites_fill_the_vote_on_the_real_engine() -> None:
-    sp = SelfParaphraser(model="local/smollm2", k=3, max_tokens=8, rewrites="all")
+    sp = SelfParaphraser(model="local/smollm2", k=3, max_tokens=8, rewrites="all", adaptive=False)
     result = await sp.aanswer(PROBLEM)
     made = [v for v in result.variants[1:] if v.rewrite]
     assert result.k_kept == 3 and made, [v.text for v in result.variants]
