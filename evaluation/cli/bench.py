@@ -88,7 +88,7 @@ def bench(
         "arm:25",
         "--order",
         help="Order samples start in: item, arm, or arm:N (arm after "
-        "arm within blocks of N items; lets the embedded model batch alike calls).",
+        "arm within blocks of N items; an interrupted run stays balanced across arms).",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the item subset and of sampling arms."),
     max_tokens: int = typer.Option(default("max_tokens", "bench"), "--max-tokens", help="Max tokens of each answer."),
