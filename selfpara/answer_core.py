@@ -33,6 +33,7 @@ FRAMING = frozenset(
     "process located lies lie situated found stands stand earth world "
     # where on a map, around the name that answers a "where" or "which continent" question
     "north south east west northern southern eastern western central sub region regions hemisphere continent "
+    "northeast northwest southeast southwest northeastern northwestern southeastern southwestern coast "
     # common verbs a rewording swaps for one another (make / produce, carry / transport)
     "make makes made produce produces produced carry carries carried transport transports transported change changes "
     "changed become becomes became turn turns turning turned use uses used give gives gave pull pulls pulled cause "
@@ -56,8 +57,13 @@ _NUMBER_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])|\n+")
-_ASIDE = re.compile(r",\s*(which|who|whose|where|known|making|with|located|situated)\b", re.IGNORECASE)
-"""Where an aside about the answer starts ("honey, which is a sweet ...", "Everest, located in ...")."""
+_ASIDE = re.compile(
+    r",\s*(which|who|whose|where|known|with|located|situated|specifically|particularly|especially|notably|mainly|"
+    r"primarily|mostly|\w{3,}ing)\b",
+    re.IGNORECASE,
+)
+"""Where an aside about the answer starts ("honey, which is a sweet ...", "Everest, located in ...", "Poland
+is in Central Europe, bordering the Baltic Sea ...": a participle clause)."""
 _ASIDE_ENDS = re.compile(r",\s+(is|are|was|were|has|have|lies|stands|remains)\b", re.IGNORECASE)
 """An aside's closing comma where the sentence resumes ("The powerhouse of the cell, which ..., is the ...")."""
 _BRACKETS = re.compile(r"\s*[(（][^()（）]*[)）]|\s*[(（].*$", re.DOTALL)
@@ -271,11 +277,11 @@ def _same_counted(question: str, ca: Core, cb: Core) -> bool:
         # Names beside the same number need only not contradict ("The RMS Titanic" / "the Titanic ... 1912").
         return agree and (not ca.names or not cb.names or bool(ca.names & cb.names))
     if ca.names and cb.names:
-        return _agree(ca.names, cb.names, ca, cb)
-    return _agree(ca.names | ca.content, cb.names | cb.content, ca, cb)
+        return _agree(question, ca.names, cb.names, ca, cb)
+    return _agree(question, ca.names | ca.content, cb.names | cb.content, ca, cb)
 
 
-def _agree(sa: frozenset[str], sb: frozenset[str], ca: Core, cb: Core) -> bool:
+def _agree(question: str, sa: frozenset[str], sb: frozenset[str], ca: Core, cb: Core) -> bool:
     """Whether two cores' sets say the same (see `same_core`)."""
     if not sa or not sb:
         return False
@@ -284,8 +290,35 @@ def _agree(sa: frozenset[str], sb: frozenset[str], ca: Core, cb: Core) -> bool:
     for runs, other, other_core in ((ca.name_runs, sb, cb), (cb.name_runs, sa, ca)):
         if any(rest <= other and not held <= other | other_core.echoes for rest, held in runs):
             return False
+    sa, sb = _same_stems(sa, sb)
+    if _overlap(sa, sb, ca, cb):
+        return True
+    # The question's words in another form ("Indian Rupee" to "the currency of India") say nothing, unless
+    # the other answer names something else in their place ("Pakistani Rupee").
+    asked = {_base(w)[:STEM] for w in words(question)}
+    ra, rb = sa - asked, sb - asked
+    if (ra, rb) == (sa, sb) or not ra or not rb or (ra ^ rb) & (ca.names | cb.names):
+        return False
+    return _overlap(ra, rb, ca, cb)
+
+
+def _overlap(sa: frozenset[str], sb: frozenset[str], ca: Core, cb: Core) -> bool:
+    """Jaccard above one half, or one set inside the other with no list beside it (see `same_core`)."""
     if len(sa & sb) / len(sa | sb) > 0.5:
         return True
     small, large = (sa, sb) if len(sa) <= len(sb) else (sb, sa)
     lister = cb if large is sb else ca
     return small <= large and not lister.lists
+
+
+def _same_stems(sa: frozenset[str], sb: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """Both sets with a stem cut to a shorter one of the pair it begins with ("asian" to "asia"): a
+    word of four letters keeps them all, so its adjective's stem is longer."""
+    short = {w for w in sa | sb if len(w) == STEM - 1}
+    if not short:
+        return sa, sb
+
+    def cut(stems: frozenset[str]) -> frozenset[str]:
+        return frozenset(w[: STEM - 1] if len(w) == STEM and w[: STEM - 1] in short else w for w in stems)
+
+    return cut(sa), cut(sb)

@@ -92,9 +92,36 @@ GAPS_SAME = {
         "The RMS Titanic went down on April 15, 1912.",
         "Based on the Britannic ss titanic sinking record, the Titanic sank on April 15, 1912.",
     ),
+    # the held-out round final2 (benchmarks/data/answer_pairs_final2.jsonl) showed these, scored once before
+    "a participle clause after the answer": (
+        "On which continent is Poland?",
+        "Poland lies in Europe.",
+        "Poland is located in Central Europe, bordering the Baltic Sea to the north, the Adriatic Sea to the south, "
+        "and the North Sea to the west.",
+    ),
+    "an adjective of the answer's name, a compass region": (
+        "On which continent is Vietnam?",
+        "Vietnam is located on the Southeastern continent of Asia.",
+        "Vietnam belongs to the Southeast Asian continent.",
+    ),
+    "the question's name as an adjective, another noun for the question's": (
+        "What is the currency of India?",
+        "The money used in India is called rupee.",
+        "The currency of India is the Indian Rupee (INR).",
+    ),
 }
 
 GAPS_OPEN = {
+    "another name where the other has the question's in another form": (
+        "What is the currency of India?",
+        "The currency of India is the Pakistani Rupee.",
+        "The currency of India is the Indian Rupee (INR).",
+    ),
+    "a participle clause does not hide a different answer": (
+        "On which continent is Egypt?",
+        "Egypt is in North Africa, bordering the Mediterranean Sea.",
+        "Egypt is in Asia, bordering the Mediterranean Sea.",
+    ),
     # the question's own word dropped from the name: a different (wrong) answer
     "half a name": (
         "What is the capital of Mexico?",
