@@ -231,6 +231,13 @@ def test_top_up_and_the_margin_are_per_request_settings(
         model="openai/fake", messages=[{"role": "user", "content": Q}], extra_body=margin
     )
     assert answer.choices[0].message.content == "Lyon"
+    for wordings, expected in ((2, "Lyon"), (3, "Paris")):  # two checked wordings say Lyon, not three
+        fake.reset(answers={0: "Paris", 1: "Lyon", 2: "Lyon", 3: "Nice"})
+        evidence = {"equivalence": "exact", "overrule_rule": "evidence", "evidence_wordings": wordings}
+        answer = client.chat.completions.create(
+            model="openai/fake", messages=[{"role": "user", "content": Q}], extra_body={"selfpara": evidence}
+        )
+        assert answer.choices[0].message.content == expected
 
     fake.reset()
     fake.fail(400, when="paraphrase", times=None)  # no paraphrase: every slot is topped up

@@ -48,6 +48,8 @@ REQUEST_SETTINGS = (
     "top_up_temperature",
     "rewrites",
     "overrule_margin",
+    "overrule_rule",
+    "evidence_wordings",
     "max_overlap",
     "nli_threshold",
     "low_agreement",
