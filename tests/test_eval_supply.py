@@ -131,6 +131,15 @@ def test_top_up_samples_and_failed_answers_are_not_counted_as_paraphrases() -> N
     assert kept["counts"] == [0, 1, 1, 0] and kept["wordings"] == 2
 
 
+def test_paraphrases_adaptive_k_kept_but_did_not_answer_count_as_supplied() -> None:
+    settled = record("s", "a", 0, 1, [0, 0])
+    settled.details["evidence"]["skipped_paraphrases"] = ["wording two", "wording three"]  # vote settled after one
+    kept = kept_distribution([settled, record("s", "a", 1, 1, [0, 0])])
+    assert kept["counts"] == [0, 1, 0, 1] and kept["mean"] == 2.0 and kept["answered_mean"] == 1.0
+    assert kept["at_least_k_minus_1"] == 0.5
+    assert paraphrase_disagreement([settled], n_boot=50)["pairs"] == 1  # only answered ones have answers to compare
+
+
 def test_without_a_voting_arm_or_other_wordings_the_statistics_say_so() -> None:
     raw_only = [SampleRecord(item_id="fr", variant_id=0, is_original=True, arm="raw", answer="x", label="correct")]
     stats = supply_stats(raw_only, items(), [{"arm": "raw", "label": "raw"}], n_boot=10)

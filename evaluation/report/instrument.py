@@ -125,7 +125,8 @@ def supply_section(report: dict[str, Any]) -> Section:
             "pairs",
         ],
         rows,
-        note="Supply: how many paraphrases each answered wording kept (of k). Independence: how often a kept "
+        note="Supply: how many paraphrases each answered wording kept (of k), counting those adaptive k kept but "
+        "left unanswered because the vote was settled. Independence: how often an answered kept "
         "paraphrase's answer fell in another cluster than the answer to the wording it came from, by the arm's own "
         "clustering; the oracle's row is the same rate for the dataset's other wordings. The dataset row: how often "
         "the raw answer to another wording of an item differs from the raw answer to its original, decided by "

@@ -45,11 +45,15 @@ def _keeps_paraphrases(records: Sequence[SampleRecord]) -> bool:
 def kept_distribution(records: Sequence[SampleRecord]) -> dict[str, Any]:
     """How many paraphrases each answered wording kept: counts[i] = wordings that kept i, i = 0..k.
 
+    A paraphrase adaptive k kept but did not answer (the vote was settled) counts as kept:
+    supply is what the filter let through; `answered_mean` is how many the vote used.
+
     Args:
         records: one voting arm's records (failed ones are left out).
     """
     rs = [r for r in records if not r.error]
-    kept = [int(r.details["k_kept"]) for r in rs]
+    answered = [int(r.details["k_kept"]) for r in rs]
+    kept = [n + _skipped(r) for n, r in zip(answered, rs, strict=True)]
     k = max([_requested(r) for r in rs] + kept + [0])
     counts = Counter(kept)
     n = len(kept)
@@ -59,8 +63,16 @@ def kept_distribution(records: Sequence[SampleRecord]) -> dict[str, Any]:
         "counts": [counts.get(i, 0) for i in range(k + 1)],
         "shares": [counts.get(i, 0) / n if n else None for i in range(k + 1)],
         "mean": (sum(kept) / n) if n else None,
+        "answered_mean": (sum(answered) / n) if n else None,
         "at_least_k_minus_1": (sum(1 for x in kept if x >= k - 1) / n) if n and k else None,
     }
+
+
+def _skipped(record: SampleRecord) -> int:
+    """Paraphrases adaptive k kept and left unanswered (recorded in the result as `skipped_paraphrases`)."""
+    evidence = record.details.get("evidence")
+    skipped = evidence.get("skipped_paraphrases") if isinstance(evidence, dict) else None
+    return len(skipped) if isinstance(skipped, list) else 0
 
 
 def _requested(record: SampleRecord) -> int:
