@@ -132,7 +132,7 @@ def test_drift_checks_setting():
 
 
 def test_adaptive_k_is_on_by_default_for_embedded_models_only() -> None:
-    assert build_config().adapts  # the default local model
+    assert build_config().adapts  # the default embedded model
     assert build_config(model="local/smollm2").adapts
     assert not build_config(model="openai/gpt-4o-mini").adapts
     # where it would not combine, the default steps aside instead of refusing

@@ -60,7 +60,7 @@ def serve(
         "-m",
         envvar=MODEL_ENV,
         help="Upstream litellm model, e.g. openai/NAME for any "
-        f"OpenAI-compatible server (default: the local model {EMBEDDED_MODEL}). "
+        f"OpenAI-compatible server (default: the embedded model {EMBEDDED_MODEL}). "
         + escape(install_note("qwen", ("llama_cpp",))),
     ),
     host: str = typer.Option(
@@ -109,7 +109,7 @@ def serve(
     ),
     judge_model: Optional[str] = typer.Option(None, envvar=JUDGE_MODEL_ENV, help="Default model for the LLM judges."),
     paraphrase_check: Optional[ParaphraseCheck] = typer.Option(
-        None, help="Check each paraphrase keeps the question (default auto: llm, off on local models)."
+        None, help="Check each paraphrase keeps the question (default auto: llm, off on embedded models)."
     ),
     temperature: Optional[float] = typer.Option(None, help="Default answer temperature."),
     max_tokens: Optional[int] = typer.Option(
