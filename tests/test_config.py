@@ -63,7 +63,7 @@ def test_agreement_is_a_deprecated_alias_of_equivalence():
         build_config(agreement="exact", equivalence="numeric")
 
 
-@pytest.mark.parametrize("module", ["selfpara.run", "evaluation.runner"])
+@pytest.mark.parametrize("module", ["selfpara.request", "evaluation.runner"])
 def test_a_deprecation_warning_from_the_projects_own_code_fails_the_tests(module):
     # pyproject's filterwarnings: the project's own modules may not use a deprecated name unnoticed
     with pytest.raises(DeprecationWarning, match="old"):

@@ -33,9 +33,24 @@ def test_the_engines_packaged_module_is_the_embedded_one_under_its_old_names() -
         packaged.nothing  # noqa: B018
 
 
-def test_importing_the_old_module_alone_does_not_warn() -> None:
+@pytest.mark.parametrize("module", ["selfpara.engines.packaged", "selfpara.run"])
+def test_importing_an_old_module_alone_does_not_warn(module: str) -> None:
     # only naming something in it does: importing it (or walking the package's modules) stays quiet
-    sys.modules.pop("selfpara.engines.packaged", None)
+    sys.modules.pop(module, None)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        importlib.import_module("selfpara.engines.packaged")
+        importlib.import_module(module)
+
+
+def test_the_run_module_is_the_request_module_under_its_old_names() -> None:
+    from selfpara import request, run
+
+    with pytest.warns(
+        DeprecationWarning, match=r"selfpara\.run\.Run is deprecated; use selfpara\.request\.RequestState"
+    ):
+        assert run.Run is request.RequestState
+    with pytest.warns(DeprecationWarning, match="RequestOwner") as caught:
+        assert run.RunOwner is request.RequestOwner
+    assert caught[0].filename == __file__
+    with pytest.warns(DeprecationWarning, match=r"selfpara\.run\.with_question is deprecated"):
+        assert run.with_question is request.with_question

@@ -37,7 +37,7 @@ def ask(
         default("equivalence", "ask"),
         "--equivalence",
         envvar=EQUIVALENCE_ENV,
-        help="Answer-equivalence functions, comma-separated, cheapest first: auto or of "
+        help="Answer-equivalence functions (do two answers say the same?), comma-separated, cheapest first: auto or of "
         f"{EQUIVALENCE_FUNCTIONS.help_names()}.",
     ),
     agreement: Optional[str] = typer.Option(

@@ -102,7 +102,8 @@ def serve(
         None,
         "--equivalence",
         envvar=EQUIVALENCE_ENV,
-        help=f"Default answer-equivalence functions: auto or of {EQUIVALENCE_FUNCTIONS.help_names()}.",
+        help="Default answer-equivalence functions (do two answers say the same?): auto or of "
+        f"{EQUIVALENCE_FUNCTIONS.help_names()}.",
     ),
     agreement: Optional[str] = typer.Option(
         None, "--agreement", hidden=True, help="Deprecated alias of --equivalence."

@@ -8,23 +8,10 @@ DeprecationWarning blamed on the code that named it.
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
-
+from selfpara.deprecated import moved_names
 from selfpara.engines import embedded as _embedded
 
 RENAMED = {"LocalModel": "EmbeddedModel", "PACKAGED": "EMBEDDED_MODELS", "packaged_names": "embedded_names"}
 """Old name -> new name, for the names that changed; the others kept theirs."""
 
-
-def __getattr__(name: str) -> Any:
-    """`name` looked up in `selfpara.engines.embedded` under its new name, with a DeprecationWarning."""
-    new = RENAMED.get(name, name)
-    if name.startswith("__") or not hasattr(_embedded, new):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
-        f"selfpara.engines.packaged.{name} is deprecated; use selfpara.engines.embedded.{new}",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(_embedded, new)
+__getattr__ = moved_names(__name__, _embedded, RENAMED)
