@@ -146,8 +146,8 @@ def ask_wall(model: str | None) -> dict[str, object]:
 
 def qwen_figures() -> dict[str, object]:
     """First-use assembly of the Qwen parts (into a temporary cache) and the model's load time."""
+    from selfpara.engines.embedded import QWEN, resolve
     from selfpara.engines.llamacpp import LlamaCppModel
-    from selfpara.engines.packaged import QWEN, resolve
     from selfpara.engines.parts import assembled, locate_parts
     from selfpara.errors import ConfigError
 

@@ -21,7 +21,7 @@ one client at a time, then C concurrent clients. Reported per phase: client erro
 p50/p99 latency, the proxy's CPU per request, and the calls each server got; the ratios
 compare each router arm with the single server of its transport (goal: zero client
 errors, p99 within 1.5x).
-The proxies run with the call cache off (SELFPARA_CACHE=off), so every request reaches
+The proxies run with the call cache off (SELFPARA_CALL_CACHE=off), so every request reaches
 the upstreams. Modest load on purpose (default 8 clients): the machine is shared.
 """
 
@@ -74,7 +74,7 @@ async def arm(
     """Start a proxy with `upstream` flags, load it, and read what each server saw."""
     port = free_port()
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench-dummy", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    env["SELFPARA_CACHE"] = "off"  # every request reaches the upstreams
+    env["SELFPARA_CALL_CACHE"] = "off"  # every request reaches the upstreams
     cmd = [
         sys.executable,
         "-c",

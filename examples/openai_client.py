@@ -1,6 +1,6 @@
 """Talk to a running `selfpara serve` proxy with the official openai client.
 
-selfpara serve &                      # the default local model on port 8000; or --model openai/gpt-4o-mini
+selfpara serve &                      # the default embedded model on port 8000; or --model openai/gpt-4o-mini
 python examples/openai_client.py
 """
 

@@ -1,7 +1,7 @@
 """What a short question asks for, read without a model: its answer type, its relation words, its asks.
 
 The drift check `asks` (selfpara.drift) compares these between a question and a paraphrase.
-Found in kept self-paraphrases of short factual questions on local models, where no
+Found in kept self-paraphrases of short factual questions on embedded models, where no
 equivalence judge runs: "Which book did Tolstoy write called X?" for "Who wrote X?" (a
 person asked for, a book answered; a name the question never gave), "the chemical name
 of" for "the chemical symbol of" (another relation), "How many bones ..., and what is

@@ -1,6 +1,6 @@
 """The one step from a vote to the answer returned: the chosen text, withheld or not, and its flags.
 
-The live run (`selfpara.run`), the re-vote (`evaluation.revote`), adaptive k's replay
+The live request (`selfpara.request`), the re-vote (`evaluation.revote`), adaptive k's replay
 (`evaluation.adaptive_replay`) and `scripts/replay_top_up.py` all call `decide_answer`, so a
 recorded run replayed offline returns what the live path would have returned.
 """

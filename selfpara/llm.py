@@ -212,7 +212,7 @@ class ModelClient:
         backend = self.backend_for(model)
         load = getattr(backend, "load", None)
         if load is not None and not getattr(backend, "is_loaded", True):
-            # Loading a local model is not part of any call: keep it outside the timeout.
+            # Loading an embedded model is not part of any call: keep it outside the timeout.
             await asyncio.to_thread(load)
         try:
             async for attempt in self._retrying():

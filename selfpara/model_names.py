@@ -16,7 +16,7 @@ OPENAI_COMPATIBLE = ("openai/", "hosted_vllm/")
 
 
 def is_embedded(model: str) -> bool:
-    """Whether `model` names a local model run in process (`local/...`, see selfpara.engines)."""
+    """Whether `model` names an embedded model run in process (`local/...`, see selfpara.engines)."""
     return model.startswith("local/")
 
 

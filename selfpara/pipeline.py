@@ -4,7 +4,7 @@ question ──► paraphrase ──► filter ──► answer (fan-out) ──
     └──────────── original answered at once, in parallel ─┘
 
 SelfParaphraser holds what outlives a request (the client, the equivalences with their pair
-caches); one request's run, with its streaming and adaptive k, is `selfpara.run.Run`.
+caches); one request's state, with its streaming and adaptive k, is `selfpara.request.RequestState`.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from selfpara.paraphrase import (
     parse_paraphrases,
     parse_yes_no,
 )
+from selfpara.request import RequestState
 from selfpara.result import Message, RejectedParaphrase, Usage, WrappedAnswer
 from selfpara.rewrites import filtered_rewrites
-from selfpara.run import Run
 from selfpara.text import words
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ class SelfParaphraser:
         if given is not None and not all(given):
             raise InputError("a given paraphrase is empty")
         self.equivalence_for(cfg)  # loads an NLI model now: a bad path fails before any model call
-        return await Run(self, cfg, messages, q, given=given, seeds=seeds).execute()
+        return await RequestState(self, cfg, messages, q, given=given, seeds=seeds).execute()
 
     async def paraphrase(self, question: str, **overrides: object) -> tuple[list[str], list[RejectedParaphrase]]:
         """Generate and filter paraphrases of `question` only (no answers): (kept, rejected). With

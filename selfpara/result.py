@@ -57,8 +57,8 @@ class Completion(BaseModel):
     )
     queue_s: float | None = Field(
         None,
-        description="Seconds the call waited in a local engine's queue before the model took it up "
-        "(local engines only; a remote server's own queue is not seen).",
+        description="Seconds the call waited in an embedded engine's queue before the model took it up "
+        "(embedded engines only; a remote server's own queue is not seen).",
     )
 
 

@@ -223,8 +223,8 @@ def test_the_model_door_never_reads_the_settings() -> None:
     assert "selfpara.config" in reachable("selfpara.client_config")  # the walk sees the one that does
 
 
-def test_run_gets_what_it_needs_not_the_pipeline() -> None:
-    assert "selfpara.pipeline" not in reachable("selfpara.run")
+def test_a_requests_state_gets_what_it_needs_not_the_pipeline() -> None:
+    assert "selfpara.pipeline" not in reachable("selfpara.request")
 
 
 def module_lengths() -> dict[str, int]:

@@ -20,7 +20,7 @@ from tests.fake_upstream import FakeUpstream, serve_fake
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Packages only the extras bring (local engine and packaged models, NLI, evaluation).
+# Packages only the extras bring (the embedded engine and models, NLI, evaluation).
 EXTRAS_ONLY = (
     "torch",
     "transformers",
@@ -175,7 +175,7 @@ def test_commands_needing_an_extra_say_which(tmp_path: Path, args: list[str], ex
 def test_the_default_model_already_assembled_still_names_the_qwen_extra(tmp_path: Path) -> None:
     # A machine that once had the model keeps it in the cache: then the engine is what is
     # missing, and the message must still name the extra that brings it with the model.
-    from selfpara.engines.packaged import QWEN
+    from selfpara.engines.embedded import QWEN
     from selfpara.engines.parts import _write_stamp
 
     target = tmp_path / "cache" / QWEN.filename

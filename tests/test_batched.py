@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from selfpara.engines.batched import BatchScheduler
+from selfpara.engines.embedded import resolve
 from selfpara.engines.llamacpp import LlamaCppModel
-from selfpara.engines.packaged import resolve
 from selfpara.engines.prefix import reusable_prefix
 from selfpara.engines.request import GenRequest, make_request
 from selfpara.engines.sampling import TokenSampler

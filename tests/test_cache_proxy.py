@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -97,13 +98,31 @@ runner = CliRunner()
 ENV = {"SELFPARA_MODEL": "openai/m", "SELFPARA_API_BASE": "http://up:1/v1", "SELFPARA_CONFIG": None, "SELFPARA_K": None}
 
 
-def test_serve_takes_the_cache_from_selfpara_cache_and_never_shows_its_password() -> None:
-    result = runner.invoke(cli_app, ["serve", "--check"], env={**ENV, "SELFPARA_CACHE": "redis://:hunter2pw@r:6379/1"})
+NO_CACHE_VARS = {"SELFPARA_CALL_CACHE": None, "SELFPARA_CACHE": None}
+
+
+def serve_check(env: dict[str, str | None], *args: str) -> dict[str, Any]:
+    result = runner.invoke(cli_app, ["serve", "--check", *args], env={**ENV, **NO_CACHE_VARS, **env})
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["upstream"]["cache"] == "redis://:***@r:6379/1"
     assert "hunter2pw" not in result.output
-    default = runner.invoke(cli_app, ["serve", "--check"], env={**ENV, "SELFPARA_CACHE": None})
-    assert json.loads(default.stdout)["upstream"]["cache"] == "memory"
+    return cast(dict[str, Any], json.loads(result.stdout)["upstream"])
+
+
+def test_serve_takes_the_cache_from_selfpara_call_cache_and_never_shows_its_password() -> None:
+    assert serve_check({"SELFPARA_CALL_CACHE": "redis://:hunter2pw@r:6379/1"})["cache"] == "redis://:***@r:6379/1"
+    assert serve_check({})["cache"] == "memory"
+    assert serve_check({"SELFPARA_CALL_CACHE": "off"}, "--cache", "memory")["cache"] == "memory"  # the flag wins
+
+
+def test_the_old_variable_selfpara_cache_still_works_one_release_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with pytest.warns(DeprecationWarning, match="SELFPARA_CACHE is deprecated; use SELFPARA_CALL_CACHE"):
+        assert serve_check({"SELFPARA_CACHE": "redis://r:6379/1"})["cache"] == "redis://r:6379/1"
+    assert "SELFPARA_CACHE is deprecated" in caplog.text  # logged too: a user at the command line sees it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new name, when both are set, wins without a warning
+        assert serve_check({"SELFPARA_CALL_CACHE": "off", "SELFPARA_CACHE": "memory"})["cache"] == "off"
 
 
 def test_serve_refuses_a_malformed_cache_url_at_startup() -> None:

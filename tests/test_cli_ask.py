@@ -70,7 +70,7 @@ def test_ask_on_embedded_model_end_to_end():
         "--json",
         "--model",
         "local/smollm2",
-    ]  # the small packaged model: fast
+    ]  # the small embedded model: fast
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)

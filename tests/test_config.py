@@ -63,7 +63,7 @@ def test_agreement_is_a_deprecated_alias_of_equivalence():
         build_config(agreement="exact", equivalence="numeric")
 
 
-@pytest.mark.parametrize("module", ["selfpara.run", "evaluation.runner"])
+@pytest.mark.parametrize("module", ["selfpara.request", "evaluation.runner"])
 def test_a_deprecation_warning_from_the_projects_own_code_fails_the_tests(module):
     # pyproject's filterwarnings: the project's own modules may not use a deprecated name unnoticed
     with pytest.raises(DeprecationWarning, match="old"):
@@ -132,7 +132,7 @@ def test_drift_checks_setting():
 
 
 def test_adaptive_k_is_on_by_default_for_embedded_models_only() -> None:
-    assert build_config().adapts  # the default local model
+    assert build_config().adapts  # the default embedded model
     assert build_config(model="local/smollm2").adapts
     assert not build_config(model="openai/gpt-4o-mini").adapts
     # where it would not combine, the default steps aside instead of refusing

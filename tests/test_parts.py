@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from selfpara.engines.packaged import QWEN
+from selfpara.engines.embedded import QWEN
 from selfpara.engines.parts import Part, PartedFile, assembled, cache_dir, locate_parts
 from selfpara.errors import ConfigError
 

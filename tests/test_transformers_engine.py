@@ -16,7 +16,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pytest
 
-from selfpara.engines.packaged import resolve
+from selfpara.engines.embedded import resolve
 from selfpara.engines.request import GenRequest
 from selfpara.engines.transformers import TransformersModel, cut_generation, group_requests
 from selfpara.errors import UpstreamError

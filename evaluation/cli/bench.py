@@ -108,14 +108,18 @@ def bench(
     grader: str = typer.Option(
         "auto",
         "--grader",
-        help=f"auto (by item kind), {FACTORIES.help_names()}.",
+        help=f"How an answer is marked correct against the gold (a grader, not an equivalence function): "
+        f"auto (by item kind), {FACTORIES.help_names()}.",
     ),
     grader_model: Optional[str] = typer.Option(
         None, "--grader-model", help="Model of the llm graders; default: --model."
     ),
     nli_model: Optional[str] = typer.Option(None, "--nli-model", help="Local NLI model directory (nli grader)."),
     consistency: str = typer.Option(
-        "exact,rouge1", "--consistency", help="Consistency functions for the report (see `selfpara report --help`)."
+        "exact,rouge1",
+        "--consistency",
+        help="Consistency measures for the report: how far the answers to one question's wordings agree "
+        "(see `selfpara report --help`).",
     ),
     paraphrase_check: ParaphraseCheck = typer.Option(
         ParaphraseCheck(default("paraphrase_check", "bench")),

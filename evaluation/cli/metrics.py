@@ -33,7 +33,8 @@ def metrics(
     ),
     consistency: Optional[str] = typer.Option(
         None,
-        help="Consistency functions, comma-separated: exact, math, rouge1[@T], bertscore[@T], nli, noncontra; "
+        help="Consistency measures (how far the answers to one question's wordings agree), comma-separated: "
+        "exact, math, rouge1[@T], bertscore[@T], nli, noncontra; "
         "default: exact when answers are present; 'none' for no consistency.",
     ),
     consistency_mode: str = typer.Option("binary", help="Consistency mode: binary (thresholded), soft, or both."),

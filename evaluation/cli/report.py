@@ -35,7 +35,8 @@ def report(
     consistency: str = typer.Option(
         "exact,rouge1",
         "--consistency",
-        help="Answer-consistency functions: exact, math, rouge1[@t], bertscore[@t], nli, noncontra; 'none' for none.",
+        help="Consistency measures (how far the answers to one question's wordings agree; not the equivalence "
+        "functions of the same names): exact, math, rouge1[@t], bertscore[@t], nli, noncontra; 'none' for none.",
     ),
     paraphrases_only: bool = typer.Option(
         False,

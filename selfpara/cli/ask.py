@@ -37,7 +37,7 @@ def ask(
         default("equivalence", "ask"),
         "--equivalence",
         envvar=EQUIVALENCE_ENV,
-        help="Answer-equivalence functions, comma-separated, cheapest first: auto or of "
+        help="Answer-equivalence functions (do two answers say the same?), comma-separated, cheapest first: auto or of "
         f"{EQUIVALENCE_FUNCTIONS.help_names()}.",
     ),
     agreement: Optional[str] = typer.Option(
@@ -48,7 +48,7 @@ def ask(
     ),
     paraphrase_check: ParaphraseCheck = typer.Option(
         ParaphraseCheck(default("paraphrase_check", "ask")),
-        help="Check each paraphrase keeps the question (auto: llm, off on local models).",
+        help="Check each paraphrase keeps the question (auto: llm, off on embedded models).",
     ),
     nli_model: Optional[str] = typer.Option(None, help="Local NLI model directory (for nli equivalence/check)."),
     temperature: float = typer.Option(default("temperature", "ask"), help="Decoding temperature of the answers."),
@@ -89,7 +89,7 @@ def ask(
         default("adaptive", "ask"),
         "--adaptive/--fixed-k",
         help="Adaptive k: answer paraphrases in stages, stop once the answer is settled "
-        "(default: on for local models, off for remote ones).",
+        "(default: on for embedded models, off for remote ones).",
         show_default=False,
     ),
     system: Optional[str] = typer.Option(None, help="System prompt sent with every wording."),

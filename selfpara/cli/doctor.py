@@ -1,6 +1,6 @@
 """`selfpara doctor`: can this machine run the embedded model? Says what is installed and why not.
 
-It reports the CPU's instruction sets, the llama.cpp build, each packaged model's files and,
+It reports the CPU's instruction sets, the llama.cpp build, each named embedded model's files and,
 in a throwaway process, whether a short answer works (the check every first load makes,
 asked again). Exit code 0 when the checked model answers, 1 when it cannot.
 """
@@ -50,7 +50,7 @@ def _engine() -> dict[str, Any]:
 
 
 def _models() -> dict[str, dict[str, Any]]:
-    from selfpara.engines.packaged import QWEN, smollm2_file
+    from selfpara.engines.embedded import QWEN, smollm2_file
     from selfpara.engines.parts import locate_parts
     from selfpara.envvars import cache_dir
     from selfpara.errors import ConfigError
@@ -76,7 +76,7 @@ def _models() -> dict[str, dict[str, Any]]:
 
 
 def _answer_check(model: str) -> dict[str, Any]:
-    from selfpara.engines.packaged import resolve
+    from selfpara.engines.embedded import resolve
     from selfpara.engines.probe import REBUILD, cached_probe
 
     path: Path = resolve(model).locate(lambda msg: err_console().print(f"[dim]{msg}[/dim]"))
@@ -98,7 +98,7 @@ def doctor(
         None,
         "--model",
         "-m",
-        help="Local model whose answer to check; default: the default model if installed, else local/smollm2.",
+        help="Embedded model whose answer to check; default: the default model if installed, else local/smollm2.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress to stderr."),

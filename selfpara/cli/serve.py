@@ -17,7 +17,7 @@ from selfpara.cli.choices import ParaphraseCheck, Transport
 from selfpara.cli.common import clean_errors, err_console
 from selfpara.envvars import (
     API_BASE_ENV,
-    CACHE_ENV,
+    CALL_CACHE_ENV,
     CONFIG_ENV,
     EQUIVALENCE_ENV,
     HOST_ENV,
@@ -29,6 +29,7 @@ from selfpara.envvars import (
     PROXY_KEY_ENV,
     ROUTER_CONFIG_ENV,
     TRANSPORT_ENV,
+    renamed_env,
 )
 from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.extras import install_note
@@ -59,7 +60,7 @@ def serve(
         "-m",
         envvar=MODEL_ENV,
         help="Upstream litellm model, e.g. openai/NAME for any "
-        f"OpenAI-compatible server (default: the local model {EMBEDDED_MODEL}). "
+        f"OpenAI-compatible server (default: the embedded model {EMBEDDED_MODEL}). "
         + escape(install_note("qwen", ("llama_cpp",))),
     ),
     host: str = typer.Option(
@@ -101,14 +102,15 @@ def serve(
         None,
         "--equivalence",
         envvar=EQUIVALENCE_ENV,
-        help=f"Default answer-equivalence functions: auto or of {EQUIVALENCE_FUNCTIONS.help_names()}.",
+        help="Default answer-equivalence functions (do two answers say the same?): auto or of "
+        f"{EQUIVALENCE_FUNCTIONS.help_names()}.",
     ),
     agreement: Optional[str] = typer.Option(
         None, "--agreement", hidden=True, help="Deprecated alias of --equivalence."
     ),
     judge_model: Optional[str] = typer.Option(None, envvar=JUDGE_MODEL_ENV, help="Default model for the LLM judges."),
     paraphrase_check: Optional[ParaphraseCheck] = typer.Option(
-        None, help="Check each paraphrase keeps the question (default auto: llm, off on local models)."
+        None, help="Check each paraphrase keeps the question (default auto: llm, off on embedded models)."
     ),
     temperature: Optional[float] = typer.Option(None, help="Default answer temperature."),
     max_tokens: Optional[int] = typer.Option(
@@ -142,9 +144,10 @@ def serve(
     cache: Optional[str] = typer.Option(
         None,
         "--cache",
-        envvar=CACHE_ENV,
-        help="Cache of identical deterministic upstream calls: memory (default), off, redis://HOST:PORT/DB "
-        "(shared by replicas and workers) or sqlite:///PATH.",
+        envvar=CALL_CACHE_ENV,
+        help="The call cache (identical deterministic upstream calls answered once): memory (default), off, "
+        "redis://HOST:PORT/DB (shared by replicas and workers) or sqlite:///PATH. Not the cache folder "
+        "(SELFPARA_CACHE_DIR). Its old variable SELFPARA_CACHE is still read, deprecated.",
     ),
     workers: int = typer.Option(1, min=1, help="Worker processes (each a full proxy; limits apply per worker)."),
     any_model: Optional[bool] = typer.Option(
@@ -194,7 +197,8 @@ def serve(
             "timeout_s": timeout,
             "retries": retries,
             "transport": upstream_transport.value if upstream_transport else None,
-            "cache": cache,
+            # the flag or SELFPARA_CALL_CACHE (typer reads those), else the old name, deprecated
+            "cache": cache if cache is not None else renamed_env(CALL_CACHE_ENV),
         }
         server: dict[str, object] = {
             "max_concurrent_requests": max_concurrent_requests,

@@ -1,4 +1,4 @@
-"""Engines that run local models (`local/...`) in process.
+"""Engines that run embedded models (model strings `local/...`) inside this process.
 
 - `registry`: which engine runs which model strings (`register_engine`, `engine_for`); the
   model client asks it first. A new engine is one module that registers its factory,
@@ -8,7 +8,8 @@
 - `transformers`: the Hugging Face transformers path (GGUF dequantised to torch), kept
   only to compare against: select it explicitly with
   `ModelClient(backend=transformers_model("local/smollm2"))`.
-- `packaged`: the packaged models by name, and GGUF files by path.
+- `embedded`: the embedded models by name, and GGUF files by path (`packaged` is its old,
+  deprecated name, kept one release).
 - `parts`: assembly of a model carried on PyPI in parts into a verified cache file.
 """
 
@@ -24,11 +25,11 @@ __all__ = ["ENGINES", "Engine", "engine_for", "register_engine"]
 @register_engine("llamacpp", serves=is_embedded)
 def _llamacpp(model: str) -> Backend:
     """The llama.cpp engine of `model`: one process-wide engine per model file. Its imports wait
-    until a local model is first used (llama_cpp is an extra, and slow to import)."""
-    from selfpara.engines.packaged import resolve
+    until an embedded model is first used (llama_cpp is an extra, and slow to import)."""
+    from selfpara.engines.embedded import resolve
     from selfpara.extras import requires_extra
 
-    with requires_extra(resolve(model).extra, f"the local model {model}"):
+    with requires_extra(resolve(model).extra, f"the embedded model {model}"):
         from selfpara.engines.llamacpp import llamacpp_model
 
     return llamacpp_model(model)

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from selfpara.engines.batched import CHUNK, BatchScheduler, SlotContext
-from selfpara.engines.packaged import LocalModel
+from selfpara.engines.embedded import EmbeddedModel
 from selfpara.engines.prefix import reusable_prefix
 from selfpara.engines.probe import check_engine
 from selfpara.engines.queued import EngineCache, QueuedEngine, refuse_waiting
@@ -53,7 +53,7 @@ class LlamaCppModel(QueuedEngine):
     """Backend for one GGUF model: loads once, answers one request at a time on its own thread.
 
     Args:
-        spec: the model to load (see `selfpara.engines.packaged.resolve`).
+        spec: the model to load (see `selfpara.engines.embedded.resolve`).
         n_ctx: context length in tokens.
         threads: CPU threads for llama.cpp (default: `idle_cores()` when the model loads).
         parallel: requests decoded together (1: one at a time, each with a context of `n_ctx`).
@@ -62,7 +62,7 @@ class LlamaCppModel(QueuedEngine):
 
     def __init__(
         self,
-        spec: LocalModel,
+        spec: EmbeddedModel,
         *,
         n_ctx: int = N_CTX,
         threads: int | None = None,
@@ -301,7 +301,7 @@ _engines: EngineCache[LlamaCppModel] = EngineCache(LlamaCppModel)
 def llamacpp_model(model: str) -> LlamaCppModel:
     """The process-wide engine of `model` (a `local/...` string): one per model file, made on first use.
 
-    Raises UpstreamError 404 for a name that is neither packaged nor a .gguf path.
+    Raises UpstreamError 404 for a name that is neither a named embedded model nor a .gguf path.
     """
     return _engines.get(model)
 

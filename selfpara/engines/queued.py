@@ -1,4 +1,4 @@
-"""What the local engines share: one model each, loaded lazily once, calls queued for one worker thread.
+"""What the embedded engines share: one model each, loaded lazily once, calls queued for one worker thread.
 
 Callers put a `GenRequest` on a thread-safe queue and await its future, so the event loop
 never blocks on the model and calls from successive `asyncio.run()` loops work. A caller
@@ -16,22 +16,22 @@ import time
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from selfpara.engines.packaged import LocalModel, resolve
+from selfpara.engines.embedded import EmbeddedModel, resolve
 from selfpara.engines.request import GenRequest, make_request
 from selfpara.errors import UpstreamError
 from selfpara.result import Completion, Message
 
 
 class QueuedEngine:
-    """Base of the local engines. Subclasses implement `is_loaded`, `load` and `_run`.
+    """Base of the embedded engines. Subclasses implement `is_loaded`, `load` and `_run`.
 
     Args:
-        spec: the model this engine serves (see `selfpara.engines.packaged.resolve`).
+        spec: the model this engine serves (see `selfpara.engines.embedded.resolve`).
     """
 
     thread_name = "selfpara-engine"
 
-    def __init__(self, spec: LocalModel) -> None:
+    def __init__(self, spec: EmbeddedModel) -> None:
         self.spec = spec
         self.load_seconds: float | None = None
         self._load_lock = threading.Lock()
@@ -110,7 +110,7 @@ E = TypeVar("E", bound=QueuedEngine)
 class EngineCache(Generic[E]):
     """The process-wide engines of one kind: one per model file, made on first use, closed at exit."""
 
-    def __init__(self, factory: Callable[[LocalModel], E]) -> None:
+    def __init__(self, factory: Callable[[EmbeddedModel], E]) -> None:
         self._factory = factory
         self._engines: dict[str, E] = {}
         self._lock = threading.Lock()

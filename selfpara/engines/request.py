@@ -1,4 +1,4 @@
-"""One generation request to a local engine, parsed from OpenAI-style parameters."""
+"""One generation request to an embedded engine, parsed from OpenAI-style parameters."""
 
 from __future__ import annotations
 

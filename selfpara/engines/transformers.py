@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from selfpara.engines.packaged import LocalModel
+from selfpara.engines.embedded import EmbeddedModel
 from selfpara.engines.queued import EngineCache, QueuedEngine
 from selfpara.engines.request import GenRequest
 from selfpara.errors import UpstreamError
@@ -102,7 +102,7 @@ class TransformersModel(QueuedEngine):
     """Backend for one GGUF model on transformers: loads once, batches concurrent calls.
 
     Args:
-        spec: the model to load (see `selfpara.engines.packaged.resolve`).
+        spec: the model to load (see `selfpara.engines.embedded.resolve`).
         max_batch: most requests in one `generate` call.
         batch_wait_s: how long the worker waits for more requests to join a batch.
         threads: torch threads (default: every core this process may run on).
@@ -110,7 +110,7 @@ class TransformersModel(QueuedEngine):
 
     def __init__(
         self,
-        spec: LocalModel,
+        spec: EmbeddedModel,
         *,
         max_batch: int = MAX_BATCH,
         batch_wait_s: float = BATCH_WAIT_S,
