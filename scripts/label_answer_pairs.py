@@ -50,7 +50,7 @@ def label(rows: list[dict[str, Any]], stated: dict[str, list[str]], notes: dict[
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pairs", type=Path, help="the round's pairs file, labelled in place")
-    parser.add_argument("stated", type=Path, help="what each distinct answer states (JSON: stated, notes)")
+    parser.add_argument("stated", type=Path, nargs="?", help="what each distinct answer states (JSON: stated, notes)")
     parser.add_argument("--show", action="store_true", help="print every item's distinct answers, numbered, and stop")
     args = parser.parse_args()
     rows = [json.loads(line) for line in args.pairs.read_text().splitlines() if line.strip()]
@@ -60,6 +60,8 @@ def main() -> None:
             for i, t in enumerate(texts):
                 print(f"  [{i}] {' '.join(t.split())}")
         return
+    if args.stated is None:
+        parser.error("give the stated file (or --show to read the answers first)")
     spec = json.loads(args.stated.read_text())
     label(rows, spec["stated"], spec.get("notes", {}))
     args.pairs.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
