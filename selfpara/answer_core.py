@@ -59,7 +59,7 @@ _NUMBER_QUESTION = re.compile(
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])|\n+")
 _ASIDE = re.compile(
     r",\s*(which|who|whose|where|known|with|located|situated|specifically|particularly|especially|notably|mainly|"
-    r"primarily|mostly|\w{3,}ing)\b",
+    r"primarily|mostly|(?-i:[a-z]{3,}ing))\b",  # a lower-case participle: not "Beijing" after a comma
     re.IGNORECASE,
 )
 """Where an aside about the answer starts ("honey, which is a sweet ...", "Everest, located in ...", "Poland
