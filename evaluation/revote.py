@@ -72,6 +72,21 @@ def _check_replayable(before: WrapConfig, after: WrapConfig) -> None:
         raise ConfigError("the re-vote runs no model: use cheap equivalence functions (exact, numeric, ...)")
 
 
+def _check_settled(records: list[SampleRecord], arm: str, before: WrapConfig, after: WrapConfig) -> None:
+    """Refuse to re-vote an adaptive arm under another vote rule or more drift checks where it left paraphrases
+    unanswered: it stopped once *its own* rule was settled, and the new one may need their answers."""
+    if before.vote_rule == after.vote_rule and before.drift_check_names == after.drift_check_names:
+        return
+    ours = [r for r in records if r.arm == arm and not r.error]
+    short = sum(1 for r in ours if r.skipped_paraphrases)
+    if short:
+        raise ConfigError(
+            f"{short} of {len(ours)} samples of {arm!r} left paraphrases unanswered (adaptive k settled the vote "
+            "under the arm's own rule), so another vote rule or drift check may need answers the run never asked "
+            "for: re-run the arm with adaptive=false to re-vote it"
+        )
+
+
 class Revoted(NamedTuple):
     """One sample re-voted: its answer, the paraphrases the new drift checks dropped, the vote's figures."""
 
@@ -124,6 +139,7 @@ async def revote_run(
     }
     equivalence = build_equivalence(after.equivalence_functions, client=None, judge_model="")  # type: ignore[arg-type]
     records = latest_records(read_samples(src / SAMPLES_FILE))
+    _check_settled(records, arm, before, after)
     new: list[SampleRecord] = []
     changed: list[Change] = []
     for r in records:

@@ -78,3 +78,10 @@ class SampleRecord(BaseModel):
     details: dict[str, Any] = Field(
         default_factory=dict, description="Arm-specific extras (selfpara: k_kept, vote_share, ...)."
     )
+
+    @property
+    def skipped_paraphrases(self) -> int:
+        """Paraphrases adaptive k kept but did not answer, the vote being settled (0 for other arms)."""
+        evidence = self.details.get("evidence")
+        skipped = evidence.get("skipped_paraphrases") if isinstance(evidence, dict) else None
+        return len(skipped) if isinstance(skipped, list) else 0

@@ -141,3 +141,32 @@ def test_the_evidence_rule_is_applied_to_a_recorded_run(tmp_path: Path) -> None:
         )
     )
     assert changed == []
+
+
+def test_an_adaptive_arm_that_left_paraphrases_unanswered_is_re_voted_only_under_its_own_rule(tmp_path: Path) -> None:
+    def respond(model: str, messages: list, params: dict) -> str:
+        text = last_user_text(messages)
+        return default_responder()(model, messages, params) if PARAPHRASE_MARKER in text else "Abuja"
+
+    items = [Item(id="ng", gold=["Abuja"], variants=[ItemVariant(id=0, question=QUESTION)])]
+    data = save_items(items, tmp_path / "d.jsonl")
+    client = ModelClient(backend=FakeBackend(respond), retries=0, timeout_s=5)
+    arm = "selfpara[adaptive=true;paraphrase_check=off;equivalence=exact]"
+    config = BenchConfig(dataset=str(data), arms=[arm], k=3)
+    asyncio.run(run_bench(config, tmp_path / "run", RunOptions(client=client, progress=False)))
+    recorded = json.loads((tmp_path / "run" / "samples.jsonl").read_text().splitlines()[0])
+    assert recorded["details"]["evidence"]["skipped_paraphrases"]  # one agreeing paraphrase settled the vote
+    with pytest.raises(ConfigError, match="1 of 1 samples .* left paraphrases unanswered"):
+        asyncio.run(revote_run(tmp_path / "run", tmp_path / "m1", {"overrule_margin": 1}, arm=arm))
+    with pytest.raises(ConfigError, match="unanswered"):
+        asyncio.run(
+            revote_run(
+                tmp_path / "run",
+                tmp_path / "d",
+                {"drift_checks": "numbers,entities,qualifiers,rates,asks,negation"},
+                arm=arm,
+            )
+        )
+    # the low-agreement policy only reads the answers the vote had: replayable
+    changed = asyncio.run(revote_run(tmp_path / "run", tmp_path / "la", {"low_agreement": "abstain"}, arm=arm))
+    assert changed == []

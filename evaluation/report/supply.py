@@ -53,7 +53,7 @@ def kept_distribution(records: Sequence[SampleRecord]) -> dict[str, Any]:
     """
     rs = [r for r in records if not r.error]
     answered = [int(r.details["k_kept"]) for r in rs]
-    kept = [n + _skipped(r) for n, r in zip(answered, rs, strict=True)]
+    kept = [n + r.skipped_paraphrases for n, r in zip(answered, rs, strict=True)]
     k = max([_requested(r) for r in rs] + kept + [0])
     counts = Counter(kept)
     n = len(kept)
@@ -66,13 +66,6 @@ def kept_distribution(records: Sequence[SampleRecord]) -> dict[str, Any]:
         "answered_mean": (sum(answered) / n) if n else None,
         "at_least_k_minus_1": (sum(1 for x in kept if x >= k - 1) / n) if n and k else None,
     }
-
-
-def _skipped(record: SampleRecord) -> int:
-    """Paraphrases adaptive k kept and left unanswered (recorded in the result as `skipped_paraphrases`)."""
-    evidence = record.details.get("evidence")
-    skipped = evidence.get("skipped_paraphrases") if isinstance(evidence, dict) else None
-    return len(skipped) if isinstance(skipped, list) else 0
 
 
 def _requested(record: SampleRecord) -> int:
