@@ -226,7 +226,9 @@ def same_core(question: str, a: str, b: str) -> bool | None:
     other content words. Two sets are the same when they overlap by more than half
     (Jaccard > 0.5), or when one holds the other and the larger lists nothing beside it
     ("Paris" and "Paris, the City of Light" agree; "oxygen" and "carbon dioxide and
-    oxygen" do not). A negation on one side only leaves the pair undecided, and so does
+    oxygen" do not); failing that, the same without the question's words in another form
+    ("Indian Rupee" and "rupee" for "the currency of India"), unless the other answer names
+    something else in their place. A negation on one side only leaves the pair undecided, and so does
     a name that holds a question's word the other answer never says after its own answer
     ("Mexico City" and "The capital of Mexico is City"; "the city of Mexico" agrees).
     When the first sentences leave a pair open, every sentence of an answer of several is
