@@ -253,18 +253,18 @@ def test_top_up_and_the_margin_are_per_request_settings(
     assert sorted(b["seed"] for b in sampled) == [1, 2, 3] and len(fake.calls_of("answer")) == 4
 
 
-def test_low_agreement_policy_in_the_body_and_the_header(
+def test_low_vote_share_policy_in_the_body_and_the_header(
     client: openai.OpenAI, proxy: ThreadedServer, fake: FakeUpstream
 ) -> None:
     fake.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
     raw = client.chat.completions.with_raw_response.create(
         model="openai/fake",
         messages=[{"role": "user", "content": Q}],
-        extra_body={"selfpara": {"low_agreement": "abstain", "low_agreement_threshold": 0.5}},
+        extra_body={"selfpara": {"low_vote_share": "abstain", "low_vote_share_threshold": 0.5}},
     )
     resp = raw.parse()
     report = resp.model_extra["selfpara"]
-    assert raw.headers["x-selfpara-low-agreement"] == "true" and "low_agreement" in raw.headers["x-selfpara-flags"]
+    assert raw.headers["x-selfpara-low-vote-share"] == "true" and "low_vote_share" in raw.headers["x-selfpara-flags"]
     assert resp.choices[0].message.content == build_config().abstention_text
     assert report["withheld_answer"] == "Paris" and report["vote_share"] == 0.25 and report["abstained"] is True
 
@@ -272,16 +272,16 @@ def test_low_agreement_policy_in_the_body_and_the_header(
     raw = client.chat.completions.with_raw_response.create(
         model="openai/fake",
         messages=[{"role": "user", "content": Q}],
-        extra_body={"selfpara": {"low_agreement": "off"}},
+        extra_body={"selfpara": {"low_vote_share": "off"}},
     )
-    assert raw.headers["x-selfpara-low-agreement"] == "false" and raw.parse().choices[0].message.content == "Paris"
+    assert raw.headers["x-selfpara-low-vote-share"] == "false" and raw.parse().choices[0].message.content == "Paris"
 
     fake.reset()
     raw = client.chat.completions.with_raw_response.create(
         model="openai/fake", messages=[{"role": "user", "content": Q}]
     )
-    assert raw.headers["x-selfpara-low-agreement"] == "false"
-    r = post(proxy, chat(selfpara={"low_agreement": "panic"}))
+    assert raw.headers["x-selfpara-low-vote-share"] == "false"
+    r = post(proxy, chat(selfpara={"low_vote_share": "panic"}))
     assert_openai_error(r, 400)
 
 
