@@ -285,6 +285,36 @@ def test_low_vote_share_policy_in_the_body_and_the_header(
     assert_openai_error(r, 400)
 
 
+def test_the_old_low_agreement_names_still_work_for_one_release(
+    client: openai.OpenAI, proxy: ThreadedServer, fake: FakeUpstream, caplog: pytest.LogCaptureFixture
+) -> None:
+    from selfpara.server import schema
+
+    schema._LOGGED_NAMES.discard("low_agreement")  # a process logs each old name once; this test asks afresh
+    old_block = {"low_agreement": "abstain", "low_agreement_threshold": 0.5}
+    with caplog.at_level(logging.WARNING, logger="selfpara.server.schema"):
+        for _ in range(2):
+            fake.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
+            raw = client.chat.completions.with_raw_response.create(
+                model="openai/fake", messages=[{"role": "user", "content": Q}], extra_body={"selfpara": old_block}
+            )
+            report = raw.parse().model_extra["selfpara"]
+            assert report["abstained"] is True and report["withheld_answer"] == "Paris"  # the old keys acted
+    logged = [r.getMessage() for r in caplog.records if "selfpara.low_agreement," in r.getMessage()]
+    assert logged == ["a request set selfpara.low_agreement, deprecated; it means low_vote_share"]  # once
+    # the old flag and header still come, beside the new ones
+    assert report["flags"][-2:] == ["low_vote_share", "low_agreement"]
+    assert raw.headers["x-selfpara-low-agreement"] == raw.headers["x-selfpara-low-vote-share"] == "true"
+    assert raw.headers["x-selfpara-flags"].endswith("low_vote_share,low_agreement")
+    r = post(proxy, chat(selfpara={"low_agreement": "panic"}))
+    assert_openai_error(r, 400)
+    fake.reset()
+    raw = client.chat.completions.with_raw_response.create(
+        model="openai/fake", messages=[{"role": "user", "content": Q}]
+    )
+    assert raw.headers["x-selfpara-low-agreement"] == raw.headers["x-selfpara-low-vote-share"] == "false"
+
+
 def test_adaptive_k_per_request_reports_the_calls_it_saved(client: openai.OpenAI, fake: FakeUpstream) -> None:
     # 50 ms per call: the whole paraphrase reply is in before the vote settles (else the stream is
     # closed early and the lines it had not sent are neither listed nor counted)
