@@ -304,6 +304,10 @@ def test_the_old_low_agreement_names_still_work_for_one_release(
     assert logged == ["a request set selfpara.low_agreement, deprecated; it means low_vote_share"]  # once
     # the old flag and header still come, beside the new ones
     assert report["flags"][-2:] == ["low_vote_share", "low_agreement"]
+    assert report["notes"] == [  # the client is told too
+        "selfpara.low_agreement is deprecated; use selfpara.low_vote_share",
+        "selfpara.low_agreement_threshold is deprecated; use selfpara.low_vote_share_threshold",
+    ]
     assert raw.headers["x-selfpara-low-agreement"] == raw.headers["x-selfpara-low-vote-share"] == "true"
     assert raw.headers["x-selfpara-flags"].endswith("low_vote_share,low_agreement")
     r = post(proxy, chat(selfpara={"low_agreement": "panic"}))
@@ -313,6 +317,7 @@ def test_the_old_low_agreement_names_still_work_for_one_release(
         model="openai/fake", messages=[{"role": "user", "content": Q}]
     )
     assert raw.headers["x-selfpara-low-agreement"] == raw.headers["x-selfpara-low-vote-share"] == "false"
+    assert "notes" not in raw.parse().model_extra["selfpara"]  # new names, or none: no note
 
 
 def test_adaptive_k_per_request_reports_the_calls_it_saved(client: openai.OpenAI, fake: FakeUpstream) -> None:

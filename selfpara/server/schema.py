@@ -10,7 +10,17 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from selfpara.config import DEPRECATED_NAMES, WrapConfig
 
@@ -81,18 +91,26 @@ class RequestOptions(BaseModel):
     api_base: str | None = Field(None, description="Only when the operator allows client upstreams.")
     api_key: str | None = Field(None, description="Key for a client-named api_base (never the server's).")
 
-    @model_validator(mode="before")
+    _old_names: list[str] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="wrap")
     @classmethod
-    def _deprecated_names(cls, data: Any) -> Any:
-        """Log, once per name and process, a request that still uses an old setting name (still accepted:
-        each new name's field takes its old one as an alias). A client's old name is not a warning this
-        process can raise to its author, so the operator's log says it."""
+    def _deprecated_names(cls, data: Any, handler: ModelWrapValidatorHandler[RequestOptions]) -> RequestOptions:
+        """Note the old setting names the block used (still accepted: each new name's field takes its old
+        one as an alias) and log each, once per process. A client's old name is no warning this process
+        can raise to its author: the response's notes tell the client, the log the operator."""
+        block = handler(data)
         if isinstance(data, dict):
             olds = {old for old, new in DEPRECATED_NAMES.items() if new in REQUEST_SETTINGS}
-            for old in sorted(olds & data.keys() - _LOGGED_NAMES):
+            block._old_names = sorted(olds & data.keys())
+            for old in [n for n in block._old_names if n not in _LOGGED_NAMES]:
                 _LOGGED_NAMES.add(old)
                 log.warning("a request set selfpara.%s, deprecated; it means %s", old, DEPRECATED_NAMES[old])
-        return data
+        return block
+
+    def deprecation_notes(self) -> list[str]:
+        """One note per old setting name the block used, for the response's `selfpara.notes`."""
+        return [f"selfpara.{old} is deprecated; use selfpara.{DEPRECATED_NAMES[old]}" for old in self._old_names]
 
     def overrides(self) -> dict[str, Any]:
         """The WrapConfig overrides this block asks for (None values dropped)."""
