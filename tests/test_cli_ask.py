@@ -114,6 +114,22 @@ def test_a_settings_file_may_still_say_agreement(tmp_path):
     assert "--agreement" not in runner.invoke(app, ["serve", "--help"]).output
 
 
+def test_a_settings_file_may_still_say_low_agreement(tmp_path):
+    path = tmp_path / "proxy.toml"
+    upstream = 'model = "openai/m"\napi_base = "http://up/v1"\nlow_agreement = "abstain"\nadaptive_agreement = 0.8\n'
+    path.write_text("[upstream]\n" + upstream)
+    with pytest.warns(DeprecationWarning) as caught:  # still read, one release
+        result = runner.invoke(app, ["serve", "--config", str(path), "--check"])
+    assert result.exit_code == 0, result.output
+    assert sorted(str(w.message) for w in caught) == [
+        "the setting 'adaptive_agreement' is deprecated; use 'adaptive_vote_share'",
+        "the setting 'low_agreement' is deprecated; use 'low_vote_share'",
+    ]
+    settings = json.loads(result.stdout)["upstream"]
+    assert (settings["low_vote_share"], settings["adaptive_vote_share"]) == ("abstain", 0.8)
+    assert "low_agreement" not in settings
+
+
 @pytest.fixture(scope="module")
 def upstream():
     from tests.fake_upstream import serve_fake
