@@ -3,7 +3,7 @@
 Asks the default model eleven easy questions as `selfpara ask` does (k = 3, natural answers,
 128 tokens), then votes the *same* answers twice, side by side: with the equivalence chain
 before `core` (exact,numeric,contains,distinct) and with the default chain now. For each it
-prints the clusters, the vote share, whether the low-agreement flag fires, the confidence and
+prints the clusters, the vote share, whether the low_vote_share flag fires, the confidence and
 the time spent clustering; and the whole wrapped answer's calls and seconds (shared by both,
 since `core` calls no model).
 
@@ -61,7 +61,7 @@ async def main() -> None:
             row[label] = {
                 "clusters": [c.members for c in outcome.clusters],
                 "vote_share": outcome.vote_share,
-                "low_agreement": outcome.vote_share < cfg.low_agreement_threshold,
+                "low_vote_share": outcome.vote_share < cfg.low_vote_share_threshold,
                 "confidence": round(outcome.confidence, 3),
                 "undecided": outcome.undecided,
                 "cluster_ms": 1000 * (time.perf_counter() - t),
@@ -69,8 +69,8 @@ async def main() -> None:
         rows.append(row)
         b, n = row["before"], row["now"]
         print(
-            f"{question[:48]:48} before {b['vote_share']:.2f}{' LOW' if b['low_agreement'] else '    '} "
-            f"now {n['vote_share']:.2f}{' LOW' if n['low_agreement'] else '    '} "
+            f"{question[:48]:48} before {b['vote_share']:.2f}{' LOW' if b['low_vote_share'] else '    '} "
+            f"now {n['vote_share']:.2f}{' LOW' if n['low_vote_share'] else '    '} "
             f"clusters {n['clusters']}  {wrapped_s:.1f}s"
         )
         for text in row["answers"]:
@@ -78,7 +78,7 @@ async def main() -> None:
     summary = {
         label: {
             "vote_share_1": sum(r[label]["vote_share"] == 1.0 for r in rows),
-            "low_agreement": sum(r[label]["low_agreement"] for r in rows),
+            "low_vote_share": sum(r[label]["low_vote_share"] for r in rows),
             "mean_cluster_ms": sum(r[label]["cluster_ms"] for r in rows) / len(rows),
         }
         for label in ("before", "now")

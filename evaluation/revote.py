@@ -2,7 +2,7 @@
 
 A selfpara sample records every wording it answered and every answer. A change that only
 *removes* paraphrases (another drift check) or changes how the recorded answers are
-counted (overrule margin or rule, weighting, low-agreement policy) can be applied to that record
+counted (overrule margin or rule, weighting, low-vote-share policy) can be applied to that record
 exactly: the paraphrases the new checks reject are dropped, the remaining answers are
 clustered again with the arm's own cheap equivalence functions and voted under the new
 rule, and a changed answer is graded again with the run's grader. The result is written
@@ -24,7 +24,7 @@ from evaluation.arms.evidence import recorded_confidence
 from evaluation.graders import grader_for
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
 from evaluation.schema import Item, SampleRecord
-from selfpara.config import WrapConfig, build_config
+from selfpara.config import WrapConfig, build_config, rename_deprecated
 from selfpara.decision import decide_answer
 from selfpara.equivalence import Equivalence, build_equivalence, model_free
 from selfpara.errors import ConfigError
@@ -53,6 +53,8 @@ def arm_config(config: dict[str, Any], arm: str) -> WrapConfig:
         raise ConfigError(f"the run has no {arm!r} arm")
     # selfpara records its whole config; a voting baseline (sc) only its own settings.
     recorded = described.get("config") or {**described.get("settings", {}), "model": described.get("model")}
+    # a run recorded before a rename says low_agreement, ...: its names, not the caller's to change
+    recorded = rename_deprecated(recorded, warn=False)
     known = {k: v for k, v in recorded.items() if k in WrapConfig.model_fields and v is not None}
     return build_config(**known)
 

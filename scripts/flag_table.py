@@ -1,7 +1,7 @@
-"""Per voting arm of a run: how the vote shares fall and what the low-agreement flag catches.
+"""Per voting arm of a run: how the vote shares fall and what the low_vote_share flag catches.
 
 For each arm with recorded vote shares: answers, mean vote share, the share of answers with
-a vote share of 1, answers flagged (vote share below the threshold, as `low_agreement` flags
+a vote share of 1, answers flagged (vote share below the threshold, as `low_vote_share` flags
 them, recomputed so that re-voted arms count too), how many flagged answers are wrong
 (the flag's precision for wrong answers) and how many wrong answers it flags (recall).
 

@@ -6,7 +6,7 @@ fill the slots no kept paraphrase fills, as `top_up_temperature` would (slot i's
 sc's sample i - 1 when both use seed 0). Two more mixes show what the paraphrases add: the
 original with every sc sample, and with both (`mixes`). Each combination is voted with
 selfpara's own `vote`, at margins 1 and 2, its answer returned as the live run would (`decide_answer`,
-under the selfpara arm's low-agreement policy), and graded like the run.
+under the selfpara arm's low-vote-share policy), and graded like the run.
 
     python scripts/replay_top_up.py RUN_DIR
 
@@ -61,7 +61,7 @@ async def replay(run: Path) -> dict[str, dict[str, dict[int, bool]]]:
     for r in latest_records(read_samples(run / SAMPLES_FILE)):
         rows[(r.item_id, r.variant_id)][r.arm] = r
     # the selfpara arm's own equivalence functions (a re-vote runs no model, so cheap ones only)
-    # and low-agreement policy (an arm that abstained returns abstention_text here too)
+    # and low-vote-share policy (an arm that abstained returns abstention_text here too)
     cfg = arm_config(read_config(run), "selfpara")
     equivalence = build_equivalence(cfg.equivalence_functions, client=None, judge_model="")  # type: ignore[arg-type]
     out: dict[str, dict[str, dict[int, bool]]] = defaultdict(lambda: defaultdict(dict))

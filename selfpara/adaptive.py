@@ -102,7 +102,7 @@ def settled(
         rule: the vote rule (margin, confident log-probability, weighting).
         remaining: answers that may still come (at most); 0 settles the vote.
         share_threshold: also require the winner's vote share to stay on one side of this
-            (the low-agreement policy's threshold, when it changes the answer); None: ignore shares.
+            (the low-vote-share policy's threshold, when it changes the answer); None: ignore shares.
 
     "Fixed" means the same winning cluster (and, with `share_threshold`, the same side of it).
     """

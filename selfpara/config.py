@@ -136,18 +136,23 @@ class WrapConfig(BaseModel):
     vote_weighting: Literal["count", "logprob"] = Field(
         "count", description="count: one vote per answer; logprob: each answer weighs exp(mean token logprob)."
     )
-    low_agreement: Literal["off", "flag", "abstain"] = Field(
+    low_vote_share: Literal["off", "flag", "abstain"] = Field(
         "flag",
-        description="What to do when the winner's vote share is below low_agreement_threshold: flag (return "
-        "the answer flagged low_agreement), abstain (return abstention_text instead, flagged) or off.",
+        description="What to do when the winner's vote share is below low_vote_share_threshold: flag (return "
+        "the answer flagged low_vote_share), abstain (return abstention_text instead, flagged) or off. "
+        "Deprecated alias: `low_agreement`.",
     )
-    low_agreement_threshold: float = Field(
-        0.6, ge=0.0, le=1.0, description="Vote share below which the low-agreement policy acts (0.6: a tie or worse)."
+    low_vote_share_threshold: float = Field(
+        0.6,
+        ge=0.0,
+        le=1.0,
+        description="Vote share below which the low-vote-share policy acts (0.6: a tie or worse). "
+        "Deprecated alias: `low_agreement_threshold`.",
     )
     abstention_text: str = Field(
         "I am not confident enough to answer this reliably.",
         min_length=1,
-        description="The answer returned when the low-agreement policy abstains.",
+        description="The answer returned when the low-vote-share policy abstains.",
     )
     adaptive: bool | None = Field(
         None,
@@ -171,12 +176,13 @@ class WrapConfig(BaseModel):
         le=MAX_K,
         description="Paraphrases added per later stage of adaptive k; None: the fewest more that could settle it.",
     )
-    adaptive_agreement: float | None = Field(
+    adaptive_vote_share: float | None = Field(
         None,
         gt=0.0,
         le=1.0,
         description="Adaptive k also stops, after its first stage, once the leading cluster's vote share reaches "
-        "this (it may then return another answer than fixed k would); None: only when the vote is settled.",
+        "this (it may then return another answer than fixed k would); None: only when the vote is settled. "
+        "Deprecated alias: `adaptive_agreement`.",
     )
     stream_paraphrases: bool | None = Field(
         None,
@@ -226,8 +232,8 @@ class WrapConfig(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _deprecated_names(cls, data: Any) -> Any:
-        """Accept `agreement`, the old name of `equivalence`, for one release."""
-        if isinstance(data, dict) and "agreement" in data:
+        """Accept the old names of DEPRECATED_NAMES (`agreement`, `low_agreement`, ...) for one release."""
+        if isinstance(data, dict) and not DEPRECATED_NAMES.keys().isdisjoint(data):
             return rename_deprecated(data)
         return data
 
@@ -384,8 +390,14 @@ def _name_list(value: str, known: list[str] | tuple[str, ...], what: str) -> str
     return ",".join(names)
 
 
-DEPRECATED_NAMES = {"agreement": "equivalence"}
-"""Old WrapConfig field names still accepted for one release, and their new names."""
+DEPRECATED_NAMES = {
+    "agreement": "equivalence",
+    "low_agreement": "low_vote_share",
+    "low_agreement_threshold": "low_vote_share_threshold",
+    "adaptive_agreement": "adaptive_vote_share",
+}
+"""Old WrapConfig field names still accepted for one release, and their new names ("agreement" meant
+answer equivalence in the first and vote share in the others)."""
 
 
 def _caller_level() -> int:
@@ -406,8 +418,13 @@ def _internal(module: str) -> bool:
     return module == __name__ or module.partition(".")[0] == "pydantic"
 
 
-def rename_deprecated(values: dict[str, Any]) -> dict[str, Any]:
+def rename_deprecated(values: dict[str, Any], *, warn: bool = True) -> dict[str, Any]:
     """`values` with deprecated setting names replaced by their new names (a DeprecationWarning each).
+
+    Args:
+        values: setting name -> value, old names or new.
+        warn: False for settings recorded before a rename (a run's config.json, read back by the
+            re-vote or a replay): the name is not the caller's to change, so nothing warns.
 
     Raises ValueError when both the old and the new name are given with different values.
     """
@@ -418,7 +435,9 @@ def rename_deprecated(values: dict[str, Any]) -> dict[str, Any]:
         value = out.pop(old)
         if new in out and out[new] != value:
             raise ValueError(f"give {new!r} or its deprecated alias {old!r}, not both")
-        warnings.warn(f"the setting {old!r} is deprecated; use {new!r}", DeprecationWarning, stacklevel=_caller_level())
+        if warn:
+            message = f"the setting {old!r} is deprecated; use {new!r}"
+            warnings.warn(message, DeprecationWarning, stacklevel=_caller_level())
         out[new] = value
     return out
 

@@ -119,7 +119,7 @@ class RequestState:
         self.flags: list[Flag] = ["judge_is_model_under_test"] if cfg.judge_is_model_under_test else []
         self.failures: list[UpstreamError] = []
         self.rule = cfg.vote_rule
-        # The low-agreement policy changes the answer only when it abstains: then adaptive k keeps its side too.
+        # The low-vote-share policy changes the answer only when it abstains: then adaptive k keeps its side too.
         self.share_threshold = withhold_below(cfg)
         self.adaptive = cfg.adapts and given is None
         self.check: EquivalenceCheck | None = None if given is not None else owner.paraphrase_check(cfg, self.usage)
@@ -303,7 +303,7 @@ class RequestState:
         clusters = await cluster_answers(self.question, prefix, equivalence, self.usage)
         if settled(clusters, prefix, self.rule, remaining, share_threshold=self.share_threshold):
             return True
-        if self._agreement_reached(clusters, prefix):
+        if self._vote_share_reached(clusters, prefix):
             return True
         active = sum(1 for c in self.candidates if c.pursued and c.rejection is None)
         if active == len(prefix) - 1 and active >= self.target:  # the stage is answered: size the next one
@@ -313,11 +313,11 @@ class RequestState:
             self.target = active + step
         return False
 
-    def _agreement_reached(self, clusters: list[Any], prefix: list[Answer]) -> bool:
-        if self.cfg.adaptive_agreement is None or len(prefix) - 1 < max(self.first or 0, 1) or not clusters:
+    def _vote_share_reached(self, clusters: list[Any], prefix: list[Answer]) -> bool:
+        if self.cfg.adaptive_vote_share is None or len(prefix) - 1 < max(self.first or 0, 1) or not clusters:
             return False
         winner, _ = guard_original(clusters, choose_winner(clusters), prefix, self.rule)
-        return winner.size / sum(c.size for c in clusters) >= self.cfg.adaptive_agreement
+        return winner.size / sum(c.size for c in clusters) >= self.cfg.adaptive_vote_share
 
     def _cancel_all(self) -> None:
         self.original.cancel()

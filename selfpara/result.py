@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import AliasChoices, BaseModel, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 Message = dict[str, object]
 """One chat message in OpenAI form: {"role": ..., "content": ...}."""
@@ -164,9 +165,44 @@ Flag = Literal[
     "original_failed",  # the original's answer call failed
     "original_kept",  # a larger cluster lost to the original's: no decisive majority (see original_kept)
     "judge_is_model_under_test",  # the LLM judge is the small or local answering model: weak verdicts
-    "low_agreement",  # the vote share is below the low-agreement threshold (see low_agreement policy)
+    "low_vote_share",  # the vote share is below low_vote_share_threshold (see the low_vote_share policy)
+    "low_agreement",  # deprecated: low_vote_share's old name, carried beside it for one release
     "cache_unavailable",  # the call cache was unreachable: calls went upstream (see usage.cache_errors)
 ]
+
+DEPRECATED_FLAGS: dict[str, str] = {"low_agreement": "low_vote_share"}
+"""Old flag names -> their new names. A WrappedAnswer carries each old name right after its new one for
+one release (clients that test for the old flag keep working); runs recorded before the rename carry
+the old name alone."""
+
+
+def with_deprecated_flags(flags: Iterable[str]) -> list[str]:
+    """`flags` with each renamed flag under both names, the new one first (an old name alone gets its new one).
+
+    Args:
+        flags: flag names, old or new, in order.
+    """
+    new_of = DEPRECATED_FLAGS
+    old_of = {new: old for old, new in new_of.items()}
+    out: list[str] = []
+    for flag in flags:
+        for name in (new_of.get(flag, flag), old_of.get(new_of.get(flag, flag))):
+            if name is not None and name not in out:
+                out.append(name)
+    return out
+
+
+def current_flags(flags: Iterable[str]) -> list[str]:
+    """`flags` without the old names that accompany their new ones: each flag once, as it was recorded.
+
+    A run recorded before a rename keeps its old name (its report reads as it did); a later one shows
+    the new name only.
+
+    Args:
+        flags: flag names as recorded (a sample's `flags`, a WrappedAnswer's).
+    """
+    given = list(flags)
+    return [f for f in given if DEPRECATED_FLAGS.get(f) not in given]
 
 
 class WrappedAnswer(BaseModel):
@@ -211,12 +247,17 @@ class WrappedAnswer(BaseModel):
         "(not a decisive majority, or a confident original); None when the plain vote decided.",
     )
     abstained: bool = Field(
-        False, description="Whether the returned answer abstains: the winning cluster's, or the low-agreement policy's."
+        False,
+        description="Whether the returned answer abstains: the winning cluster's, or the low-vote-share policy's.",
     )
     withheld_answer: str | None = Field(
-        None, description="The vote's answer when the low-agreement policy abstained instead of returning it."
+        None, description="The vote's answer when the low-vote-share policy abstained instead of returning it."
     )
-    flags: list[Flag] = []
+    flags: list[Flag] = Field(
+        [],
+        description="What to know about this answer (see `Flag`); a renamed flag comes under its new and, for "
+        "one release, its old name (low_vote_share, then low_agreement).",
+    )
     skipped_paraphrases: list[str] = Field(
         default_factory=list,
         description="Paraphrases adaptive k did not need: they passed the cheap filters and were neither "
@@ -235,6 +276,11 @@ class WrappedAnswer(BaseModel):
     )
     usage: Usage = Usage()
     timings: Timings = Timings()
+
+    @field_validator("flags")
+    @classmethod
+    def _renamed_flags(cls, flags: list[Flag]) -> list[Flag]:
+        return with_deprecated_flags(flags)  # type: ignore[return-value]  # names of Flag, in Flag's order
 
     @model_serializer(mode="wrap")
     def _with_deprecated_fields(self, handler: SerializerFunctionWrapHandler) -> Any:

@@ -1,3 +1,4 @@
+import contextlib
 import json
 import os
 import shutil
@@ -35,12 +36,17 @@ def test_bad_input_is_one_line_and_exit_1(args, message):
         (["--agreement", "vibes"], "Invalid value for '--agreement': unknown equivalence"),  # deprecated alias
         (["--transport", "http"], "transport http needs an openai/ or hosted_vllm/ model"),  # two flags together
         (["--transport", "smoke-signals"], "Invalid value for '--transport'"),
-        (["--low-agreement", "panic"], "Invalid value for '--low-agreement'"),
-        (["--low-agreement-threshold", "2"], "Invalid value for '--low-agreement-threshold'"),
+        (["--low-vote-share", "panic"], "Invalid value for '--low-vote-share'"),
+        (["--low-vote-share-threshold", "2"], "Invalid value for '--low-vote-share-threshold'"),
+        (["--low-agreement", "panic"], "Invalid value for '--low-agreement'"),  # deprecated alias
+        (["--low-agreement-threshold", "2"], "Invalid value for '--low-agreement-threshold'"),  # deprecated alias
     ],
 )
 def test_a_bad_flag_value_is_exit_2_and_names_the_flag(args, message):
-    result = runner.invoke(app, ["ask", "Capital of France?", *args], env={"COLUMNS": "300"})
+    # a deprecated flag that reaches the settings check warns first (typer itself rejects a bad choice)
+    reaches = args in (["--agreement", "vibes"], ["--low-agreement-threshold", "2"])
+    with pytest.warns(DeprecationWarning, match="is deprecated") if reaches else contextlib.nullcontext():
+        result = runner.invoke(app, ["ask", "Capital of France?", *args], env={"COLUMNS": "300"})
     assert result.exit_code == 2, result.output
     text = " ".join(result.output.replace("│", " ").split())
     assert message in text and "Traceback" not in text
@@ -108,6 +114,22 @@ def test_a_settings_file_may_still_say_agreement(tmp_path):
     assert "--agreement" not in runner.invoke(app, ["serve", "--help"]).output
 
 
+def test_a_settings_file_may_still_say_low_agreement(tmp_path):
+    path = tmp_path / "proxy.toml"
+    upstream = 'model = "openai/m"\napi_base = "http://up/v1"\nlow_agreement = "abstain"\nadaptive_agreement = 0.8\n'
+    path.write_text("[upstream]\n" + upstream)
+    with pytest.warns(DeprecationWarning) as caught:  # still read, one release
+        result = runner.invoke(app, ["serve", "--config", str(path), "--check"])
+    assert result.exit_code == 0, result.output
+    assert sorted(str(w.message) for w in caught) == [
+        "the setting 'adaptive_agreement' is deprecated; use 'adaptive_vote_share'",
+        "the setting 'low_agreement' is deprecated; use 'low_vote_share'",
+    ]
+    settings = json.loads(result.stdout)["upstream"]
+    assert (settings["low_vote_share"], settings["adaptive_vote_share"]) == ("abstain", 0.8)
+    assert "low_agreement" not in settings
+
+
 @pytest.fixture(scope="module")
 def upstream():
     from tests.fake_upstream import serve_fake
@@ -133,30 +155,46 @@ def _ask(upstream, *args):
     )
 
 
-def test_low_agreement_is_flagged_shown_and_can_abstain(upstream):
+def test_low_vote_share_is_flagged_shown_and_can_abstain(upstream):
     upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
     flagged = _ask(upstream)
     assert flagged.exit_code == 0, flagged.output
-    assert flagged.stdout.splitlines()[0] == "Paris" and "warning: low agreement" in flagged.output
+    assert flagged.stdout.splitlines()[0] == "Paris" and "warning: low vote share" in flagged.output
     assert "vote share 25% of 4 · confidence 0.33" in flagged.output
     # a loopback server's model judges itself: the CLI says so
     assert "answer judge is the small/local model under test" in flagged.output
 
     upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
-    abstained = _ask(upstream, "--low-agreement", "abstain", "--abstention-text", "Not sure.", "--json")
+    abstained = _ask(upstream, "--low-vote-share", "abstain", "--abstention-text", "Not sure.", "--json")
     report = json.loads(abstained.stdout)
     assert report["answer"] == "Not sure." and report["withheld_answer"] == "Paris" and report["abstained"]
-    assert "low_agreement" in report["flags"] and report["vote_share"] == 0.25
+    assert "low_vote_share" in report["flags"] and report["vote_share"] == 0.25
     assert report["confidence"] == pytest.approx(2 / 6)  # four answers, four clusters: (1 + 1) / (4 + 2)
     assert all({"a", "b", "equivalent", "decided_by"} <= set(c) for c in report["comparisons"])
 
     upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
-    shown = _ask(upstream, "--low-agreement", "off", "--show")
-    assert shown.exit_code == 0 and "low agreement" not in shown.output and "pairs decided by" in shown.output
+    shown = _ask(upstream, "--low-vote-share", "off", "--show")
+    assert shown.exit_code == 0 and "low vote share" not in shown.output and "pairs decided by" in shown.output
 
     upstream.reset()
-    agreed = _ask(upstream, "--low-agreement", "abstain")
-    assert agreed.stdout.splitlines()[0] == "Paris" and "low agreement" not in agreed.output
+    agreed = _ask(upstream, "--low-vote-share", "abstain")
+    assert agreed.stdout.splitlines()[0] == "Paris" and "low vote share" not in agreed.output
+
+
+def test_the_old_low_agreement_flags_still_work_and_say_they_are_deprecated(upstream):
+    upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
+    with pytest.warns(DeprecationWarning) as caught:
+        old = _ask(upstream, "--low-agreement", "abstain", "--low-agreement-threshold", "0.3", "--json")
+    assert {str(w.message) for w in caught} == {
+        "the setting 'low_agreement' is deprecated; use 'low_vote_share'",
+        "the setting 'low_agreement_threshold' is deprecated; use 'low_vote_share_threshold'",
+    }
+    assert old.exit_code == 0, old.output
+    report = json.loads(old.stdout)
+    assert report["answer"] != "Paris" and report["withheld_answer"] == "Paris"  # 0.25 is below 0.3: withheld
+    assert report["flags"][-2:] == ["low_vote_share", "low_agreement"]  # the old flag too, one release
+    assert "note: --low-agreement is deprecated; use --low-vote-share" in old.output
+    assert "--low-agreement" not in runner.invoke(app, ["ask", "--help"]).output
 
 
 def test_top_up_and_the_margin_reach_the_pipeline(upstream):
@@ -195,11 +233,11 @@ def test_show_with_json_prints_the_table_to_stderr_and_json_alone_to_stdout(upst
 def test_output_wraps_at_the_terminal_width_of_the_call(upstream, monkeypatch):
     # Within one process the width can change between calls (pytest, an embedding app); each call
     # wraps at the width it finds, as the stderr console is made per use.
-    line = "warning: low agreement: the wordings disagree, treat this answer as unreliable"
+    line = "warning: low vote share: the wordings disagree, treat this answer as unreliable"
     outputs = {}
     for width in ("200", "40"):
         monkeypatch.setenv("COLUMNS", width)
         upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
         outputs[width] = _ask(upstream).output
     assert line in outputs["200"]
-    assert line not in outputs["40"] and "warning: low agreement" in outputs["40"]
+    assert line not in outputs["40"] and "warning: low vote share" in outputs["40"]

@@ -3,7 +3,7 @@ import warnings
 
 import pytest
 
-from selfpara.config import EMBEDDED_MODEL, build_config
+from selfpara.config import EMBEDDED_MODEL, build_config, rename_deprecated
 from selfpara.errors import ConfigError
 
 
@@ -61,6 +61,32 @@ def test_agreement_is_a_deprecated_alias_of_equivalence():
     assert [w.filename for w in [*built, *overridden]] == [__file__, __file__]
     with pytest.raises(ConfigError, match="not both"):
         build_config(agreement="exact", equivalence="numeric")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "value"),
+    [
+        ("low_agreement", "low_vote_share", "abstain"),
+        ("low_agreement_threshold", "low_vote_share_threshold", 0.4),
+        ("adaptive_agreement", "adaptive_vote_share", 0.8),
+    ],
+)
+def test_the_old_vote_share_settings_still_work_and_warn(old, new, value):
+    assert getattr(build_config(**{new: value}), new) == value  # the new name: no warning (they would fail)
+    with pytest.warns(DeprecationWarning, match=f"'{old}' is deprecated; use '{new}'") as built:
+        cfg = build_config(model="openai/x", **{old: value})
+    assert getattr(cfg, new) == value and old not in cfg.model_dump()
+    with pytest.warns(DeprecationWarning, match=f"'{old}'") as overridden:
+        assert getattr(build_config().with_overrides(**{old: value}), new) == value
+    assert [w.filename for w in [*built, *overridden]] == [__file__, __file__]
+    with pytest.raises(ConfigError, match="not both"):  # two values for one setting: an error, no rename
+        build_config(**{old: value, new: {"abstain": "off", 0.4: 0.5, 0.8: 0.9}[value]})
+
+
+def test_a_recorded_config_s_old_names_are_renamed_without_a_warning():
+    recorded = {"low_agreement": "abstain", "low_agreement_threshold": 0.5, "k": 3}
+    renamed = rename_deprecated(recorded, warn=False)  # a warning here would fail the test
+    assert renamed == {"low_vote_share": "abstain", "low_vote_share_threshold": 0.5, "k": 3}
 
 
 @pytest.mark.parametrize("module", ["selfpara.request", "evaluation.runner"])

@@ -35,21 +35,21 @@ ANSWERS = [Answer(variant=0, text="Paris"), Answer(variant=1, text="Lyon"), Answ
     ("policy", "share", "expected"),
     [
         ("flag", 0.8, Decision(answer="Lyon")),
-        ("flag", 0.5, Decision(answer="Lyon", flags=["low_agreement"])),
+        ("flag", 0.5, Decision(answer="Lyon", flags=["low_vote_share"])),
         ("abstain", 0.8, Decision(answer="Lyon")),
-        ("abstain", 0.5, Decision(answer="Not sure.", withheld="Lyon", flags=["low_agreement"])),
+        ("abstain", 0.5, Decision(answer="Not sure.", withheld="Lyon", flags=["low_vote_share"])),
         ("off", 0.1, Decision(answer="Lyon")),
     ],
 )
-def test_the_low_agreement_policy_decides_text_withheld_and_flags(
+def test_the_low_vote_share_policy_decides_text_withheld_and_flags(
     policy: str, share: float, expected: Decision
 ) -> None:
-    cfg = build_config(low_agreement=policy, low_agreement_threshold=0.6, abstention_text="Not sure.")
+    cfg = build_config(low_vote_share=policy, low_vote_share_threshold=0.6, abstention_text="Not sure.")
     assert decide_answer(Vote(chosen=1, vote_share=share), ANSWERS, cfg) == expected
 
 
 def test_the_threshold_itself_is_not_low() -> None:
-    cfg = build_config(low_agreement="abstain", low_agreement_threshold=0.6)
+    cfg = build_config(low_vote_share="abstain", low_vote_share_threshold=0.6)
     assert decide_answer(Vote(1, 0.6), ANSWERS, cfg) == Decision(answer="Lyon")
     assert decide_answer(Vote(1, 0.59), ANSWERS, cfg).withheld == "Lyon"
 
@@ -62,17 +62,17 @@ def test_an_answer_without_text_returns_empty_and_a_missing_variant_is_an_error(
 
 
 def test_only_a_withholding_policy_has_a_share_below_which_it_acts() -> None:
-    assert withhold_below(build_config(low_agreement="abstain", low_agreement_threshold=0.7)) == 0.7
-    assert withhold_below(build_config(low_agreement="flag")) is None
-    assert withhold_below(build_config(low_agreement="off")) is None
+    assert withhold_below(build_config(low_vote_share="abstain", low_vote_share_threshold=0.7)) == 0.7
+    assert withhold_below(build_config(low_vote_share="flag")) is None
+    assert withhold_below(build_config(low_vote_share="off")) is None
 
 
 async def test_a_vote_outcome_is_decided_as_is() -> None:
     answers = [Answer(variant=i, text=t) for i, t in enumerate(["Paris", "Lyon", "Lyon", "Nice"])]
     outcome = await vote("q", answers, Equivalence([ExactMatch()]))
     assert (outcome.chosen, outcome.vote_share) == (1, 0.5)
-    got = decide_answer(outcome, answers, build_config(low_agreement="abstain", abstention_text="?"))
-    assert got == Decision(answer="?", withheld="Lyon", flags=["low_agreement"])
+    got = decide_answer(outcome, answers, build_config(low_vote_share="abstain", abstention_text="?"))
+    assert got == Decision(answer="?", withheld="Lyon", flags=["low_vote_share"])
 
 
 def _responder(model: str, messages: list, params: dict) -> str:
@@ -96,7 +96,7 @@ def test_a_revote_under_the_abstain_policy_withholds_as_the_live_run_would(tmp_p
         revote_run(
             tmp_path / "run",
             tmp_path / "re",
-            {"low_agreement": "abstain", "abstention_text": "Not sure."},
+            {"low_vote_share": "abstain", "abstention_text": "Not sure."},
             arm="selfpara[adaptive=false]",
         )
     )

@@ -238,7 +238,7 @@ async def test_original_kept_without_a_decisive_majority():
     assert "short of the margin 2" in r.original_kept and r.vote_share == 0.25
     r = await sp.aanswer("What is the capital of France?", overrule_margin=1)
     assert r.answer == "Lyon" and not r.original_won and r.original_kept is None
-    assert r.flags == ["low_agreement"]  # 2 of 4 votes: a tie-level share
+    assert r.flags == ["low_vote_share", "low_agreement"]  # 2 of 4 votes: a tie-level share
     # the two agreeing answers come from two kept paraphrases: evidence relaxes the margin to 1
     r = await sp.aanswer("What is the capital of France?", overrule_rule="evidence")
     assert r.answer == "Lyon" and not r.original_won and r.original_kept is None
@@ -294,20 +294,20 @@ def _scattered(model, messages, params):
     return {"(v0)": "Lyon", "(v1)": "Nice", "(v2)": "Lille"}.get(text[-4:], "Paris")
 
 
-async def test_low_agreement_policy_flag_abstain_off():
+async def test_low_vote_share_policy_flag_abstain_off():
     sp, _ = make(_scattered, k=3, equivalence="exact", paraphrase_check="off")
     q = "What is the capital of France?"
     flagged = await sp.aanswer(q)  # default: flag below 0.6
-    assert flagged.vote_share == 0.25 and flagged.answer == "Paris" and "low_agreement" in flagged.flags
+    assert flagged.vote_share == 0.25 and flagged.answer == "Paris" and "low_vote_share" in flagged.flags
     assert not flagged.abstained and flagged.withheld_answer is None
-    abstained = await sp.aanswer(q, low_agreement="abstain", abstention_text="Not sure.")
+    abstained = await sp.aanswer(q, low_vote_share="abstain", abstention_text="Not sure.")
     assert abstained.answer == "Not sure." and abstained.withheld_answer == "Paris" and abstained.abstained
-    assert "low_agreement" in abstained.flags
-    off = await sp.aanswer(q, low_agreement="off")
-    assert off.answer == "Paris" and "low_agreement" not in off.flags
+    assert "low_vote_share" in abstained.flags
+    off = await sp.aanswer(q, low_vote_share="off")
+    assert off.answer == "Paris" and "low_vote_share" not in off.flags
     # at or above the threshold nothing happens
-    high = await sp.aanswer(q, low_agreement="abstain", low_agreement_threshold=0.25)
-    assert high.answer == "Paris" and "low_agreement" not in high.flags
+    high = await sp.aanswer(q, low_vote_share="abstain", low_vote_share_threshold=0.25)
+    assert high.answer == "Paris" and "low_vote_share" not in high.flags
 
 
 def _one_good_paraphrase(model, messages, params):

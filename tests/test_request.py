@@ -220,8 +220,8 @@ async def test_adaptive_never_changes_the_answer_of_fixed_k(margin):
         backend = FakeBackend(by_variant(list(pattern)))
         sp = make(backend, k=k, equivalence="exact", paraphrase_check="off", overrule_margin=margin)
         for policy in ("flag", "abstain"):
-            fixed = await sp.aanswer(QUESTION, low_agreement=policy)
-            adaptive = await sp.aanswer(QUESTION, low_agreement=policy, adaptive=True)
+            fixed = await sp.aanswer(QUESTION, low_vote_share=policy)
+            adaptive = await sp.aanswer(QUESTION, low_vote_share=policy, adaptive=True)
             assert adaptive.answer == fixed.answer, (pattern, policy)
             assert set(adaptive.clusters[adaptive.winner].members) <= set(fixed.clusters[fixed.winner].members)
             # the answers asked are the first of fixed k's
@@ -239,8 +239,8 @@ async def test_adaptive_settings():
     # stages of one: after the first two (a split), one more at a time
     r = await split.aanswer(QUESTION, equivalence="exact", paraphrase_check="off", adaptive_step=1)
     assert r.k_kept == 5
-    # a configured agreement stops as soon as it is reached after the first stage, settled or not
-    r = await sp.aanswer(QUESTION, adaptive_first=1, adaptive_agreement=0.9)
+    # a configured vote share stops as soon as it is reached after the first stage, settled or not
+    r = await sp.aanswer(QUESTION, adaptive_first=1, adaptive_vote_share=0.9)
     assert r.k_kept == 1 and r.calls_saved == 4
 
 

@@ -253,18 +253,18 @@ def test_top_up_and_the_margin_are_per_request_settings(
     assert sorted(b["seed"] for b in sampled) == [1, 2, 3] and len(fake.calls_of("answer")) == 4
 
 
-def test_low_agreement_policy_in_the_body_and_the_header(
+def test_low_vote_share_policy_in_the_body_and_the_header(
     client: openai.OpenAI, proxy: ThreadedServer, fake: FakeUpstream
 ) -> None:
     fake.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
     raw = client.chat.completions.with_raw_response.create(
         model="openai/fake",
         messages=[{"role": "user", "content": Q}],
-        extra_body={"selfpara": {"low_agreement": "abstain", "low_agreement_threshold": 0.5}},
+        extra_body={"selfpara": {"low_vote_share": "abstain", "low_vote_share_threshold": 0.5}},
     )
     resp = raw.parse()
     report = resp.model_extra["selfpara"]
-    assert raw.headers["x-selfpara-low-agreement"] == "true" and "low_agreement" in raw.headers["x-selfpara-flags"]
+    assert raw.headers["x-selfpara-low-vote-share"] == "true" and "low_vote_share" in raw.headers["x-selfpara-flags"]
     assert resp.choices[0].message.content == build_config().abstention_text
     assert report["withheld_answer"] == "Paris" and report["vote_share"] == 0.25 and report["abstained"] is True
 
@@ -272,17 +272,52 @@ def test_low_agreement_policy_in_the_body_and_the_header(
     raw = client.chat.completions.with_raw_response.create(
         model="openai/fake",
         messages=[{"role": "user", "content": Q}],
-        extra_body={"selfpara": {"low_agreement": "off"}},
+        extra_body={"selfpara": {"low_vote_share": "off"}},
     )
-    assert raw.headers["x-selfpara-low-agreement"] == "false" and raw.parse().choices[0].message.content == "Paris"
+    assert raw.headers["x-selfpara-low-vote-share"] == "false" and raw.parse().choices[0].message.content == "Paris"
 
     fake.reset()
     raw = client.chat.completions.with_raw_response.create(
         model="openai/fake", messages=[{"role": "user", "content": Q}]
     )
-    assert raw.headers["x-selfpara-low-agreement"] == "false"
+    assert raw.headers["x-selfpara-low-vote-share"] == "false"
+    r = post(proxy, chat(selfpara={"low_vote_share": "panic"}))
+    assert_openai_error(r, 400)
+
+
+def test_the_old_low_agreement_names_still_work_for_one_release(
+    client: openai.OpenAI, proxy: ThreadedServer, fake: FakeUpstream, caplog: pytest.LogCaptureFixture
+) -> None:
+    from selfpara.server import schema
+
+    schema._LOGGED_NAMES.discard("low_agreement")  # a process logs each old name once; this test asks afresh
+    old_block = {"low_agreement": "abstain", "low_agreement_threshold": 0.5}
+    with caplog.at_level(logging.WARNING, logger="selfpara.server.schema"):
+        for _ in range(2):
+            fake.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
+            raw = client.chat.completions.with_raw_response.create(
+                model="openai/fake", messages=[{"role": "user", "content": Q}], extra_body={"selfpara": old_block}
+            )
+            report = raw.parse().model_extra["selfpara"]
+            assert report["abstained"] is True and report["withheld_answer"] == "Paris"  # the old keys acted
+    logged = [r.getMessage() for r in caplog.records if "selfpara.low_agreement," in r.getMessage()]
+    assert logged == ["a request set selfpara.low_agreement, deprecated; it means low_vote_share"]  # once
+    # the old flag and header still come, beside the new ones
+    assert report["flags"][-2:] == ["low_vote_share", "low_agreement"]
+    assert report["notes"] == [  # the client is told too
+        "selfpara.low_agreement is deprecated; use selfpara.low_vote_share",
+        "selfpara.low_agreement_threshold is deprecated; use selfpara.low_vote_share_threshold",
+    ]
+    assert raw.headers["x-selfpara-low-agreement"] == raw.headers["x-selfpara-low-vote-share"] == "true"
+    assert raw.headers["x-selfpara-flags"].endswith("low_vote_share,low_agreement")
     r = post(proxy, chat(selfpara={"low_agreement": "panic"}))
     assert_openai_error(r, 400)
+    fake.reset()
+    raw = client.chat.completions.with_raw_response.create(
+        model="openai/fake", messages=[{"role": "user", "content": Q}]
+    )
+    assert raw.headers["x-selfpara-low-agreement"] == raw.headers["x-selfpara-low-vote-share"] == "false"
+    assert "notes" not in raw.parse().model_extra["selfpara"]  # new names, or none: no note
 
 
 def test_adaptive_k_per_request_reports_the_calls_it_saved(client: openai.OpenAI, fake: FakeUpstream) -> None:

@@ -43,7 +43,7 @@ COVERAGES = (0.5, 0.8, 1.0)
 """Default coverages of `accuracy_at_coverage` in reports."""
 
 THRESHOLDS = (0.5, 0.6, 0.75, 1.0)
-"""Default vote-share thresholds of the low-agreement policy in reports."""
+"""Default vote-share thresholds of the low-vote-share policy in reports."""
 
 PENALTIES = (0.5, 0.75, 0.9)
 """Default SimpleQA-style penalty thresholds p: a wrong answer costs p/(1−p) correct ones."""
@@ -243,7 +243,7 @@ def confidence_summary(
         question_ids, labels: one entry per answer.
         signals: confidence scores by name, one per answer, higher = surer (negate entropies).
         key: names the arm in the bootstrap seed.
-        policy_signal: the signal the low-agreement policy thresholds (when present).
+        policy_signal: the signal the low-vote-share policy thresholds (when present).
 
     Returns {"answers", "attempted", "signals": {name: {"auroc", "lo", "hi", "coverage":
     {c: accuracy}, "curve": [...]}}, "policy": [...]} over the attempted answers (policy:

@@ -31,6 +31,7 @@ from evaluation.report.warnings import abstention_warnings, cache_warnings, judg
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
 from evaluation.schema import Item, SampleRecord
 from selfpara.errors import ConfigError
+from selfpara.result import current_flags
 
 DEFAULT_CONSISTENCY = "exact,rouge1"
 ACCURACY_METRICS = ("A_orig", "A_exp", "A_any", "A_strict")
@@ -108,7 +109,8 @@ def _diagnostics(records: list[SampleRecord], arms: list[str]) -> dict[str, dict
             d["mean_k_kept"] = statistics.fmean(kept)
             d["no_paraphrases"] = sum(1 for r in voted if "no_paraphrases" in r.details.get("flags", [])) / len(voted)
             d["original_won"] = sum(1 for r in voted if r.details.get("original_won")) / len(voted)
-        flags = Counter(f for r in voted for f in r.details.get("flags") or [])
+        # a renamed flag counted once: low_vote_share, or low_agreement in a run recorded before the rename
+        flags = Counter(f for r in voted for f in current_flags(r.details.get("flags") or []))
         if flags:
             d["flags"] = dict(flags.most_common())
         if "samples" in voted[0].details:

@@ -10,14 +10,15 @@ import typer
 from rich.markup import escape
 
 from selfpara.cli import app
-from selfpara.cli.choices import LowAgreement, ParaphraseCheck, Transport
+from selfpara.cli.choices import LowVoteShare, ParaphraseCheck, Transport
 from selfpara.cli.common import clean_errors, err_console, setup_logging, stdout_to_stderr
-from selfpara.config import MAX_K
+from selfpara.config import DEPRECATED_NAMES, MAX_K
 from selfpara.envvars import API_BASE_ENV, EQUIVALENCE_ENV, JUDGE_MODEL_ENV, K_ENV, MODEL_ENV, TRANSPORT_ENV
 from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.extras import install_note
 from selfpara.model_names import EMBEDDED_MODEL
 from selfpara.presets import default
+from selfpara.result import current_flags
 
 
 @app.command()
@@ -77,14 +78,20 @@ def ask(
         help="How openai/ and hosted_vllm/ models are reached: auto (http when the "
         "base URL is known), litellm or http (lean OpenAI-API client).",
     ),
-    low_agreement: LowAgreement = typer.Option(
-        LowAgreement(default("low_agreement", "ask")),
-        help="Below --low-agreement-threshold: flag the answer, abstain (print --abstention-text) or off.",
+    low_vote_share: LowVoteShare = typer.Option(
+        LowVoteShare(default("low_vote_share", "ask")),
+        help="Below --low-vote-share-threshold: flag the answer, abstain (print --abstention-text) or off.",
     ),
-    low_agreement_threshold: float = typer.Option(
-        default("low_agreement_threshold", "ask"), help="Vote share below which --low-agreement acts."
+    low_vote_share_threshold: float = typer.Option(
+        default("low_vote_share_threshold", "ask"), help="Vote share below which --low-vote-share acts."
     ),
-    abstention_text: Optional[str] = typer.Option(None, help="What to print when abstaining on low agreement."),
+    low_agreement: Optional[LowVoteShare] = typer.Option(
+        None, "--low-agreement", hidden=True, help="Deprecated alias of --low-vote-share."
+    ),
+    low_agreement_threshold: Optional[float] = typer.Option(
+        None, "--low-agreement-threshold", hidden=True, help="Deprecated alias of --low-vote-share-threshold."
+    ),
+    abstention_text: Optional[str] = typer.Option(None, help="What to print when abstaining on a low vote share."),
     adaptive: Optional[bool] = typer.Option(
         default("adaptive", "ask"),
         "--adaptive/--fixed-k",
@@ -105,8 +112,23 @@ def ask(
     """
     setup_logging(verbose)
     # ask has no settings file: a failed settings check is always the flags' (exit code 2)
-    fields = {"equivalence": "agreement"} if agreement else None  # the deprecated flag, when it was the one given
-    with clean_errors(ctx, fields, all_from_flags=True), stdout_to_stderr():
+    # the deprecated flags, when they were the ones given: WrapConfig renames them (a DeprecationWarning)
+    old = {"agreement": agreement, "low_agreement": low_agreement, "low_agreement_threshold": low_agreement_threshold}
+    given_old = {name: value for name, value in old.items() if value is not None}
+    renamed = {DEPRECATED_NAMES[name]: name for name in given_old}
+    for name in given_old:
+        flag, new = name.replace("_", "-"), DEPRECATED_NAMES[name].replace("_", "-")
+        err_console().print(f"[yellow]note: --{flag} is deprecated; use --{new}[/yellow]", highlight=False)
+    current = {
+        "equivalence": equivalence,
+        "low_vote_share": low_vote_share.value,
+        "low_vote_share_threshold": low_vote_share_threshold,
+    }
+    settings = {
+        **{name: value for name, value in current.items() if name not in renamed},
+        **{name: getattr(value, "value", value) for name, value in given_old.items()},
+    }
+    with clean_errors(ctx, renamed or None, all_from_flags=True), stdout_to_stderr():
         from selfpara.config import build_config
         from selfpara.model_names import is_embedded
         from selfpara.pipeline import SelfParaphraser
@@ -115,7 +137,6 @@ def ask(
         cfg = build_config(
             model=model or EMBEDDED_MODEL,
             k=k,
-            equivalence=agreement or equivalence,
             judge_model=judge_model,
             paraphrase_check=paraphrase_check.value,
             nli_model=nli_model,
@@ -123,8 +144,7 @@ def ask(
             max_tokens=max_tokens,
             api_base=api_base,
             transport=transport.value,
-            low_agreement=low_agreement.value,
-            low_agreement_threshold=low_agreement_threshold,
+            **settings,
             adaptive=adaptive,
             **({"abstention_text": abstention_text} if abstention_text else {}),
             **({"overrule_margin": overrule_margin} if overrule_margin is not None else {}),
@@ -151,15 +171,16 @@ def ask(
     ]
     if result.k_topped_up:
         notes.append(f"{result.k_topped_up} topped up")
-    notes += [f.replace("_", " ") for f in result.flags if f not in _WARNINGS]
+    flags = current_flags(result.flags)  # low_agreement, low_vote_share's old name, said once is enough
+    notes += [f.replace("_", " ") for f in flags if f not in _WARNINGS]
     err_console().print(f"[dim]{' · '.join(notes)}[/dim]", highlight=False)
-    for flag in result.flags:
+    for flag in flags:
         if flag in _WARNINGS:
             err_console().print(f"[yellow]warning: {_WARNINGS[flag]}[/yellow]", highlight=False)
 
 
 _WARNINGS = {
-    "low_agreement": "low agreement: the wordings disagree, treat this answer as unreliable",
+    "low_vote_share": "low vote share: the wordings disagree, treat this answer as unreliable",
     "judge_is_model_under_test": "the answer judge is the small/local model under test itself; its "
     "same/different verdicts are weak (set --judge-model to a stronger model)",
 }

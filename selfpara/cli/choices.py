@@ -26,8 +26,8 @@ class ParaphraseCheck(str, Enum):
     nli = "nli"
 
 
-class LowAgreement(str, Enum):
-    """WrapConfig.low_agreement: what a vote share below the threshold does to the answer."""
+class LowVoteShare(str, Enum):
+    """WrapConfig.low_vote_share: what a vote share below the threshold does to the answer."""
 
     flag = "flag"
     abstain = "abstain"
@@ -37,6 +37,6 @@ class LowAgreement(str, Enum):
 CHOICES_OF_FIELDS: dict[str, type[Enum]] = {
     "transport": Transport,
     "paraphrase_check": ParaphraseCheck,
-    "low_agreement": LowAgreement,
+    "low_vote_share": LowVoteShare,
 }
 """WrapConfig field -> the enum of its CLI option."""

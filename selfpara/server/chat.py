@@ -67,9 +67,7 @@ async def _chat(call: Call, body: dict[str, Any]) -> Response:
                     finish_reason=wrapped.finish_reason(wa),
                     usage=_usage(wa),
                     include_usage=include_usage,
-                    report=wrapped.report(
-                        wa, call, ignored=plan.ignored, notes=wrapped.logprob_notes(wa, req.logprobs)
-                    ),
+                    report=wrapped.report(wa, call, ignored=plan.ignored, notes=_notes(wa, req)),
                     secrets=call.secrets,
                     system_fingerprint=fingerprint,
                     logprobs=wrapped.chosen_logprobs(wa) if req.logprobs else None,
@@ -95,8 +93,13 @@ async def _chat(call: Call, body: dict[str, Any]) -> Response:
         ],
         usage=CompletionUsage(**_usage(wa)),
         system_fingerprint=fingerprint,
-        selfpara=wrapped.report(wa, call, ignored=plan.ignored, notes=wrapped.logprob_notes(wa, req.logprobs)),
+        selfpara=wrapped.report(wa, call, ignored=plan.ignored, notes=_notes(wa, req)),
     )
     answer = ScrubbedJSON(completion.model_dump(), secrets=call.secrets, headers=wrapped.headers(wa))
     wrapped.done(call, wa)  # after the answer is encoded: an answer JSON cannot carry is logged as its 502
     return answer
+
+
+def _notes(wa: WrappedAnswer, req: ChatCompletionRequest) -> list[str]:
+    """The response's `selfpara.notes`: logprobs asked for but missing, old setting names the request used."""
+    return [*wrapped.logprob_notes(wa, req.logprobs), *req.options.deprecation_notes()]

@@ -6,12 +6,25 @@ passthrough); the `selfpara` block is parsed strictly (an unknown setting is a 4
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, create_model, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from selfpara.config import DEPRECATED_NAMES, WrapConfig
+
+log = logging.getLogger(__name__)
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 
@@ -52,11 +65,15 @@ REQUEST_SETTINGS = (
     "evidence_wordings",
     "max_overlap",
     "nli_threshold",
-    "low_agreement",
-    "low_agreement_threshold",
+    "low_vote_share",
+    "low_vote_share_threshold",
     "adaptive",
 )
 """The WrapConfig fields a request may set under `selfpara`; the others are the operator's."""
+
+
+_LOGGED_NAMES: set[str] = set()
+"""The deprecated setting names a request block has used in this process (each is logged once)."""
 
 
 class RequestOptions(BaseModel):
@@ -73,6 +90,27 @@ class RequestOptions(BaseModel):
     enabled: bool = Field(True, description="false: pass the request to the upstream unchanged.")
     api_base: str | None = Field(None, description="Only when the operator allows client upstreams.")
     api_key: str | None = Field(None, description="Key for a client-named api_base (never the server's).")
+
+    _old_names: list[str] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _deprecated_names(cls, data: Any, handler: ModelWrapValidatorHandler[RequestOptions]) -> RequestOptions:
+        """Note the old setting names the block used (still accepted: each new name's field takes its old
+        one as an alias) and log each, once per process. A client's old name is no warning this process
+        can raise to its author: the response's notes tell the client, the log the operator."""
+        block = handler(data)
+        if isinstance(data, dict):
+            olds = {old for old, new in DEPRECATED_NAMES.items() if new in REQUEST_SETTINGS}
+            block._old_names = sorted(olds & data.keys())
+            for old in [n for n in block._old_names if n not in _LOGGED_NAMES]:
+                _LOGGED_NAMES.add(old)
+                log.warning("a request set selfpara.%s, deprecated; it means %s", old, DEPRECATED_NAMES[old])
+        return block
+
+    def deprecation_notes(self) -> list[str]:
+        """One note per old setting name the block used, for the response's `selfpara.notes`."""
+        return [f"selfpara.{old} is deprecated; use selfpara.{DEPRECATED_NAMES[old]}" for old in self._old_names]
 
     def overrides(self) -> dict[str, Any]:
         """The WrapConfig overrides this block asks for (None values dropped)."""

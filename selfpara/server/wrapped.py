@@ -72,7 +72,9 @@ def headers(wa: WrappedAnswer) -> dict[str, str]:
         "X-Selfpara-K-Topped-Up": str(wa.k_topped_up),
         "X-Selfpara-Entropy": f"{wa.entropy:.4f}",
         "X-Selfpara-Original-Won": "true" if wa.original_won else "false",
-        "X-Selfpara-Low-Agreement": "true" if "low_agreement" in wa.flags else "false",
+        "X-Selfpara-Low-Vote-Share": "true" if "low_vote_share" in wa.flags else "false",
+        # deprecated alias of X-Selfpara-Low-Vote-Share, one release
+        "X-Selfpara-Low-Agreement": "true" if "low_vote_share" in wa.flags else "false",
         "X-Selfpara-Cache-Hits": str(wa.usage.cache_hits),
         "X-Selfpara-Calls": str(wa.usage.calls),
         "X-Selfpara-Calls-Saved": str(wa.calls_saved),  # by adaptive k
