@@ -167,6 +167,6 @@ def test_an_adaptive_arm_that_left_paraphrases_unanswered_is_re_voted_only_under
                 arm=arm,
             )
         )
-    # the low-agreement policy only reads the answers the vote had: replayable
-    changed = asyncio.run(revote_run(tmp_path / "run", tmp_path / "la", {"low_agreement": "abstain"}, arm=arm))
+    # the low-vote-share policy only reads the answers the vote had: replayable
+    changed = asyncio.run(revote_run(tmp_path / "run", tmp_path / "la", {"low_vote_share": "abstain"}, arm=arm))
     assert changed == []
