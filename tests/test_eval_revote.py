@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,6 +30,16 @@ def _responder(model: str, messages: list, params: dict) -> str:
             "3. Tell me the main city in Nigeria."
         )
     return "Lagos" if any(w in text for w in ("largest", "populous", "main")) else "Abuja"
+
+
+def _recorded_run(tmp_path: Path, respond: Any, arm: str, question: str = QUESTION, gold: str = "Abuja") -> dict:
+    """Bench one question with `arm` on a fake model answering by `respond` into tmp_path/run; its first sample."""
+    items = [Item(id="q", gold=[gold], variants=[ItemVariant(id=0, question=question)])]
+    data = save_items(items, tmp_path / "d.jsonl")
+    client = ModelClient(backend=FakeBackend(respond), retries=0, timeout_s=5)
+    config = BenchConfig(dataset=str(data), arms=[arm], k=3)
+    asyncio.run(run_bench(config, tmp_path / "run", RunOptions(client=client, progress=False)))
+    return dict(json.loads((tmp_path / "run" / "samples.jsonl").read_text().splitlines()[0]))
 
 
 @pytest.fixture
@@ -74,13 +85,8 @@ def test_settings_that_would_need_new_answers_are_refused(run_dir: Path, tmp_pat
 
 
 def test_a_topped_up_run_is_re_voted_with_its_samples_but_takes_no_new_drift_check(tmp_path: Path) -> None:
-    items = [Item(id="ng", gold=["Abuja"], variants=[ItemVariant(id=0, question=QUESTION)])]
-    data = save_items(items, tmp_path / "d.jsonl")
-    client = ModelClient(backend=FakeBackend(_responder), retries=0, timeout_s=5)
     arm = "selfpara[top_up_temperature=0.7]"
-    config = BenchConfig(dataset=str(data), arms=[arm], k=3)
-    asyncio.run(run_bench(config, tmp_path / "run", RunOptions(client=client, progress=False)))
-    recorded = json.loads((tmp_path / "run" / "samples.jsonl").read_text().splitlines()[0])
+    recorded = _recorded_run(tmp_path, _responder, arm)
     assert recorded["details"]["evidence"]["k_topped_up"] == 3 and recorded["answer"] == "Abuja"
     changed = asyncio.run(revote_run(tmp_path / "run", tmp_path / "m1", {"overrule_margin": 1}, arm=arm, label="m1"))
     assert changed == []  # the three samples of the original agree with it: the margin changes nothing
@@ -119,16 +125,8 @@ def test_the_evidence_rule_is_applied_to_a_recorded_run(tmp_path: Path) -> None:
             return default_responder()(model, messages, params)
         return {q: "Paris"}.get(text, "Nice" if "(v2)" in text else "Lyon")  # Lyon, Lyon, Nice: a 1-vote lead
 
-    items = [Item(id="fr", gold=["Paris"], variants=[ItemVariant(id=0, question=q)])]
-    data = save_items(items, tmp_path / "d.jsonl")
-    client = ModelClient(backend=FakeBackend(respond), retries=0, timeout_s=5)
     arm = "selfpara[paraphrase_check=off;equivalence=exact]"
-    asyncio.run(
-        run_bench(
-            BenchConfig(dataset=str(data), arms=[arm], k=3), tmp_path / "run", RunOptions(client=client, progress=False)
-        )
-    )
-    recorded = json.loads((tmp_path / "run" / "samples.jsonl").read_text().splitlines()[0])
+    recorded = _recorded_run(tmp_path, respond, arm, question=q, gold="Paris")
     assert recorded["answer"] == "Paris" and "short of the margin 2" in recorded["details"]["evidence"]["original_kept"]
     changed = asyncio.run(revote_run(tmp_path / "run", tmp_path / "ev", {"overrule_rule": "evidence"}, arm=arm))
     assert [(c.before, c.after, c.label_after) for c in changed] == [("Paris", "Lyon", "incorrect")]
@@ -148,13 +146,8 @@ def test_an_adaptive_arm_that_left_paraphrases_unanswered_is_re_voted_only_under
         text = last_user_text(messages)
         return default_responder()(model, messages, params) if PARAPHRASE_MARKER in text else "Abuja"
 
-    items = [Item(id="ng", gold=["Abuja"], variants=[ItemVariant(id=0, question=QUESTION)])]
-    data = save_items(items, tmp_path / "d.jsonl")
-    client = ModelClient(backend=FakeBackend(respond), retries=0, timeout_s=5)
     arm = "selfpara[adaptive=true;paraphrase_check=off;equivalence=exact]"
-    config = BenchConfig(dataset=str(data), arms=[arm], k=3)
-    asyncio.run(run_bench(config, tmp_path / "run", RunOptions(client=client, progress=False)))
-    recorded = json.loads((tmp_path / "run" / "samples.jsonl").read_text().splitlines()[0])
+    recorded = _recorded_run(tmp_path, respond, arm)
     assert recorded["details"]["evidence"]["skipped_paraphrases"]  # one agreeing paraphrase settled the vote
     with pytest.raises(ConfigError, match="1 of 1 samples .* left paraphrases unanswered"):
         asyncio.run(revote_run(tmp_path / "run", tmp_path / "m1", {"overrule_margin": 1}, arm=arm))
