@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from selfpara.answer_core import answer_core, is_yes_no_question, same_core
@@ -222,9 +225,6 @@ PAIR_FILES = ["answer_pairs.jsonl", "answer_pairs_final2.jsonl", "answer_pairs_f
 
 async def test_the_default_local_chain_merges_no_labelled_different_pair() -> None:
     """Every hand-labelled pair of real answers (benchmarks/data): no different pair merged, most same ones merged."""
-    import json
-    from pathlib import Path
-
     data = Path(__file__).parents[1] / "benchmarks" / "data"
     rows = [json.loads(line) for name in PAIR_FILES for line in (data / name).read_text().splitlines() if line]
     chain = build_equivalence(
