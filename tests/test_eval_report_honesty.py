@@ -16,7 +16,7 @@ from evaluation.metrics import PairedComparison
 from evaluation.report import build_report, markdown_table, render_html, write_reports
 from evaluation.report.data import significance
 from evaluation.report.markdown import markdown_report
-from evaluation.report.warnings import is_small_or_local, judge_warnings
+from evaluation.report.warnings import format_warnings, is_small_or_local, judge_warnings
 from evaluation.runner import BenchConfig, RunOptions, run_bench
 from evaluation.schema import Item, ItemVariant, SampleRecord
 from selfpara.llm import ModelClient
@@ -186,3 +186,38 @@ def test_judge_warning_for_a_small_self_judging_model() -> None:
 )
 def test_small_or_local(model: str, api_base: str | None, expected: bool) -> None:
     assert is_small_or_local(model, api_base) is expected
+
+
+def _direct(model: str, messages: list, params: dict) -> str:
+    """A model that ignores the single-call format and answers straight away."""
+    return "Lima"
+
+
+def _formatted(model: str, messages: list, params: dict) -> str:
+    return "1. Which city is the capital of Peru?\n2. Name Peru's capital.\nFinal answer: Lima"
+
+
+def test_single_call_replies_without_their_final_line_are_flagged(tmp_path: Path) -> None:
+    """A single_call arm whose model skipped the rewordings measured raw prompting: the report says so."""
+    direct = build_report(_run(tmp_path, _direct, arms=("raw", "single_call"), name="direct"), n_boot=50)
+    flagged = [w for w in direct["warnings"] if w.startswith("arm single_call:")]
+    assert len(flagged) == 1 and "0 of 6 replies (0%)" in flagged[0] and "raw prompting" in flagged[0]
+    formatted = build_report(_run(tmp_path, _formatted, arms=("raw", "single_call"), name="fmt"), n_boot=50)
+    assert not [w for w in formatted["warnings"] if w.startswith("arm single_call:")]
+    assert formatted["metrics"]["groups"]["single_call"]["A_orig"]["value"] == 1.0
+
+
+def test_rar_rewrites_cut_at_their_limit_are_counted() -> None:
+    records = [
+        SampleRecord(
+            item_id=f"q{i}",
+            variant_id=0,
+            is_original=True,
+            arm="rar",
+            answer="Lima",
+            label="correct",
+            details={"rephrased": "…", "rephrase_finish": "length" if i < 2 else "stop"},
+        )
+        for i in range(5)
+    ]
+    assert format_warnings(records) == ["arm rar: 2 of 5 rewrites were cut at their token limit (rephrase_max_tokens)"]

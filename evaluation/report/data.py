@@ -27,7 +27,13 @@ from evaluation.metrics import MetricsTable, compute_metrics, rows_from_records
 from evaluation.metrics.confidence import abstention_scores, confidence_summary
 from evaluation.report.ceiling import efficiency, efficiency_triples
 from evaluation.report.supply import supply_stats
-from evaluation.report.warnings import abstention_warnings, cache_warnings, judge_warnings, sample_size_warnings
+from evaluation.report.warnings import (
+    abstention_warnings,
+    cache_warnings,
+    format_warnings,
+    judge_warnings,
+    sample_size_warnings,
+)
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
 from evaluation.schema import Item, SampleRecord
 from selfpara.errors import ConfigError
@@ -245,6 +251,7 @@ def build_report(
         *judge_warnings(present, records),
         *abstention_warnings(abstention),
         *cache_warnings(totals),
+        *format_warnings(records),
     ]
     return {
         "run": str(out),

@@ -128,3 +128,38 @@ def cache_warnings(totals: dict[str, dict[str, Any]]) -> list[str]:
         if t.get("shared_calls")
     ]
     return out
+
+
+FORMAT_FOLLOWED = 0.5
+"""A single-call arm whose replies hold their final-answer line less often than this is flagged."""
+
+
+def format_warnings(records: Iterable[SampleRecord]) -> list[str]:
+    """A warning for every arm whose replies mostly ignored the format it asks for.
+
+    A single_call reply without its "Final answer:" line usually means the model answered
+    straight away without writing the rewordings, so the arm measured raw prompting, not
+    the single-call method; a rar rewrite cut at its token limit answers a fragment.
+    """
+    found: dict[str, list[bool]] = {}
+    cut: dict[str, list[bool]] = {}
+    for r in records:
+        if r.error is not None:
+            continue
+        if "final_line_found" in r.details:
+            found.setdefault(r.arm, []).append(bool(r.details["final_line_found"]))
+        if "rephrase_finish" in r.details:
+            cut.setdefault(r.arm, []).append(r.details["rephrase_finish"] == "length")
+    out = [
+        f"arm {arm}: {sum(f)} of {len(f)} replies ({100 * sum(f) / len(f):.0f}%) had the 'Final answer:' line; "
+        "the others were read from their last line, mostly a direct answer with no rewordings, so this arm "
+        "largely measured raw prompting"
+        for arm, f in found.items()
+        if sum(f) < FORMAT_FOLLOWED * len(f)
+    ]
+    out += [
+        f"arm {arm}: {sum(c)} of {len(c)} rewrites were cut at their token limit (rephrase_max_tokens)"
+        for arm, c in cut.items()
+        if any(c)
+    ]
+    return out
