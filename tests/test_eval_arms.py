@@ -327,3 +327,19 @@ def test_prompt_kind_maps_only_math_to_its_worked_template() -> None:
     # the single-call and rephrase arms keep their math shots under the worked template
     assert prompts.single_call_messages("Q?", "math-worked", 2)[1] == prompts.single_call_messages("Q?", "math", 2)[1]
     assert prompts.rephrase_messages("Q?", "math-worked") == prompts.rephrase_messages("Q?", "math")
+
+
+def test_the_worked_single_call_prompt_shows_working_before_the_final_line() -> None:
+    """Under worked answers the single-call example works the problem after its rewordings; short ones do not."""
+    from evaluation.arms import prompts
+
+    worked = prompts.single_call_messages("Q?", "math-worked", 2)
+    example = worked[2]["content"].splitlines()
+    assert example[0].startswith("1. ") and example[1].startswith("2. ")
+    assert "3 × 8 = 24" in example[2] and example[3] == "Final answer: 24"
+    assert "step by step" in worked[0]["content"] and "Then solve it" in worked[0]["content"]
+    short = prompts.single_call_messages("Q?", "math", 2)[2]["content"].splitlines()
+    assert len(short) == 3 and short[2] == "Final answer: 24"
+    assert prompts.single_call_messages("Q?", "factual", 2)[2]["content"].endswith("Final answer: Mary Shelley")
+    reply = "1. How many?\n2. What total?\nShe has 3 × 4 = 12. The answer is 12.\nFinal answer: 12"
+    assert prompts.parse_final_answer(reply) == ("12", True)

@@ -19,7 +19,7 @@ from typing import Literal, get_args
 from evaluation.schema import ItemKind
 from selfpara.result import Message
 
-TEMPLATE_VERSION = "1"
+TEMPLATE_VERSION = "2"
 """Bump when any prompt here changes: it is part of every run's config and cache key."""
 
 _INSTRUCTIONS: dict[str, str] = {
@@ -131,8 +131,17 @@ _SINGLE_CALL = (
     "First rewrite the question in {k} different ways, one per line, numbered. Use the rewordings "
     "to understand exactly what is asked. Then give one answer on a last line that starts with '" + FINAL_MARKER + "'."
 )
+# Worked answers keep their working: the rewordings first, then the solution the answer instruction
+# asks for, then the final line. (Version 1 showed no working in its example, and the model then
+# wrote the rewordings and a bare number: 3 of 53 GSM8K answers right against raw's 22.)
+_SINGLE_CALL_WORKED = (
+    "First rewrite the problem in {k} different ways, one per line, numbered. Use the rewordings "
+    "to understand exactly what is asked. Then solve it, and repeat the final number on a last line "
+    "that starts with '" + FINAL_MARKER + "'."
+)
 
-_SINGLE_CALL_SHOT: dict[str, tuple[str, list[str], str]] = {
+# kind: (question, rewordings, working shown before the final line, final answer)
+_SINGLE_CALL_SHOT: dict[str, tuple[str, list[str], str, str]] = {
     "factual": (
         "Who wrote the novel Frankenstein?",
         [
@@ -142,6 +151,7 @@ _SINGLE_CALL_SHOT: dict[str, tuple[str, list[str], str]] = {
             "Who is the author of the book Frankenstein?",
             "The novel Frankenstein is the work of which writer?",
         ],
+        "",
         "Mary Shelley",
     ),
     "math": (
@@ -153,6 +163,7 @@ _SINGLE_CALL_SHOT: dict[str, tuple[str, list[str], str]] = {
             "What is the total of crayons in three 8-crayon boxes?",
             "Three boxes, eight crayons per box: how many crayons?",
         ],
+        "",
         "24",
     ),
     "truthful": (
@@ -164,19 +175,27 @@ _SINGLE_CALL_SHOT: dict[str, tuple[str, list[str], str]] = {
             "Where does swallowed chewing gum go?",
             "Is swallowing chewing gum harmful, and what happens?",
         ],
+        "",
         "It passes through your digestive system.",
     ),
 }
+_SINGLE_CALL_SHOT["math-worked"] = (
+    *_SINGLE_CALL_SHOT["math"][:2],
+    "Each box holds 8 crayons, so 3 boxes hold 3 × 8 = 24 crayons. The answer is 24.",
+    "24",
+)
 
 
 def single_call_messages(question: str, kind: ItemKind | str, k: int, context: str | None = None) -> list[Message]:
     """One call: write `k` rewordings, use them to understand the intent, give one final answer."""
-    q, rewordings, a = _SINGLE_CALL_SHOT.get(base_kind(kind), _SINGLE_CALL_SHOT["factual"])
+    shot = _SINGLE_CALL_SHOT.get(str(kind)) or _SINGLE_CALL_SHOT.get(base_kind(kind), _SINGLE_CALL_SHOT["factual"])
+    q, rewordings, working, a = shot
     n = max(1, k)
     lines = [f"{i + 1}. {rewordings[i % len(rewordings)]}" for i in range(n)]
-    worked = "\n".join(lines) + f"\n{FINAL_MARKER} {a}"
+    worked = "\n".join([*lines, *([working] if working else []), f"{FINAL_MARKER} {a}"])
+    extra = _SINGLE_CALL_WORKED if working else _SINGLE_CALL
     return [
-        system_message(kind, context, _SINGLE_CALL.format(k=n)),
+        system_message(kind, context, extra.format(k=n)),
         {"role": "user", "content": q},
         {"role": "assistant", "content": worked},
         {"role": "user", "content": question.strip()},
