@@ -29,7 +29,7 @@ from selfpara.decision import decide_answer
 from selfpara.equivalence import Equivalence, build_equivalence, model_free
 from selfpara.errors import ConfigError
 from selfpara.paraphrase import drift_filter
-from selfpara.result import Answer
+from selfpara.result import Answer, RejectedParaphrase
 from selfpara.vote import vote
 
 
@@ -98,8 +98,14 @@ class Revoted(NamedTuple):
     confidence: float | None
 
 
-async def revote_sample(record: SampleRecord, cfg: WrapConfig, equivalence: Equivalence) -> Revoted:
-    """`record` re-voted under `cfg` (as it was, where it holds no evidence to re-vote)."""
+async def revote_sample(
+    record: SampleRecord, cfg: WrapConfig, equivalence: Equivalence, *, given: bool = False
+) -> Revoted:
+    """`record` re-voted under `cfg` (as it was, where it holds no evidence to re-vote).
+
+    `given`: the arm answered wordings it was given (the oracle's), which the pipeline never
+    filters; they are voted as they were, not drift-checked.
+    """
     evidence = record.details.get("evidence")
     as_was = Revoted(
         record.answer, [], float(record.details.get("vote_share") or 0.0), recorded_confidence(record.details)
@@ -110,8 +116,14 @@ async def revote_sample(record: SampleRecord, cfg: WrapConfig, equivalence: Equi
     samples = {v["index"] for v in evidence["variants"] if v.get("top_up")}  # the original asked again
     question = variants[0]
     answers = [Answer.model_validate(a) for a in evidence["answers"]]
-    kept_texts, rejected = drift_filter(question, [variants[i] for i in sorted(variants) if i], cfg.drift_check_names)
-    kept = {0} | {i for i in variants if i and variants[i] in kept_texts}
+    rejected: list[RejectedParaphrase] = []
+    if given:
+        kept = set(variants)
+    else:
+        kept_texts, rejected = drift_filter(
+            question, [variants[i] for i in sorted(variants) if i], cfg.drift_check_names
+        )
+        kept = {0} | {i for i in variants if i and variants[i] in kept_texts}
     subset = [a for a in answers if a.variant in kept]
     if not any(a.ok for a in subset):
         return as_was._replace(dropped=[r.text for r in rejected])
@@ -134,6 +146,10 @@ async def revote_run(
     before = arm_config(config, arm)
     after = before.with_overrides(**changes)
     _check_replayable(before, after)
+    # The oracle votes with the dataset's wordings as given (no filter): a drift check cannot replay on them.
+    given = any(a.get("label") == arm and a.get("arm") == "oracle" for a in config.get("arms", []))
+    if given and after.drift_check_names != before.drift_check_names:
+        raise ConfigError(f"{arm!r} votes with given wordings, which no drift check filters: re-vote its rule only")
     label = label or arm + "+" + ",".join(f"{k}={v}" for k, v in changes.items())
     items = {
         i.id: i
@@ -147,7 +163,7 @@ async def revote_run(
     for r in records:
         if r.arm != arm:
             continue
-        answer, dropped, share, confidence = await revote_sample(r, after, equivalence)
+        answer, dropped, share, confidence = await revote_sample(r, after, equivalence, given=given)
         lab = r.label
         if answer != r.answer:
             item = items[r.item_id]

@@ -163,3 +163,23 @@ def test_an_adaptive_arm_that_left_paraphrases_unanswered_is_re_voted_only_under
     # the low-vote-share policy only reads the answers the vote had: replayable
     changed = asyncio.run(revote_run(tmp_path / "run", tmp_path / "la", {"low_vote_share": "abstain"}, arm=arm))
     assert changed == []
+
+
+def test_the_oracle_is_re_voted_with_its_given_wordings_unfiltered(tmp_path: Path) -> None:
+    """The oracle's wordings are the dataset's, never drift-checked live: a margin-1 re-vote keeps them all."""
+    wordings = [QUESTION, "Which is the largest city of Nigeria?", "Name the most populous Nigerian city."]
+    items = [Item(id="ng", gold=["Abuja"], variants=[ItemVariant(id=i, question=q) for i, q in enumerate(wordings)])]
+    data = save_items(items, tmp_path / "d.jsonl")
+    client = ModelClient(backend=FakeBackend(_responder), retries=0, timeout_s=5)
+    config = BenchConfig(dataset=str(data), arms=["oracle[equivalence=exact]"], k=2)
+    asyncio.run(run_bench(config, tmp_path / "run", RunOptions(client=client, progress=False)))
+    arm = "oracle[equivalence=exact]"
+    # live, margin 2: Lagos, Lagos against Abuja is a one-vote lead, so the original keeps Abuja
+    changed = asyncio.run(revote_run(tmp_path / "run", tmp_path / "m1", {"overrule_margin": 1}, arm=arm))
+    # at margin 1 the two given wordings (which the qualifiers check would reject) outvote it
+    assert [(c.variant_id, c.before, c.after, c.dropped) for c in changed] == [(0, "Abuja", "Lagos", [])]
+    narrow = "oracle[equivalence=exact;drift_checks=numbers]"
+    config = BenchConfig(dataset=str(data), arms=[narrow], k=2)
+    asyncio.run(run_bench(config, tmp_path / "narrow", RunOptions(client=client, progress=False)))
+    with pytest.raises(ConfigError, match="given wordings"):
+        asyncio.run(revote_run(tmp_path / "narrow", tmp_path / "d", {"drift_checks": "numbers,qualifiers"}, arm=narrow))
