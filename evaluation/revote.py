@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from evaluation.arms.evidence import recorded_confidence
+from evaluation.arms.registry import ARMS
 from evaluation.graders import grader_for
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
 from evaluation.schema import Item, SampleRecord
@@ -103,8 +104,8 @@ async def revote_sample(
 ) -> Revoted:
     """`record` re-voted under `cfg` (as it was, where it holds no evidence to re-vote).
 
-    `given`: the arm answered wordings it was given (the oracle's), which the pipeline never
-    filters; they are voted as they were, not drift-checked.
+    `given`: the arm voted with wordings it was given (`Arm.given_wordings`, the oracle), which
+    the pipeline never filters; they are voted as they were, not drift-checked.
     """
     evidence = record.details.get("evidence")
     as_was = Revoted(
@@ -146,8 +147,9 @@ async def revote_run(
     before = arm_config(config, arm)
     after = before.with_overrides(**changes)
     _check_replayable(before, after)
-    # The oracle votes with the dataset's wordings as given (no filter): a drift check cannot replay on them.
-    given = any(a.get("label") == arm and a.get("arm") == "oracle" for a in config.get("arms", []))
+    # An arm voting with given wordings (the oracle's) never filtered them: a drift check cannot replay on them.
+    described = next(a for a in config["arms"] if a.get("label") == arm)  # arm_config found it
+    given = ARMS.knows(described.get("arm", "")) and ARMS[described["arm"]].given_wordings
     if given and after.drift_check_names != before.drift_check_names:
         raise ConfigError(f"{arm!r} votes with given wordings, which no drift check filters: re-vote its rule only")
     label = label or arm + "+" + ",".join(f"{k}={v}" for k, v in changes.items())
@@ -177,7 +179,6 @@ async def revote_run(
     with (dst / SAMPLES_FILE).open("a", encoding="utf-8") as f:
         for r in new:
             f.write(r.model_dump_json() + "\n")
-    described = next(a for a in config["arms"] if a.get("label") == arm)
     config["arms"].append({**described, "label": label, "config": after.model_dump(mode="json"), "revote": changes})
     (dst / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
     return changed

@@ -324,7 +324,8 @@ def test_prompt_kind_maps_only_math_to_its_worked_template() -> None:
     assert prompts.base_kind("math-worked") == "math"
     with pytest.raises(ValueError, match="answer style"):
         prompts.prompt_kind("math", "long")
-    # the single-call and rephrase arms keep their math shots under the worked template
+    # the single-call and rephrase arms keep their math questions under the worked template (the
+    # single-call example's answer then shows its working: the test below)
     assert prompts.single_call_messages("Q?", "math-worked", 2)[1] == prompts.single_call_messages("Q?", "math", 2)[1]
     assert prompts.rephrase_messages("Q?", "math-worked") == prompts.rephrase_messages("Q?", "math")
 

@@ -201,7 +201,8 @@ def test_single_call_replies_without_their_final_line_are_flagged(tmp_path: Path
     """A single_call arm whose model skipped the rewordings measured raw prompting: the report says so."""
     direct = build_report(_run(tmp_path, _direct, arms=("raw", "single_call"), name="direct"), n_boot=50)
     flagged = [w for w in direct["warnings"] if w.startswith("arm single_call:")]
-    assert len(flagged) == 1 and "0 of 6 replies (0%)" in flagged[0] and "raw prompting" in flagged[0]
+    assert len(flagged) == 1 and "0 of 6 replies (0%)" in flagged[0]
+    assert "6 of them a one-line answer with no rewordings" in flagged[0] and "raw prompting" in flagged[0]
     formatted = build_report(_run(tmp_path, _formatted, arms=("raw", "single_call"), name="fmt"), n_boot=50)
     assert not [w for w in formatted["warnings"] if w.startswith("arm single_call:")]
     assert formatted["metrics"]["groups"]["single_call"]["A_orig"]["value"] == 1.0
@@ -221,3 +222,21 @@ def test_rar_rewrites_cut_at_their_limit_are_counted() -> None:
         for i in range(5)
     ]
     assert format_warnings(records) == ["arm rar: 2 of 5 rewrites were cut at their token limit (rephrase_max_tokens)"]
+
+
+def test_single_call_replies_of_rewordings_only_are_not_called_raw_prompting() -> None:
+    records = [
+        SampleRecord(
+            item_id=f"q{i}",
+            variant_id=0,
+            is_original=True,
+            arm="single_call",
+            answer="Name Peru's capital.",
+            label="incorrect",
+            details={"final_line_found": False, "reply": "1. Which city is Peru's capital?\n2. Name Peru's capital."},
+        )
+        for i in range(3)
+    ]
+    (warning,) = format_warnings(records)
+    assert "0 of 3 replies" in warning and "0 of them a one-line answer" in warning
+    assert "raw prompting" not in warning

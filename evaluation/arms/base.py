@@ -43,6 +43,8 @@ class Arm(abc.ABC):
     options: ClassVar[dict[str, Any]] = {}
     k_settings: ClassVar[tuple[str, ...]] = ("k",)
     """Settings that fix the arm's k: when a spec gives one, the run's --k does not apply."""
+    given_wordings: ClassVar[bool] = False
+    """True: the arm votes with wordings it is given (the dataset's), which the pipeline never filters."""
 
     def __init__(
         self,

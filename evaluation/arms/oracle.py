@@ -55,6 +55,7 @@ class OracleArm(SelfParaArm):
         "a deployed wrapper never has them)"
     )
     options: ClassVar[dict[str, Any]] = dict(SelfParaArm.options)
+    given_wordings = True
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "wordings": CHOICE}

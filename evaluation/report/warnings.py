@@ -137,23 +137,27 @@ FORMAT_FOLLOWED = 0.5
 def format_warnings(records: Iterable[SampleRecord]) -> list[str]:
     """A warning for every arm whose replies mostly ignored the format it asks for.
 
-    A single_call reply without its "Final answer:" line usually means the model answered
-    straight away without writing the rewordings, so the arm measured raw prompting, not
-    the single-call method; a rar rewrite cut at its token limit answers a fragment.
+    A single_call reply without its "Final answer:" line is read from its last line; a
+    one-line reply is an answer given straight away, without the rewordings, so an arm of
+    mostly such replies measured raw prompting, not the single-call method. A rar rewrite
+    cut at its token limit answers a fragment.
     """
     found: dict[str, list[bool]] = {}
+    bare: dict[str, int] = {}  # replies without the final line that are one line: no rewordings
     cut: dict[str, list[bool]] = {}
     for r in records:
         if r.error is not None:
             continue
         if "final_line_found" in r.details:
             found.setdefault(r.arm, []).append(bool(r.details["final_line_found"]))
+            one_line = len(str(r.details.get("reply", "")).strip().splitlines()) <= 1
+            bare[r.arm] = bare.get(r.arm, 0) + (not r.details["final_line_found"] and one_line)
         if "rephrase_finish" in r.details:
             cut.setdefault(r.arm, []).append(r.details["rephrase_finish"] == "length")
     out = [
         f"arm {arm}: {sum(f)} of {len(f)} replies ({100 * sum(f) / len(f):.0f}%) had the 'Final answer:' line; "
-        "the others were read from their last line, mostly a direct answer with no rewordings, so this arm "
-        "largely measured raw prompting"
+        f"the others were read from their last line, {bare[arm]} of them a one-line answer with no rewordings"
+        + (" (for those the arm measured raw prompting)" if bare[arm] else "")
         for arm, f in found.items()
         if sum(f) < FORMAT_FOLLOWED * len(f)
     ]
