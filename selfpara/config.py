@@ -21,6 +21,9 @@ PARAPHRASE_CHECKS = ("off", "llm", "nli")
 """Ways to verify that a paraphrase asks exactly what the original asks."""
 
 MAX_K = 20
+MAX_PARAPHRASE_CALLS = 3
+PARAPHRASE_CALL_TEMPERATURE_STEP = 0.3
+PARAPHRASE_CALL_SEED_STEP = 100  # above MAX_K, so that no call's seed is a top-up slot's
 
 _SIZE_TAG = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z])")
 _LOOPBACK = re.compile(r"^[a-z]+://(localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|\[::1\])(:|/|$)", re.I)
@@ -64,6 +67,22 @@ class WrapConfig(BaseModel):
         0,
         description="Seed of the paraphrase call, so reruns reproduce the same candidates without a cache "
         "(sent to embedded and OpenAI-compatible models; None: unseeded).",
+    )
+    paraphrase_calls: int = Field(
+        1,
+        ge=1,
+        le=MAX_PARAPHRASE_CALLS,
+        description="Paraphrase calls per question (over-generation). Each asks for k rewordings with its own "
+        "diversity hints, call i at paraphrase_temperature + 0.3·i and seed paraphrase_seed + 100·i; the "
+        "candidates that pass the near-copy rule and the drift checks are pooled and k of them kept by "
+        "paraphrase_pick (the rest are rejected as `surplus`). 1: one call, its survivors in order. Several "
+        "calls are awaited whole, never streamed.",
+    )
+    paraphrase_pick: Literal["different", "order"] = Field(
+        "different",
+        description="Which k of several paraphrase calls' survivors are kept: different (the k most different "
+        "from the question and from each other, by word overlap) or order (the first call's first, then the "
+        "next call's: the later calls only fill the slots the first left).",
     )
     drift_checks: str = Field(
         "numbers,entities,qualifiers,rates,asks",
@@ -280,6 +299,11 @@ class WrapConfig(BaseModel):
                 "top_up_temperature and adaptive k do not combine: adaptive k answers only what could "
                 "change the vote; choose one"
             )
+        if self.paraphrase_calls > 1 and self.stream_paraphrases:
+            raise ValueError(
+                "stream_paraphrases and paraphrase_calls > 1 do not combine: the k most different "
+                "rewordings are chosen once every call's reply is in"
+            )
         if self.adaptive and self.overrule_rule == "evidence":
             # Adaptive k's stopping test knows one margin; under evidence it depends on answers not yet seen.
             raise ValueError("overrule_rule evidence and adaptive k do not combine: choose one")
@@ -295,7 +319,10 @@ class WrapConfig(BaseModel):
 
     @property
     def streams_paraphrases(self) -> bool:
-        """Whether the paraphrase call is streamed where the backend can (`stream_paraphrases` resolved)."""
+        """Whether the paraphrase call is streamed where the backend can (`stream_paraphrases` resolved;
+        never with several paraphrase calls)."""
+        if self.paraphrase_calls > 1:
+            return False
         return self.adapts if self.stream_paraphrases is None else self.stream_paraphrases
 
     @property
@@ -335,6 +362,12 @@ class WrapConfig(BaseModel):
         judge = self.judge_model or self.model
         judges = "llm" in self.equivalence_functions or self.resolved_paraphrase_check == "llm"
         return judges and judge == self.model and is_small_or_local(self.model, self.api_base)
+
+    def paraphrase_call_params(self, call: int) -> tuple[float, int | None]:
+        """(temperature, seed) of paraphrase call `call` (0-based): each later call hotter and seeded apart."""
+        temperature = min(2.0, self.paraphrase_temperature + PARAPHRASE_CALL_TEMPERATURE_STEP * call)
+        seed = None if self.paraphrase_seed is None else self.paraphrase_seed + PARAPHRASE_CALL_SEED_STEP * call
+        return temperature, seed
 
     def top_up_seed(self, slot: int) -> int | None:
         """Seed of the top-up answer in vote slot `slot` (1..k): paraphrase_seed + slot, where the model

@@ -31,9 +31,9 @@ from selfpara.adaptive import answers_to_settle, first_stage, settled
 from selfpara.config import WrapConfig
 from selfpara.decision import decide_answer, withhold_below
 from selfpara.errors import UpstreamError
-from selfpara.paraphrase import LEXICAL_REASONS, EquivalenceCheck, LexicalFilter, LineParser, drift_rejection
+from selfpara.lines import LineSource, ParaphraseSource, Restart, given_lines
+from selfpara.paraphrase import LEXICAL_REASONS, EquivalenceCheck
 from selfpara.result import Answer, Flag, Message, RejectedParaphrase, Timings, Usage, Variant, WrappedAnswer
-from selfpara.rewrites import filtered_rewrites
 from selfpara.vote import choose_winner, cluster_answers, guard_original, vote
 
 if TYPE_CHECKING:  # types only
@@ -53,10 +53,6 @@ def logprob_params(cfg: WrapConfig) -> dict[str, object]:
     if not (cfg.logprobs or cfg.wants_logprobs):
         return {}
     return {"logprobs": True} if cfg.top_logprobs is None else {"logprobs": True, "top_logprobs": cfg.top_logprobs}
-
-
-class _Restart:
-    """Given by the line source when the whole reply's parse disagrees with the lines given early."""
 
 
 @dataclass
@@ -80,14 +76,13 @@ class Candidate:
     answer: asyncio.Task[Answer] | None = None
 
 
-class RequestOwner(Protocol):
+class RequestOwner(ParaphraseSource, Protocol):
     """What a RequestState uses of the SelfParaphraser that starts it (so that request.py needs no pipeline.py)."""
 
     @property
     def client(self) -> ModelClient: ...
     def paraphrase_check(self, cfg: WrapConfig, usage: Usage) -> EquivalenceCheck | None: ...
     def equivalence_for(self, cfg: WrapConfig) -> Equivalence: ...
-    async def paraphrase_reply(self, question: str, cfg: WrapConfig, usage: Usage) -> AsyncGenerator[str, None]: ...
 
 
 class RequestState:
@@ -124,8 +119,8 @@ class RequestState:
         self.adaptive = cfg.adapts and given is None
         self.check: EquivalenceCheck | None = None if given is not None else owner.paraphrase_check(cfg, self.usage)
         self.candidates: list[Candidate] = []
-        self.cheap_rejected: list[RejectedParaphrase] = []
-        self.seen = 0  # lines of the reply parsed so far, cheap-rejected ones included
+        self.source = LineSource(owner, cfg, question, self.usage, self.flags, self.timings)
+        self.lines_over = False  # every line of the reply (and every rewrite) was taken
         self.placed = 0  # candidates whose verdict was taken (a prefix)
         self.kept = 0
         self.first = cfg.adaptive_first
@@ -135,7 +130,6 @@ class RequestState:
         self.stopping = False
         self._tested: tuple[int, int] | None = None
         self.wants_top_up = cfg.top_up_temperature is not None and given is None
-        self.rewrites: dict[str, str] = {}  # text -> the edits that made it
         self.top_ups: list[asyncio.Task[Answer]] = []
         self._spans: dict[str, list[float]] = {}
 
@@ -154,16 +148,17 @@ class RequestState:
         answers = [self.original.result(), *(c.answer.result() for c in kept if c.answer is not None), *top_ups]
         variants = [
             Variant(index=0, text=self.question),
-            *(Variant(index=c.variant or 0, text=c.text, rewrite=self.rewrites.get(c.text)) for c in kept),
+            *(Variant(index=c.variant or 0, text=c.text, rewrite=self.source.rewrites.get(c.text)) for c in kept),
             *(Variant(index=a.variant, text=self.question, top_up=True) for a in top_ups),
         ]
         skipped = [c for c in self.candidates if not c.placed]
-        if not kept and not skipped and "paraphrase_failed" not in self.flags:
+        # Not when adaptive k stopped before the reply came: then no candidate was rejected.
+        if not kept and not skipped and self.lines_over and "paraphrase_failed" not in self.flags:
             self.flags.append("no_paraphrases")
         checks_cost = 1 if self.cfg.resolved_paraphrase_check == "llm" else 0
         calls_saved = sum(1 + (checks_cost if c.check is None else 0) for c in skipped)
         # Lexical rejections first, then drift, then the check's: the order the batch filters list them in.
-        cheap = sorted(self.cheap_rejected, key=lambda r: r.reason not in LEXICAL_REASONS)
+        cheap = sorted(self.source.cheap_rejected, key=lambda r: r.reason not in LEXICAL_REASONS)
         rejected = cheap + [c.rejection for c in self.candidates if c.rejection is not None]
         for name in ("filter", "answer"):
             span = self._spans.get(name)
@@ -206,7 +201,7 @@ class RequestState:
                     try:
                         item = pending.result()
                     except StopAsyncIteration:
-                        pending = None
+                        pending, self.lines_over = None, True
                     else:
                         self._take(item)
                         pending = asyncio.ensure_future(anext(lines))
@@ -217,8 +212,8 @@ class RequestState:
                     await pending
             await lines.aclose()
 
-    def _take(self, item: list[str] | _Restart) -> None:
-        if isinstance(item, _Restart):  # rare: a JSON list after early lines; start over with the whole list
+    def _take(self, item: list[str] | Restart) -> None:
+        if isinstance(item, Restart):  # rare: a JSON list after early lines; start over with the whole list
             for c in self.candidates:
                 for task in (c.check, c.answer):
                     if task is not None:
@@ -295,7 +290,7 @@ class RequestState:
                 break
             prefix.append(c.answer.result())
         open_lines = sum(1 for c in self.candidates if c.rejection is None)
-        remaining = open_lines - (len(prefix) - 1) + (0 if stream_over else max(0, self.cfg.k - self.seen))
+        remaining = open_lines - (len(prefix) - 1) + (0 if stream_over else max(0, self.cfg.k - self.source.seen))
         if self._tested == (len(prefix), remaining):
             return False
         self._tested = (len(prefix), remaining)
@@ -330,61 +325,9 @@ class RequestState:
 
     # --- the pieces ----------------------------------------------------------------------------
 
-    async def _lines(self) -> AsyncGenerator[list[str] | _Restart, None]:
-        """The lines of the paraphrase reply that pass the cheap filters (lexical, drift), in order, as the
-        reply arrives (those of each piece together); the caller's own wordings as given. A failed call
-        ends the lines (flagged)."""
-        if self.given is not None:
-            yield list(self.given)
-            return
-        started = time.perf_counter()
-        lexical = LexicalFilter(
-            self.question, self.cfg.max_overlap, self.cfg.reject_unrelated, self.cfg.min_word_changes
-        )
-        parser = LineParser(self.cfg.k)
-        given = 0  # lines given out since the last restart
-        try:
-            pieces = await self.owner.paraphrase_reply(self.question, self.cfg, self.usage)
-            async with contextlib.aclosing(pieces):
-                async for piece in pieces:
-                    lines = parser.feed(piece)
-                    self.seen += len(lines)
-                    if passed := [line for line in lines if self._cheap_filter(lexical, line)]:
-                        given += len(passed)
-                        yield passed
-            rest, restart = parser.finish()
-        except UpstreamError as exc:
-            log.warning("paraphrase call failed, voting over the lines received (%d): %s", self.seen, exc)
-            self.flags.append("paraphrase_failed")
-            rest, restart = [], False
-        finally:
-            self.timings.paraphrase_s = time.perf_counter() - started
-        if restart:
-            log.warning("the paraphrase reply ended in a JSON list: starting over with it")
-            yield _Restart()
-            self.seen, self.cheap_rejected, given = 0, [], 0
-            lexical = LexicalFilter(
-                self.question, self.cfg.max_overlap, self.cfg.reject_unrelated, self.cfg.min_word_changes
-            )
-        self.seen += len(rest)
-        if passed := [line for line in rest if self._cheap_filter(lexical, line)]:
-            given += len(passed)
-            yield passed
-        # Rewrites made without a model fill the slots the reply left (a failed call's too).
-        kinds, checks = self.cfg.rewrite_kinds, self.cfg.drift_check_names
-        made, rejected = filtered_rewrites(self.question, kinds, self.cfg.k - given, lexical, checks)
-        self.cheap_rejected += rejected
-        self.seen += len(made) + len(rejected)
-        self.rewrites.update({r.text: r.kinds for r in made})
-        if made:
-            yield [r.text for r in made]
-
-    def _cheap_filter(self, lexical: LexicalFilter, line: str) -> bool:
-        """Whether `line` passes the lexical filter and the drift checks (a rejection is recorded)."""
-        rejection = lexical(line) or drift_rejection(self.question, line, self.cfg.drift_check_names)
-        if rejection is not None:
-            self.cheap_rejected.append(rejection)
-        return rejection is None
+    def _lines(self) -> AsyncGenerator[list[str] | Restart, None]:
+        """The caller's own wordings as given, or the paraphrase lines (`LineSource.lines`)."""
+        return given_lines(self.given) if self.given is not None else self.source.lines()
 
     async def _checked(self, text: str) -> tuple[bool, str] | Exception:
         """The paraphrase check's verdict on `text`, or the exception it raised (the line is then rejected)."""

@@ -98,6 +98,7 @@ class RejectedParaphrase(BaseModel):
         "not_equivalent",
         "empty",
         "check_failed",
+        "surplus",  # over-generation kept k others, more different from the question and each other
     ]
     detail: str = ""
 

