@@ -1,4 +1,7 @@
-"""The paraphrase call and the rewrites on the real embedded engines (SmolLM2; the default Qwen where installed): structure, not words."""
+"""The paraphrase call and the rewrites on the real embedded engines: structure, not words.
+
+SmolLM2 always; the default Qwen where the qwen extra is installed.
+"""
 
 from __future__ import annotations
 
