@@ -301,8 +301,8 @@ class WrapConfig(BaseModel):
             )
         if self.paraphrase_calls > 1 and self.stream_paraphrases:
             raise ValueError(
-                "stream_paraphrases and paraphrase_calls > 1 do not combine: the k most different "
-                "rewordings are chosen once every call's reply is in"
+                "stream_paraphrases and paraphrase_calls > 1 do not combine: the k rewordings kept "
+                "are chosen once every call's reply is in"
             )
         if self.adaptive and self.overrule_rule == "evidence":
             # Adaptive k's stopping test knows one margin; under evidence it depends on answers not yet seen.

@@ -107,7 +107,7 @@ class LineSource:
             yield [r.text for r in made]
 
     async def _reply_lines(self, lexical: LexicalFilter) -> AsyncGenerator[list[str] | Restart, None]:
-        """`_lines` of the one paraphrase call, streamed where it can be."""
+        """`lines` of the one paraphrase call, streamed where it can be."""
         parser = LineParser(self.cfg.k)
         try:
             pieces = await self.source.paraphrase_reply(self.question, self.cfg, self.usage)
@@ -134,8 +134,9 @@ class LineSource:
             yield passed
 
     async def _pooled_lines(self, lexical: LexicalFilter) -> AsyncGenerator[list[str] | Restart, None]:
-        """`_lines` of several paraphrase calls (over-generation): every call's candidates through the
-        cheap filters, then the k most different survivors. A failed call leaves the others' (flagged)."""
+        """`lines` of several paraphrase calls (over-generation): every call's candidates through the
+        cheap filters, then k survivors chosen by `paraphrase_pick`. A failed call leaves the others'
+        (flagged)."""
         try:
             candidates, failures = await self.source.pooled_candidates(self.question, self.cfg, self.usage)
         except UpstreamError as exc:

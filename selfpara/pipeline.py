@@ -222,11 +222,11 @@ class SelfParaphraser:
     async def filter_candidates(
         self, question: str, candidates: list[str], cfg: WrapConfig, usage: Usage
     ) -> tuple[list[str], list[RejectedParaphrase]]:
-        """The lexical filter, the drift checks, the k most different survivors, then the configured
-        equivalence check: (kept, rejected).
+        """The lexical filter, the drift checks, k survivors chosen by `paraphrase_pick` (when several
+        calls gave more), then the configured equivalence check: (kept, rejected).
 
         The cheap drift checks and the choice run before the judge so that it is asked only about
-        the candidates that may be kept.
+        the candidates that may be kept; a candidate it rejects is not replaced from the surplus.
         """
         kept, rejected = lexical_filter(
             question, candidates, cfg.max_overlap, cfg.reject_unrelated, cfg.min_word_changes
