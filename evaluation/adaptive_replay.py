@@ -104,7 +104,7 @@ def returned(answers: list[Answer], cfg: WrapConfig) -> tuple[int, str]:
     clusters = recorded_clusters(answers)
     if not clusters:
         raise NotReplayable("no answer to vote over")
-    weigh(clusters, answers, rule.weighting)
+    weigh(clusters, answers, rule.vote_weighting)
     winner, _ = guard_original(clusters, choose_winner(clusters), answers, rule)
     share = winner.size / sum(c.size for c in clusters)
     return winner.id, decide_answer(_RecordedVote(central_member(winner), share), answers, cfg).answer
@@ -130,8 +130,6 @@ def stages(answers: list[Answer], cfg: WrapConfig, policy: Policy) -> tuple[int,
 def replay_sample(record: SampleRecord, cfg: WrapConfig, policy: Policy) -> Replayed:
     """`record` (a selfpara sample with its evidence) under adaptive k. Raises NotReplayable."""
     evidence = record.details.get("evidence")
-    if cfg.overrule_rule == "evidence":
-        raise NotReplayable("adaptive k does not combine with overrule_rule evidence")
     if not isinstance(evidence, dict) or "answers" not in evidence:
         raise NotReplayable("no evidence recorded")
     if record.error is not None or record.answer is None:

@@ -81,7 +81,7 @@ async def replay(run: Path) -> dict[str, dict[str, dict[int, bool]]]:
         for name, texts in mixes(original, paraphrased, samples, evidence["k_requested"]).items():
             for margin in (1, 2):
                 answers = [Answer(variant=i, text=t) for i, t in enumerate(texts)]
-                outcome = await vote(question, answers, equivalence, None, VoteRule(margin=margin))
+                outcome = await vote(question, answers, equivalence, None, VoteRule(overrule_margin=margin))
                 label = await grader_for(item.kind).grade(item, decide_answer(outcome, answers, cfg).answer)
                 out[f"{name}, margin {margin}"][item_id][vid] = label == "correct"
     # only questions answered in every wording by every arm (an interrupted run leaves some short)

@@ -76,10 +76,10 @@ def _winner_holds(clusters: list[Cluster], answers: dict[int, Answer], rule: Vot
             # Lost only to a challenger ending ahead by the margin; with margin 0, to one strictly ahead
             # (the original's cluster wins ties).
             best = _grown(max((c.votes or 0.0 for c in clusters if c is not mine), default=0.0), r)
-            return best - own < rule.margin if rule.margin > 0 else best <= own
+            return best - own < rule.overrule_margin if rule.overrule_margin > 0 else best <= own
         # Overruled: the original's cluster may gather the rest and undo it (it wins ties too).
         grown = _grown(own, r)
-        if (winner.votes or 0.0) - grown < rule.margin or grown >= (winner.votes or 0.0):
+        if (winner.votes or 0.0) - grown < rule.overrule_margin or grown >= (winner.votes or 0.0):
             return False
     # A plurality (or an overrule that stands against the original): no other cluster may overtake it.
     others: list[Cluster | None] = [c for c in clusters if c is not winner and not (guarded and c is mine)]
@@ -111,7 +111,7 @@ def settled(
     by_variant = {a.variant: a for a in answers}
     if not clusters or ORIGINAL not in by_variant:
         return False  # the original's answer decides the guard: wait for it
-    weigh(clusters, answers, rule.weighting)
+    weigh(clusters, answers, rule.vote_weighting)
     if not _winner_holds(clusters, by_variant, rule, remaining):
         return False
     if share_threshold is None:
@@ -136,7 +136,7 @@ def answers_to_settle(
         trial = [c.model_copy(deep=True) for c in clusters]
         joined = [Answer(variant=-1 - i, text="") for i in range(more)]
         if trial and more:
-            weigh(trial, answers, rule.weighting)
+            weigh(trial, answers, rule.vote_weighting)
             lead, _ = guard_original(trial, choose_winner(trial), answers, rule)
             lead.members.extend(a.variant for a in joined)
         if settled(trial, [*answers, *joined], rule, remaining - more, share_threshold=share_threshold):

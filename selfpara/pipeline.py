@@ -24,10 +24,8 @@ from selfpara.llm import ModelClient, one_piece
 from selfpara.messages import content_text
 from selfpara.model_names import takes_openai_params
 from selfpara.nli import NLIModel, load_nli
-from selfpara.overgenerate import choose
 from selfpara.paraphrase import (
     EquivalenceCheck,
-    LexicalFilter,
     drift_filter,
     equivalence_filter,
     lexical_filter,
@@ -36,7 +34,6 @@ from selfpara.paraphrase import (
 )
 from selfpara.request import RequestState
 from selfpara.result import Message, RejectedParaphrase, Usage, WrappedAnswer
-from selfpara.rewrites import filtered_rewrites
 from selfpara.text import words
 
 log = logging.getLogger(__name__)
@@ -69,15 +66,16 @@ def paraphrase_budget(question: str, k: int) -> int:
     return min(4096, 16 + k * (2 * len(words(question)) + 12))
 
 
-def paraphrase_request(question: str, cfg: WrapConfig, call: int = 0) -> tuple[str, list[Message], dict[str, Any]]:
-    """(model, messages, call parameters) of paraphrase call `call` (0-based; the only one unless
-    cfg.paraphrase_calls > 1) asking for cfg.k rewordings of `question`."""
+def paraphrase_request(question: str, cfg: WrapConfig) -> tuple[str, list[Message], dict[str, Any]]:
+    """(model, messages, call parameters) of the paraphrase call asking for cfg.k rewordings of `question`."""
     model = cfg.paraphrase_model or cfg.model
-    temperature, seed = cfg.paraphrase_call_params(call)
-    params: dict[str, Any] = {"temperature": temperature, "max_tokens": paraphrase_budget(question, cfg.k)}
-    if seed is not None and takes_openai_params(model):
-        params["seed"] = seed
-    return model, prompts.paraphrase_messages(question, cfg.k, hint_offset=call * cfg.k), params
+    params: dict[str, Any] = {
+        "temperature": cfg.paraphrase_temperature,
+        "max_tokens": paraphrase_budget(question, cfg.k),
+    }
+    if cfg.paraphrase_seed is not None and takes_openai_params(model):
+        params["seed"] = cfg.paraphrase_seed
+    return model, prompts.paraphrase_messages(question, cfg.k), params
 
 
 class SelfParaphraser:
@@ -143,8 +141,7 @@ class SelfParaphraser:
         return await RequestState(self, cfg, messages, q, given=given, seeds=seeds).execute()
 
     async def paraphrase(self, question: str, **overrides: object) -> tuple[list[str], list[RejectedParaphrase]]:
-        """Generate and filter paraphrases of `question` only (no answers): (kept, rejected). With
-        `rewrites`, rewordings made without a model fill the slots the model's kept ones leave.
+        """Generate and filter paraphrases of `question` only (no answers): (kept, rejected).
 
         The evaluation package uses this to build variant sets once and reuse them.
         Raises UpstreamError if the paraphrase call fails.
@@ -153,49 +150,15 @@ class SelfParaphraser:
         _, q = split_messages(question)
         usage = Usage()
         candidates = await self.generate_candidates(q, cfg, usage)
-        kept, rejected = await self.filter_candidates(q, candidates, cfg, usage)
-        if not cfg.rewrite_kinds:
-            return kept, rejected
-        # As in a request: rewrites fill the slots left, through the same filter.
-        lexical = LexicalFilter(q, cfg.max_overlap, cfg.reject_unrelated, cfg.min_word_changes)
-        lexical.kept = list(kept)
-        made, made_rejected = filtered_rewrites(q, cfg.rewrite_kinds, cfg.k - len(kept), lexical, cfg.drift_check_names)
-        made_kept, made_rejected_eq = await equivalence_filter(
-            q, [r.text for r in made], self.paraphrase_check(cfg, usage)
-        )
-        return kept + made_kept, rejected + made_rejected + made_rejected_eq
+        return await self.filter_candidates(q, candidates, cfg, usage)
 
     # --- pieces the run uses ---------------------------------------------------
 
     async def generate_candidates(self, question: str, cfg: WrapConfig, usage: Usage) -> list[str]:
-        """The parsed candidates of every paraphrase call (at most k each, in call order), unfiltered.
-
-        Raises UpstreamError when every call failed; when only some did, logs it and returns the rest.
-        """
-        candidates, failures = await self.pooled_candidates(question, cfg, usage)
-        if failures:
-            log.warning("%d of %d paraphrase calls failed: %s", len(failures), cfg.paraphrase_calls, failures[0])
-        return candidates
-
-    async def pooled_candidates(
-        self, question: str, cfg: WrapConfig, usage: Usage
-    ) -> tuple[list[str], list[UpstreamError]]:
-        """(the parsed candidates of the calls that answered, in call order; the failures of the others),
-        the cfg.paraphrase_calls calls run concurrently. Raises the first UpstreamError when all failed."""
-
-        async def one(call: int) -> list[str]:
-            model, messages, params = paraphrase_request(question, cfg, call)
-            reply = await self.client.complete(model, messages, usage=usage, kind="paraphrase", **params)
-            return parse_paraphrases(reply.text)[: cfg.k]
-
-        replies = await asyncio.gather(*(one(i) for i in range(cfg.paraphrase_calls)), return_exceptions=True)
-        for r in replies:
-            if isinstance(r, BaseException) and not isinstance(r, UpstreamError):
-                raise r
-        failures = [r for r in replies if isinstance(r, UpstreamError)]
-        if len(failures) == len(replies):
-            raise failures[0]
-        return [c for r in replies if isinstance(r, list) for c in r], failures
+        """The parsed candidates of the paraphrase call (at most k), unfiltered. Raises UpstreamError."""
+        model, messages, params = paraphrase_request(question, cfg)
+        reply = await self.client.complete(model, messages, usage=usage, kind="paraphrase", **params)
+        return parse_paraphrases(reply.text)[: cfg.k]
 
     async def paraphrase_reply(self, question: str, cfg: WrapConfig, usage: Usage) -> AsyncGenerator[str, None]:
         """The paraphrase call's reply in pieces: streamed as the model writes it where the backend can
@@ -222,19 +185,17 @@ class SelfParaphraser:
     async def filter_candidates(
         self, question: str, candidates: list[str], cfg: WrapConfig, usage: Usage
     ) -> tuple[list[str], list[RejectedParaphrase]]:
-        """The lexical filter, the drift checks, k survivors chosen by `paraphrase_pick` (when several
-        calls gave more), then the configured equivalence check: (kept, rejected).
+        """The lexical filter, the drift checks, then the configured equivalence check: (kept, rejected).
 
-        The cheap drift checks and the choice run before the judge so that it is asked only about
-        the candidates that may be kept; a candidate it rejects is not replaced from the surplus.
+        The cheap drift checks run before the judge so that it is asked only about the candidates that may
+        be kept.
         """
         kept, rejected = lexical_filter(
             question, candidates, cfg.max_overlap, cfg.reject_unrelated, cfg.min_word_changes
         )
         kept, rejected_drift = drift_filter(question, kept, cfg.drift_check_names)
-        kept, surplus = choose(cfg.paraphrase_pick, question, kept, cfg.k)
         kept, rejected_eq = await equivalence_filter(question, kept, self.paraphrase_check(cfg, usage))
-        return kept, rejected + rejected_drift + surplus + rejected_eq
+        return kept, rejected + rejected_drift + rejected_eq
 
     def equivalence_for(self, cfg: WrapConfig) -> Equivalence:
         """The Equivalence (with its pair cache) for these settings, built once per combination."""

@@ -87,16 +87,9 @@ def same_answer(question: str, a: str, b: str) -> str:
     return SAME_ANSWER.format(question=tagged("question", question), a=tagged("answer_1", a), b=tagged("answer_2", b))
 
 
-def paraphrase(question: str, k: int, hint_offset: int = 0) -> str:
-    """The instruction asking for `k` rewordings of `question`, each with its own diversity hint.
-
-    Args:
-        question: the question to reword.
-        k: rewordings to ask for.
-        hint_offset: index of the first hint in DIVERSITY_HINTS (a later call of an over-generating
-            request starts where the one before it stopped, so that its rewordings differ in kind).
-    """
-    hints = "; ".join(f"({i + 1}) {DIVERSITY_HINTS[(hint_offset + i) % len(DIVERSITY_HINTS)]}" for i in range(k))
+def paraphrase(question: str, k: int) -> str:
+    """The instruction asking for `k` rewordings of `question`, each with its own diversity hint."""
+    hints = "; ".join(f"({i + 1}) {DIVERSITY_HINTS[i % len(DIVERSITY_HINTS)]}" for i in range(k))
     return PARAPHRASE.format(k=k, hints=hints, question=tagged("question", question))
 
 
@@ -119,9 +112,8 @@ _LONG_EXAMPLE_REPLY = (
 )
 
 
-def paraphrase_messages(question: str, k: int, hint_offset: int = 0) -> list[Message]:
-    """The paraphrase call's messages: one worked example exchange, then the real request
-    (`hint_offset`: as in `paraphrase`).
+def paraphrase_messages(question: str, k: int) -> list[Message]:
+    """The paraphrase call's messages: one worked example exchange, then the real request.
 
     The example matches the question's length: a long question gets a multi-sentence word
     problem, because a small model imitates the example's shape (one short sentence in, one
@@ -132,5 +124,5 @@ def paraphrase_messages(question: str, k: int, hint_offset: int = 0) -> list[Mes
     return [
         {"role": "user", "content": paraphrase(example, 2)},
         {"role": "assistant", "content": reply},
-        {"role": "user", "content": paraphrase(question, k, hint_offset)},
+        {"role": "user", "content": paraphrase(question, k)},
     ]

@@ -120,7 +120,7 @@ class RequestState:
         self.check: EquivalenceCheck | None = None if given is not None else owner.paraphrase_check(cfg, self.usage)
         self.candidates: list[Candidate] = []
         self.source = LineSource(owner, cfg, question, self.usage, self.flags, self.timings)
-        self.lines_over = False  # every line of the reply (and every rewrite) was taken
+        self.lines_over = False  # every line of the reply was taken
         self.placed = 0  # candidates whose verdict was taken (a prefix)
         self.kept = 0
         self.first = cfg.adaptive_first
@@ -148,7 +148,7 @@ class RequestState:
         answers = [self.original.result(), *(c.answer.result() for c in kept if c.answer is not None), *top_ups]
         variants = [
             Variant(index=0, text=self.question),
-            *(Variant(index=c.variant or 0, text=c.text, rewrite=self.source.rewrites.get(c.text)) for c in kept),
+            *(Variant(index=c.variant or 0, text=c.text) for c in kept),
             *(Variant(index=a.variant, text=self.question, top_up=True) for a in top_ups),
         ]
         skipped = [c for c in self.candidates if not c.placed]
@@ -392,8 +392,7 @@ class RequestState:
             self.flags.append("original_failed")
         t = time.perf_counter()
         equivalence = self.owner.equivalence_for(self.cfg)
-        checked = {v.index for v in variants if not v.is_original and not v.top_up}  # evidence for the guard
-        outcome = await vote(self.question, answers, equivalence, self.usage, self.rule, checked)
+        outcome = await vote(self.question, answers, equivalence, self.usage, self.rule)
         self.timings.cluster_s = time.perf_counter() - t
         if outcome.original_kept:
             self.flags.append("original_kept")

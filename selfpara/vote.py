@@ -4,7 +4,6 @@ original's answer unless a decisive majority overrules it, and semantic entropy 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -19,35 +18,21 @@ ORIGINAL = 0
 
 
 class VoteRule(BaseModel):
-    """How votes count and when the original's answer may be overruled.
+    """How votes count and when the original's answer may be overruled (WrapConfig's fields of the same names).
 
     The default is the plain vote: the largest cluster wins, ties go to the original's.
     """
 
     model_config = ConfigDict(frozen=True)
 
-    margin: float = Field(
+    overrule_margin: float = Field(
         1.0, ge=0.0, description="Votes by which a cluster must lead the original's cluster to overrule it."
     )
     confident_logprob: float | None = Field(
         None, description="The original's answer is kept when its mean token log-probability reaches this."
     )
-    weighting: Literal["count", "logprob"] = Field(
+    vote_weighting: Literal["count", "logprob"] = Field(
         "count", description="count: one vote per answer. logprob: exp(mean token log-probability) per answer."
-    )
-    overrule: Literal["margin", "evidence"] = Field(
-        "margin",
-        description="margin: a challenger must lead by `margin`. evidence: the margin relaxes to 1 for a challenger "
-        "whose answers come from at least `evidence_wordings` checked wordings (see `overrule_margin_for`).",
-    )
-    evidence_wordings: int = Field(
-        2, ge=0, description="Checked wordings (not the original, not top-up samples) the relaxed margin needs."
-    )
-    evidence_logprob: float | None = Field(
-        None,
-        le=0.0,
-        description="With `evidence`: the relaxed margin also needs the original's mean token log-probability "
-        "below this (an unsure original); None: the wordings alone decide.",
     )
 
 
@@ -147,57 +132,18 @@ def choose_winner(clusters: list[Cluster], original: int = 0) -> Cluster:
     )
 
 
-EVIDENCE_MARGIN = 1.0
-"""The margin `overrule: evidence` relaxes to: a plain majority (never above the rule's own margin)."""
-
-
-def overrule_margin_for(
-    challenger: Cluster, original_logprob: float | None, rule: VoteRule, wordings: Collection[int] | None
-) -> tuple[float, str]:
-    """The votes by which `challenger` must lead the original's cluster, and why that many.
-
-    Args:
-        challenger: the cluster that would overrule the original's.
-        original_logprob: the original answer's mean token log-probability (None: not reported).
-        rule: `overrule` margin keeps `rule.margin`; `evidence` relaxes it to EVIDENCE_MARGIN when
-            the challenger holds at least `rule.evidence_wordings` answers to `wordings` (they agree:
-            they are one cluster) and, where `rule.evidence_logprob` is set, the original's answer is
-            unsure (its log-probability known and below it).
-        wordings: variant indices of the wordings that passed every check (kept paraphrases,
-            rewrites, wordings given by the caller); never the original nor a top-up sample of it,
-            which are the original's wording again. None: unknown, so no wording counts.
-    """
-    if rule.overrule != "evidence" or rule.margin <= EVIDENCE_MARGIN:
-        return rule.margin, f"the margin {rule.margin:g}"
-    agreeing = sum(1 for m in challenger.members if wordings is not None and m in wordings)
-    if agreeing < rule.evidence_wordings:
-        return (
-            rule.margin,
-            f"the margin {rule.margin:g} ({agreeing} checked wording(s) agree, {rule.evidence_wordings} relax it)",
-        )
-    if rule.evidence_logprob is not None and (original_logprob is None or original_logprob >= rule.evidence_logprob):
-        lp = "unknown" if original_logprob is None else f"{original_logprob:.3f}"
-        return (
-            rule.margin,
-            f"the margin {rule.margin:g} (original's mean token logprob {lp}, not below {rule.evidence_logprob:g})",
-        )
-    return EVIDENCE_MARGIN, f"the margin {EVIDENCE_MARGIN:g} ({agreeing} checked wordings agree)"
-
-
 def guard_original(
     clusters: list[Cluster],
     plurality: Cluster,
     answers: list[Answer],
     rule: VoteRule,
     original: int = 0,
-    wordings: Collection[int] | None = None,
 ) -> tuple[Cluster, str | None]:
     """The winner once the original is protected: (cluster, why the original was kept or None).
 
     The original's cluster loses to `plurality` only when the original's answer is not
     confident (mean token log-probability below `rule.confident_logprob`, where known) and
-    `plurality` leads it by at least the margin (`overrule_margin_for`: `rule.margin`, or 1 under
-    `overrule: evidence` when enough of `wordings` agree in it). An abstaining original is not
+    `plurality` leads it by at least `rule.overrule_margin` votes. An abstaining original is not
     protected: there is no answer to keep.
     """
     mine = next((c for c in clusters if original in c.members), None)
@@ -207,9 +153,8 @@ def guard_original(
     if rule.confident_logprob is not None and logprob is not None and logprob >= rule.confident_logprob:
         return mine, f"original confident: mean token logprob {logprob:.3f} >= {rule.confident_logprob:g}"
     lead = (plurality.votes or 0.0) - (mine.votes or 0.0)
-    margin, why = overrule_margin_for(plurality, logprob, rule, wordings)
-    if lead < margin:
-        return mine, f"challenger leads by {lead:.3g} vote(s), short of {why}"
+    if lead < rule.overrule_margin:
+        return mine, f"challenger leads by {lead:.3g} vote(s), short of the margin {rule.overrule_margin:g}"
     return plurality, None
 
 
@@ -256,19 +201,17 @@ async def vote(
     equivalence: Equivalence,
     usage: Usage | None = None,
     rule: VoteRule | None = None,
-    wordings: Collection[int] | None = None,
 ) -> VoteOutcome:
     """Cluster `answers` (variant 0 = original), pick the winner and the text to return.
 
-    `rule` (default: the plain vote) sets vote weighting and the original's protection;
-    `wordings` are the variants that are checked wordings (see `overrule_margin_for`), read only
-    under `overrule: evidence`. The vote share and the entropy count answers, whatever the weighting.
+    `rule` (default: the plain vote) sets vote weighting and the original's protection. The vote
+    share and the entropy count answers, whatever the weighting.
     """
     rule = rule or VoteRule()
     comparisons: list[Comparison] = []
     clusters = await cluster_answers(question, answers, equivalence, usage, comparisons)
-    weigh(clusters, answers, rule.weighting)
-    winner, kept = guard_original(clusters, choose_winner(clusters), answers, rule, wordings=wordings)
+    weigh(clusters, answers, rule.vote_weighting)
+    winner, kept = guard_original(clusters, choose_winner(clusters), answers, rule)
     chosen = central_member(winner)
     h, h_norm = semantic_entropy([c.size for c in clusters])
     n = sum(c.size for c in clusters)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Iterator
 from typing import Any, cast
 
@@ -112,17 +111,6 @@ def test_serve_takes_the_cache_from_selfpara_call_cache_and_never_shows_its_pass
     assert serve_check({"SELFPARA_CALL_CACHE": "redis://:hunter2pw@r:6379/1"})["cache"] == "redis://:***@r:6379/1"
     assert serve_check({})["cache"] == "memory"
     assert serve_check({"SELFPARA_CALL_CACHE": "off"}, "--cache", "memory")["cache"] == "memory"  # the flag wins
-
-
-def test_the_old_variable_selfpara_cache_still_works_one_release_with_a_warning(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    with pytest.warns(DeprecationWarning, match="SELFPARA_CACHE is deprecated; use SELFPARA_CALL_CACHE"):
-        assert serve_check({"SELFPARA_CACHE": "redis://r:6379/1"})["cache"] == "redis://r:6379/1"
-    assert "SELFPARA_CACHE is deprecated" in caplog.text  # logged too: a user at the command line sees it
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the new name, when both are set, wins without a warning
-        assert serve_check({"SELFPARA_CALL_CACHE": "off", "SELFPARA_CACHE": "memory"})["cache"] == "off"
 
 
 def test_serve_refuses_a_malformed_cache_url_at_startup() -> None:

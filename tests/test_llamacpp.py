@@ -383,7 +383,7 @@ def test_whole_pipeline_prints_nothing_from_llama_cpp(tmp_path: Path) -> None:
         "from selfpara import SelfParaphraser\n"
         "r = SelfParaphraser(model='local/smollm2', k=2, max_tokens=24).answer('What is the capital of France?')\n"
         "print(json.dumps({'answer': r.answer, 'n_voted': r.n_voted, 'calls': r.usage.calls,\n"
-        "                  'variants': len(r.variants), 'agreement': r.agreement}))\n"
+        "                  'variants': len(r.variants), 'vote_share': r.vote_share}))\n"
     )
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     proc = subprocess.run(
@@ -394,7 +394,7 @@ def test_whole_pipeline_prints_nothing_from_llama_cpp(tmp_path: Path) -> None:
 
     result = json.loads(proc.stdout)  # nothing but the one JSON line on stdout
     assert result["answer"].strip() and result["n_voted"] >= 1 and result["calls"] >= 2
-    assert 0 < result["agreement"] <= 1
+    assert 0 < result["vote_share"] <= 1
     assert "llama" not in proc.stderr.lower() and "ggml" not in proc.stderr.lower(), proc.stderr[-2000:]
 
 

@@ -346,14 +346,10 @@ def test_responses_create_wrapped(client: openai.OpenAI, fake: FakeUpstream) -> 
     assert resp.usage.total_tokens == resp.usage.input_tokens + resp.usage.output_tokens > 0
     assert "notes" not in report
 
-    fake.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})  # old setting names still act, and are named
-    old = {"low_agreement": "abstain", "low_agreement_threshold": 0.5}
-    report = client.responses.create(model="fake", input=Q, extra_body={"selfpara": old}).model_extra["selfpara"]
-    assert report["abstained"] is True and "low_vote_share" in report["flags"] and "low_agreement" in report["flags"]
-    assert report["notes"] == [
-        "selfpara.low_agreement is deprecated; use selfpara.low_vote_share",
-        "selfpara.low_agreement_threshold is deprecated; use selfpara.low_vote_share_threshold",
-    ]
+    fake.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
+    block = {"low_vote_share": "abstain", "low_vote_share_threshold": 0.5}
+    report = client.responses.create(model="fake", input=Q, extra_body={"selfpara": block}).model_extra["selfpara"]
+    assert report["abstained"] is True and "low_vote_share" in report["flags"]
 
     fake.reset()
     resp = client.responses.create(

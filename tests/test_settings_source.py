@@ -88,9 +88,9 @@ def test_the_request_block_is_derived_from_wrapconfig() -> None:
         field, source = SelfparaOptions.model_fields[name], WrapConfig.model_fields[name]
         assert field.annotation == Optional[source.annotation], name  # noqa: UP045 (the same object pydantic made)
         assert field.default is None and field.description == source.description, name
-    block = SelfparaOptions.model_validate({"k": 2, "agreement": "exact", "paraphrase_check": "off"})
+    block = SelfparaOptions.model_validate({"k": 2, "equivalence": "exact", "paraphrase_check": "off"})
     assert block.overrides() == {"k": 2, "equivalence": "exact", "paraphrase_check": "off"}
-    for bad in ({"k": "3"}, {"k": True}, {"nosuch": 1}, {"paraphrase_check": "sometimes"}):
+    for bad in ({"k": "3"}, {"k": True}, {"nosuch": 1}, {"paraphrase_check": "sometimes"}, {"agreement": "exact"}):
         with pytest.raises(ValueError):
             SelfparaOptions.model_validate(bad)
 

@@ -18,6 +18,7 @@ import typer
 
 from selfpara.cli import app
 from selfpara.cli.common import clean_errors, err_console, setup_logging
+from selfpara.cli.conventions import Command
 
 CPU_FLAGS = ("avx", "avx2", "fma", "f16c", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16")
 """The instruction sets llama.cpp's CPU kernels choose between."""
@@ -92,7 +93,7 @@ def _answer_check(model: str) -> dict[str, Any]:
     return check
 
 
-@app.command()
+@app.command(cls=Command)
 def doctor(
     model: Optional[str] = typer.Option(
         None,

@@ -5,11 +5,7 @@
   imported below.
 - `llamacpp`: llama.cpp through llama-cpp-python; the engine every `local/...` model
   string uses (registered here, as `llamacpp`).
-- `transformers`: the Hugging Face transformers path (GGUF dequantised to torch), kept
-  only to compare against: select it explicitly with
-  `ModelClient(backend=transformers_model("local/smollm2"))`.
-- `embedded`: the embedded models by name, and GGUF files by path (`packaged` is its old,
-  deprecated name, kept one release).
+- `embedded`: the embedded models by name, and GGUF files by path.
 - `parts`: assembly of a model carried on PyPI in parts into a verified cache file.
 """
 

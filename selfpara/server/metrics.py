@@ -15,8 +15,7 @@ so several apps in one process (tests, benchmarks) count apart. Counted:
 - `selfpara_stage_duration_seconds{stage}`: each wrapped answer's paraphrase, filter,
   answer, cluster and total time (`selfpara.result.Timings`);
 - `selfpara_wrapped_answers_total` and `selfpara_answer_flags_total{flag}`: wrapped
-  answers and the flags they carried (low_vote_share, partial_failure, ...; a renamed flag
-  under both names for one release: low_agreement beside low_vote_share);
+  answers and the flags they carried (low_vote_share, partial_failure, ...);
 - `selfpara_calls_saved_total`: upstream calls adaptive k did not make
   (`WrappedAnswer.calls_saved`), counted when the answer is returned;
 - `selfpara_cache_hits_total`, `selfpara_cache_errors_total`: calls of wrapped answers
