@@ -53,7 +53,7 @@ QUESTION = "What is the capital of France?"
 
 def throughput(backend: object, max_tokens: int) -> dict[str, float]:
     """Tokens/s of PROMPTS one call at a time, then all at once, through a ModelClient on `backend`."""
-    from selfpara.llm import ModelClient
+    from selfpara.models.client import ModelClient
 
     client = ModelClient(backend=backend, timeout_s=3600, retries=0, concurrency=64)  # type: ignore[arg-type]
 
@@ -82,7 +82,7 @@ def throughput(backend: object, max_tokens: int) -> dict[str, float]:
 def quality(backend: object, n_items: int, max_tokens: int) -> dict[str, object]:
     """The raw arm's accuracy on the original wordings of `n_items` sample items, on `backend`."""
     from evaluation.runner import BenchConfig, RunOptions, run_bench
-    from selfpara.llm import ModelClient
+    from selfpara.models.client import ModelClient
 
     client = ModelClient(backend=backend, timeout_s=3600, retries=0, concurrency=64)  # type: ignore[arg-type]
     config = BenchConfig(
@@ -146,10 +146,10 @@ def ask_wall(model: str | None) -> dict[str, object]:
 
 def qwen_figures() -> dict[str, object]:
     """First-use assembly of the Qwen parts (into a temporary cache) and the model's load time."""
-    from selfpara.engines.embedded import QWEN, resolve
-    from selfpara.engines.llamacpp import LlamaCppModel
-    from selfpara.engines.parts import assembled, locate_parts
     from selfpara.errors import ConfigError
+    from selfpara.models.engines.embedded import QWEN, resolve
+    from selfpara.models.engines.llamacpp import LlamaCppModel
+    from selfpara.models.engines.parts import assembled, locate_parts
 
     try:
         locate_parts(QWEN)
@@ -183,7 +183,7 @@ def main() -> None:
     parser.add_argument("--ask-model", default=None, help="model for the ask timing (default: the default model)")
     args = parser.parse_args()
 
-    from selfpara.engines.llamacpp import llamacpp_model
+    from selfpara.models.engines.llamacpp import llamacpp_model
 
     load_avg = os.getloadavg()[0]
     engines = {"llama.cpp": llamacpp_model(MODEL)}

@@ -26,12 +26,12 @@ from evaluation.graders import grader_for
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
 from evaluation.schema import Item, SampleRecord
 from selfpara.config import WrapConfig, build_config
-from selfpara.decision import decide_answer
-from selfpara.equivalence import Equivalence, build_equivalence, model_free
 from selfpara.errors import ConfigError
-from selfpara.paraphrase import drift_filter
+from selfpara.pipeline.decision import decide_answer
+from selfpara.pipeline.equivalence import Equivalence, build_equivalence, model_free
+from selfpara.pipeline.paraphrase import drift_filter
+from selfpara.pipeline.vote import vote
 from selfpara.result import Answer, RejectedParaphrase
-from selfpara.vote import vote
 
 
 @dataclass

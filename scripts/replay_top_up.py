@@ -29,11 +29,11 @@ from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_con
 from evaluation.schema import Item, SampleRecord
 from evaluation.stats import paired_bootstrap, percentile_interval, rng_for
 from selfpara.config import build_config
-from selfpara.decision import decide_answer
-from selfpara.equivalence import build_equivalence
-from selfpara.paraphrase import drift_filter
+from selfpara.pipeline.decision import decide_answer
+from selfpara.pipeline.equivalence import build_equivalence
+from selfpara.pipeline.paraphrase import drift_filter
+from selfpara.pipeline.vote import VoteRule, vote
 from selfpara.result import Answer
-from selfpara.vote import VoteRule, vote
 
 CHECKS = build_config().drift_check_names
 ARMS = ("raw", "sc", "selfpara")

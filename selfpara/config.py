@@ -7,12 +7,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
-from selfpara.cache.spec import masked, parse_cache
-from selfpara.drift import DRIFT_CHECKS
-from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.errors import config_error
-from selfpara.model_names import EMBEDDED_MODEL, OPENAI_COMPATIBLE, is_embedded, takes_openai_params
-from selfpara.vote import VoteRule
+from selfpara.models.cache.spec import masked, parse_cache
+from selfpara.models.names import EMBEDDED_MODEL, OPENAI_COMPATIBLE, is_embedded, takes_openai_params
+from selfpara.pipeline.drift import DRIFT_CHECKS
+from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS
+from selfpara.pipeline.vote import VoteRule
 
 PARAPHRASE_CHECKS = ("off", "llm", "nli")
 """Ways to verify that a paraphrase asks exactly what the original asks."""
@@ -64,7 +64,7 @@ class WrapConfig(BaseModel):
     )
     drift_checks: str = Field(
         "numbers,entities,qualifiers,rates,asks",
-        description="Comma-separated cheap checks a paraphrase must pass (selfpara.drift): numbers (same "
+        description="Comma-separated cheap checks a paraphrase must pass (selfpara.pipeline.drift): numbers (same "
         "numbers, digits and number words normalised), entities (every capitalised name kept), qualifiers "
         "(narrowing words such as capital, adult, largest, most kept and none added), rates ('each acre', 'per "
         "hour' keep their unit), asks (a question of at most 30 words: the same kind of answer asked for, "
@@ -129,7 +129,7 @@ class WrapConfig(BaseModel):
     adaptive: bool | None = Field(
         None,
         description="Adaptive k: answer the original and a first stage of paraphrases, then more only while "
-        "the answers still to come could change the returned answer (selfpara.adaptive); the paraphrase call "
+        "the answers still to come could change the returned answer (selfpara.pipeline.adaptive); the paraphrase call "
         "still asks for k. The vote share is then that of the answers asked. None: on for embedded (local/...) "
         "models, where it saves calls and no time (their answers decode together; replayed on recorded Qwen "
         "runs it saved 26-31% of calls with the same answers), unless top_up_temperature is set; off for remote "

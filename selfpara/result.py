@@ -14,7 +14,7 @@ class Usage(BaseModel):
     """Model calls of one request, summed over every call (failed calls count too).
 
     `calls`, tokens and cost are what the upstream was asked for; a call answered from the
-    call cache (see `selfpara.cache`) is counted in `cache_hits` instead.
+    call cache (see `selfpara.models.cache`) is counted in `cache_hits` instead.
     """
 
     calls: int = 0

@@ -1,4 +1,4 @@
-"""`selfpara.adaptive`: the settled test against brute force over every outcome of the answers still to come."""
+"""`selfpara.pipeline.adaptive`: the settled test against brute force over every outcome of the answers to come."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import random
 
 import pytest
 
-from selfpara.adaptive import answers_to_settle, first_stage, settled
-from selfpara.equivalence import Equivalence, ExactMatch
+from selfpara.pipeline.adaptive import answers_to_settle, first_stage, settled
+from selfpara.pipeline.equivalence import Equivalence, ExactMatch
+from selfpara.pipeline.vote import VoteRule, choose_winner, cluster_answers, guard_original, weigh
 from selfpara.result import Answer, Cluster
-from selfpara.text import is_abstention
-from selfpara.vote import VoteRule, choose_winner, cluster_answers, guard_original, weigh
+from selfpara.util.text import is_abstention
 
 ABSTAIN = "I don't know"
 FAIL = None

@@ -15,7 +15,7 @@ from evaluation.datasets import save_items
 from evaluation.rundir import read_samples
 from evaluation.runner import run_bench
 from evaluation.schema import Item, ItemVariant
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
 
 COUNTRIES = [("France", "Paris"), ("Japan", "Tokyo"), ("Peru", "Lima"), ("Kenya", "Nairobi"), ("Chile", "Santiago")]

@@ -121,7 +121,7 @@ def test_serve_refuses_a_malformed_cache_url_at_startup() -> None:
 
 def test_a_loaded_proxy_keeps_its_redis_cache(upstream: FakeUpstream, redis_url: str) -> None:
     """Many requests at once through a small Redis pool: lookups wait for a connection instead of
-    switching the cache off; the same load again makes no upstream call (issue 22)."""
+    switching the cache off; the same load again makes no upstream call."""
     import asyncio
 
     questions = [f"What is the capital of country number {i}?" for i in range(60)]
@@ -154,8 +154,8 @@ def test_a_loaded_proxy_keeps_its_redis_cache(upstream: FakeUpstream, redis_url:
 
 
 def test_ready_says_when_the_cache_is_degraded_and_why() -> None:
-    from selfpara.cache import CallCache
-    from selfpara.llm import ModelClient
+    from selfpara.models.cache import CallCache
+    from selfpara.models.client import ModelClient
     from selfpara.testing import FakeBackend
     from tests.helpers.stores import BusyStore
 

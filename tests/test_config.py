@@ -67,7 +67,7 @@ def test_a_renamed_or_removed_setting_is_an_error_that_says_so(name: str, says: 
         build_config().with_overrides(**{name: 1})
 
 
-@pytest.mark.parametrize("module", ["selfpara.request", "evaluation.runner"])
+@pytest.mark.parametrize("module", ["selfpara.pipeline.request", "evaluation.runner"])
 def test_a_deprecation_warning_from_the_projects_own_code_fails_the_tests(module):
     # pyproject's filterwarnings: the project's own modules may not use a deprecated name unnoticed
     with pytest.raises(DeprecationWarning, match="old"):

@@ -12,7 +12,7 @@ import pytest
 from evaluation.arms import ARMS, make_arm, parse_arm_list, parse_arm_spec, prompts
 from evaluation.schema import ItemVariant
 from selfpara.errors import ConfigError, UpstreamError
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
 
 MODEL = "local/smollm2"

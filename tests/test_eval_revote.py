@@ -16,7 +16,7 @@ from evaluation.revote import revote_run
 from evaluation.runner import BenchConfig, RunOptions, run_bench
 from evaluation.schema import Item, ItemVariant
 from selfpara.errors import ConfigError
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, default_responder, last_user_text
 
 QUESTION = "What is the capital of Nigeria?"

@@ -9,9 +9,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import pytest
 
 from selfpara.config import build_config
-from selfpara.llm import ModelClient
-from selfpara.paraphrase import parse_paraphrases
-from selfpara.pipeline import paraphrase_request
+from selfpara.models.client import ModelClient
+from selfpara.paraphraser import paraphrase_request
+from selfpara.pipeline.paraphrase import parse_paraphrases
 from selfpara.result import Usage
 
 PROBLEM = "Mia buys 3 apples for $2 each. Leo buys 4 pears for $5 each. How many dollars do Mia and Leo spend together?"

@@ -1,8 +1,8 @@
 import pytest
 
 from selfpara import ConfigError, InputError, SelfParaphraser, UpstreamError
-from selfpara.llm import ModelClient
-from selfpara.prompts import JUDGE_MARKER, PARAPHRASE_MARKER
+from selfpara.models.client import ModelClient
+from selfpara.pipeline.prompts import JUDGE_MARKER, PARAPHRASE_MARKER
 from selfpara.testing import FakeBackend, default_responder, last_user_text
 
 

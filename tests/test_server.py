@@ -683,7 +683,7 @@ def test_embedded_model_end_to_end() -> None:
 
 def test_in_process_backend_through_create_app_client() -> None:
     """create_app(settings, client=...) with selfpara.testing.FakeBackend: no upstream server at all."""
-    from selfpara.llm import ModelClient
+    from selfpara.models.client import ModelClient
     from selfpara.testing import FakeBackend
 
     backend = FakeBackend()

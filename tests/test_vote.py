@@ -2,9 +2,9 @@ import math
 
 import pytest
 
-from selfpara.equivalence import ContainsMatch, Equivalence, ExactMatch
+from selfpara.pipeline.equivalence import ContainsMatch, Equivalence, ExactMatch
+from selfpara.pipeline.vote import VoteRule, choose_winner, cluster_answers, semantic_entropy, vote
 from selfpara.result import Answer, Cluster
-from selfpara.vote import VoteRule, choose_winner, cluster_answers, semantic_entropy, vote
 
 AGR = Equivalence([ExactMatch(), ContainsMatch()])
 

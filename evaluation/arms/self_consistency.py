@@ -39,7 +39,7 @@ class SelfConsistencyArm(Arm):
     }
 
     def validate(self) -> None:
-        from selfpara.pipeline import SelfParaphraser
+        from selfpara.paraphraser import SelfParaphraser
 
         s = self.settings
         if s["n"] is not None:

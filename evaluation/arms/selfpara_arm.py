@@ -33,7 +33,7 @@ class SelfParaArm(Arm):
     }
 
     def validate(self) -> None:
-        from selfpara.pipeline import SelfParaphraser
+        from selfpara.paraphraser import SelfParaphraser
 
         values = {k: v for k, v in self.settings.items() if v is not None}
         values.setdefault("max_tokens", self.max_tokens)

@@ -137,7 +137,7 @@ def _abstention(records: list[SampleRecord], arms: list[str]) -> dict[str, dict[
 
 def confidence_signals(records: list[SampleRecord]) -> dict[str, list[float]]:
     """The confidence signals every record carries, higher = surer: vote share, the answer's confidence
-    (`selfpara.confidence`), negated (normalized) entropy.
+    (`selfpara.pipeline.confidence`), negated (normalized) entropy.
 
     For runs saved before the confidence, it is computed from each record's evidence.
     """

@@ -13,12 +13,12 @@ from selfpara.cli import app
 from selfpara.cli.choices import LowVoteShare, ParaphraseCheck, Transport
 from selfpara.cli.common import clean_errors, err_console, setup_logging, stdout_to_stderr
 from selfpara.cli.conventions import Command
+from selfpara.cli.presets import default
 from selfpara.config import MAX_K
-from selfpara.envvars import API_BASE_ENV, EQUIVALENCE_ENV, JUDGE_MODEL_ENV, K_ENV, MODEL_ENV, TRANSPORT_ENV
-from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
-from selfpara.extras import install_note
-from selfpara.model_names import EMBEDDED_MODEL
-from selfpara.presets import default
+from selfpara.models.names import EMBEDDED_MODEL
+from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS
+from selfpara.util.envvars import API_BASE_ENV, EQUIVALENCE_ENV, JUDGE_MODEL_ENV, K_ENV, MODEL_ENV, TRANSPORT_ENV
+from selfpara.util.extras import install_note
 
 
 @app.command(cls=Command)
@@ -100,8 +100,8 @@ def ask(
     # ask has no settings file: a failed settings check is always the flags' (exit code 2)
     with clean_errors(ctx, all_from_flags=True), stdout_to_stderr():
         from selfpara.config import build_config
-        from selfpara.model_names import is_embedded
-        from selfpara.pipeline import SelfParaphraser
+        from selfpara.models.names import is_embedded
+        from selfpara.paraphraser import SelfParaphraser
 
         text = sys.stdin.read() if question == "-" else question
         cfg = build_config(

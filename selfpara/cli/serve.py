@@ -16,7 +16,10 @@ from selfpara.cli import app
 from selfpara.cli.choices import ParaphraseCheck, Transport
 from selfpara.cli.common import clean_errors, err_console
 from selfpara.cli.conventions import Command
-from selfpara.envvars import (
+from selfpara.cli.presets import default
+from selfpara.models.names import EMBEDDED_MODEL
+from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS
+from selfpara.util.envvars import (
     API_BASE_ENV,
     CALL_CACHE_ENV,
     CONFIG_ENV,
@@ -31,10 +34,7 @@ from selfpara.envvars import (
     ROUTER_CONFIG_ENV,
     TRANSPORT_ENV,
 )
-from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
-from selfpara.extras import install_note
-from selfpara.model_names import EMBEDDED_MODEL
-from selfpara.presets import default
+from selfpara.util.extras import install_note
 
 
 class LogFormat(str, Enum):

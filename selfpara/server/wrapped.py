@@ -16,12 +16,12 @@ from fastapi.responses import Response, StreamingResponse
 import selfpara
 from selfpara.config import WrapConfig
 from selfpara.errors import SelfparaError
-from selfpara.redaction import redact
 from selfpara.result import Answer, WrappedAnswer
 from selfpara.server.endpoint import Call
 from selfpara.server.errors import ProxyError, public_reason
 from selfpara.server.output import SSE_HEADERS, GuardedStream, iterate, scrub
 from selfpara.server.streaming import KEEPALIVE
+from selfpara.util.redaction import redact
 
 log = logging.getLogger("selfpara.server")
 
