@@ -35,8 +35,8 @@ def whole_command() -> float:
 
 def in_process() -> dict:
     from selfpara import SelfParaphraser
-    from selfpara.engines.llamacpp import llamacpp_model
-    from selfpara.model_names import EMBEDDED_MODEL
+    from selfpara.models.engines.llamacpp import llamacpp_model
+    from selfpara.models.names import EMBEDDED_MODEL
 
     started = time.perf_counter()
     llamacpp_model(EMBEDDED_MODEL).load()

@@ -58,8 +58,8 @@ async def _round(engine: Any, model: str, prompts: list[str], max_tokens: int) -
 
 def throughput(model: str, sizes: list[int], max_tokens: int) -> dict[str, Any]:
     """Aggregate tokens/s and latency of n concurrent calls on the queue and on batched decoding."""
-    from selfpara.engines.embedded import resolve
-    from selfpara.engines.llamacpp import LlamaCppModel
+    from selfpara.models.engines.embedded import resolve
+    from selfpara.models.engines.llamacpp import LlamaCppModel
 
     spec = resolve(model)
     engines = {"queue": LlamaCppModel(spec, parallel=1), "batched": LlamaCppModel(spec, parallel=max(sizes))}
@@ -98,9 +98,9 @@ def wrapped_against_raw(model: str, parallel: int) -> dict[str, Any]:
     import statistics
 
     from selfpara import SelfParaphraser
-    from selfpara.engines.embedded import resolve
-    from selfpara.engines.llamacpp import LlamaCppModel
-    from selfpara.llm import ModelClient
+    from selfpara.models.client import ModelClient
+    from selfpara.models.engines.embedded import resolve
+    from selfpara.models.engines.llamacpp import LlamaCppModel
 
     engine = LlamaCppModel(resolve(model), parallel=parallel)
     engine.load()

@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import write  # noqa: E402
 
 from selfpara import SelfParaphraser  # noqa: E402
-from selfpara.equivalence import build_equivalence  # noqa: E402
-from selfpara.vote import vote  # noqa: E402
+from selfpara.pipeline.equivalence import build_equivalence  # noqa: E402
+from selfpara.pipeline.vote import vote  # noqa: E402
 
 QUESTIONS = [
     "What is the capital of France?",  # the README's quick-start question

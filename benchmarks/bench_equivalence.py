@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import write  # noqa: E402
 
-from selfpara.equivalence import EQUIVALENCE_FUNCTIONS, build_equivalence  # noqa: E402
-from selfpara.llm import ModelClient  # noqa: E402
+from selfpara.models.client import ModelClient  # noqa: E402
+from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS, build_equivalence  # noqa: E402
 
 PAIRS = Path(__file__).parent / "data" / "answer_pairs.jsonl"
 CHEAP = ["exact", "numeric", "contains", "distinct", "core"]

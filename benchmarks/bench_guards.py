@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import write  # noqa: E402
 
-from selfpara.drift import DRIFT_CHECKS  # noqa: E402
-from selfpara.equivalence import ContainsMatch, DistinctAnswers, ExactMatch, NumericMatch  # noqa: E402
-from selfpara.paraphrase import lexical_filter, parse_yes_no  # noqa: E402
+from selfpara.pipeline.drift import DRIFT_CHECKS  # noqa: E402
+from selfpara.pipeline.equivalence import ContainsMatch, DistinctAnswers, ExactMatch, NumericMatch  # noqa: E402
+from selfpara.pipeline.paraphrase import lexical_filter, parse_yes_no  # noqa: E402
 
 DEFAULT = Path(__file__).parent / "data" / "guards_sample.json"
 HELD_OUT = Path(__file__).parent / "data" / "guards_natural_heldout.json"
@@ -64,7 +64,7 @@ Row = tuple[str, str, str]
 # Run in a subprocess on REV's selfpara: which drift checks fire on each (question, paraphrase).
 _FIRES = (
     "import json, sys\n"
-    "from selfpara.drift import DRIFT_CHECKS as D\n"
+    "from selfpara.pipeline.drift import DRIFT_CHECKS as D\n"
     "rows = json.load(sys.stdin)\n"
     "print(json.dumps([[n for n in D if D[n][1](q, p) is not None] for q, p in rows]))\n"
 )

@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import write  # noqa: E402
 
 from selfpara import SelfParaphraser  # noqa: E402
-from selfpara.llm import ModelClient  # noqa: E402
-from selfpara.prompts import JUDGE_MARKER, PARAPHRASE_MARKER  # noqa: E402
+from selfpara.models.client import ModelClient  # noqa: E402
+from selfpara.pipeline.prompts import JUDGE_MARKER, PARAPHRASE_MARKER  # noqa: E402
 from selfpara.testing import FakeBackend, default_responder, last_user_text, tiny_nli_model  # noqa: E402
 
 QUESTION = "Which river flows through the city of Vienna?"
@@ -91,7 +91,7 @@ async def llm_judge() -> dict:
 
 
 async def nli() -> dict:
-    from selfpara.nli import load_nli
+    from selfpara.pipeline.equivalence.nli import load_nli
 
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:

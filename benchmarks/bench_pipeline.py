@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import percentile, write  # noqa: E402
 
 from selfpara import SelfParaphraser  # noqa: E402
-from selfpara.llm import ModelClient  # noqa: E402
-from selfpara.prompts import PARAPHRASE_MARKER  # noqa: E402
+from selfpara.models.client import ModelClient  # noqa: E402
+from selfpara.pipeline.prompts import PARAPHRASE_MARKER  # noqa: E402
 from selfpara.testing import FakeBackend, FakeStreamingBackend, default_responder, last_user_text  # noqa: E402
 
 QUESTION = "Which river flows through the city of Vienna?"  # the fake's rewordings keep "Vienna" (drift checks)

@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import write  # noqa: E402
 
-import selfpara.engines.llamacpp as engine  # noqa: E402
-from selfpara.llm import ModelClient  # noqa: E402
+import selfpara.models.engines.llamacpp as engine  # noqa: E402
+from selfpara.models.client import ModelClient  # noqa: E402
 
 LONG = "Rewrite the question below in three different ways, one per line. " + " ".join(
     ["Keep every number, name and qualifier; change the wording, the order of clauses and the voice."] * 14

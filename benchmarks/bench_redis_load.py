@@ -1,4 +1,4 @@
-"""Load check of the proxy's Redis call cache (issue 22): many clients at once, twice, then Redis killed mid-run.
+"""Load check of the proxy's Redis call cache: many clients at once, twice, then Redis killed mid-run.
 
     python benchmarks/bench_redis_load.py            # writes benchmarks/results/redis_load.json
     python benchmarks/bench_redis_load.py --clients 50 --per-client 2    # a smaller run
@@ -13,7 +13,7 @@ own process, `--delay-ms` per call), a real redis-server (Debian package) on a f
 3. Outage: a fresh load of new questions; redis-server is killed (SIGKILL) once a third of
    them are answered. Target: every request still answered (200), none lost.
 
-Before issue 22, redis-py 8's default pool (100 connections, "Too many connections" above)
+Before the fix, redis-py 8's default pool (100 connections, "Too many connections" above)
 switched the cache off under such a load while Redis was healthy: 598 of 600 answers were
 flagged cache_unavailable and an identical second run made 7,200 upstream calls.
 

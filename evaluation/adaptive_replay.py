@@ -3,7 +3,7 @@
 A selfpara sample in a run directory records every answer in order with its cluster. Greedy
 clustering never moves an earlier answer, so the clusters of the first n answers are the
 recorded ones restricted to them, and adaptive k's stages can be replayed exactly on the
-recording (`selfpara.adaptive` decides, as in a live run): the answers it asks for are
+recording (`selfpara.pipeline.adaptive` decides, as in a live run): the answers it asks for are
 always the first of fixed k's. The replay takes the whole paraphrase reply as known at once
 (a reply that does not stream, as the embedded model's). A sample is left out, with the
 reason, when it cannot be replayed: no evidence recorded, the sample failed, or the
@@ -11,7 +11,7 @@ recorded vote does not come out of its own clusters (recorded with another vote 
 
 The returned text is recomputed from the answers adaptive k asks for; where it differs from
 the recorded one the sample is left out too (its label would need grading again). With the
-stopping rule of `selfpara.adaptive` it never differs: the winning cluster is the same, and
+stopping rule of `selfpara.pipeline.adaptive` it never differs: the winning cluster is the same, and
 its text is its first member's (every member joined by matching it) or the original's.
 """
 
@@ -27,12 +27,12 @@ from evaluation.metrics import compute_metrics, rows_from_records
 from evaluation.revote import arm_config
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
 from evaluation.schema import Item, Label, SampleRecord
-from selfpara.adaptive import answers_to_settle, first_stage, settled
 from selfpara.config import WrapConfig
-from selfpara.decision import decide_answer, withhold_below
 from selfpara.errors import ConfigError
+from selfpara.pipeline.adaptive import answers_to_settle, first_stage, settled
+from selfpara.pipeline.decision import decide_answer, withhold_below
+from selfpara.pipeline.vote import central_member, choose_winner, guard_original, weigh
 from selfpara.result import Answer, Cluster, Comparison
-from selfpara.vote import central_member, choose_winner, guard_original, weigh
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ def returned(answers: list[Answer], cfg: WrapConfig) -> tuple[int, str]:
     clusters = recorded_clusters(answers)
     if not clusters:
         raise NotReplayable("no answer to vote over")
-    weigh(clusters, answers, rule.weighting)
+    weigh(clusters, answers, rule.vote_weighting)
     winner, _ = guard_original(clusters, choose_winner(clusters), answers, rule)
     share = winner.size / sum(c.size for c in clusters)
     return winner.id, decide_answer(_RecordedVote(central_member(winner), share), answers, cfg).answer
@@ -130,8 +130,6 @@ def stages(answers: list[Answer], cfg: WrapConfig, policy: Policy) -> tuple[int,
 def replay_sample(record: SampleRecord, cfg: WrapConfig, policy: Policy) -> Replayed:
     """`record` (a selfpara sample with its evidence) under adaptive k. Raises NotReplayable."""
     evidence = record.details.get("evidence")
-    if cfg.overrule_rule == "evidence":
-        raise NotReplayable("adaptive k does not combine with overrule_rule evidence")
     if not isinstance(evidence, dict) or "answers" not in evidence:
         raise NotReplayable("no evidence recorded")
     if record.error is not None or record.answer is None:

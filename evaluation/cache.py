@@ -1,6 +1,6 @@
 """The bench's call cache: reruns are free and arms share identical calls.
 
-It is selfpara's call cache (`selfpara.cache`: one key scheme, CallCache over a
+It is selfpara's call cache (`selfpara.models.cache`: one key scheme, CallCache over a
 SQLiteStore) placed *under* each arm's ModelClient as a Backend (`CachingBackend`), so
 that the whole path above it runs unchanged on a hit and usage (calls, tokens, cost) is
 counted as the arm spent it; hits are counted apart (`tally_calls`).
@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from selfpara.cache import CallCache, cacheable, call_key
-from selfpara.cache.sqlite_store import SQLiteStore
-from selfpara.cache.stores import CacheStoreError
-from selfpara.envvars import cache_dir
 from selfpara.errors import ConfigError
-from selfpara.llm import Backend, ModelClient
+from selfpara.models.cache import CallCache, cacheable, call_key
+from selfpara.models.cache.sqlite_store import SQLiteStore
+from selfpara.models.cache.stores import CacheStoreError
+from selfpara.models.client import Backend, ModelClient
 from selfpara.result import Completion, Message
+from selfpara.util.envvars import cache_dir
 
 CACHE_FILE = "bench-calls-v2.sqlite"
 LEGACY_CACHE_FILE = "bench-calls.sqlite"

@@ -11,10 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from evaluation.arms import prompts as arm_prompts
 from evaluation.cache import BenchCache
 from evaluation.schema import SampleRecord
+from selfpara.cli.presets import default
 from selfpara.config import MAX_K
-from selfpara.llm import ModelClient
-from selfpara.model_names import EMBEDDED_MODEL
-from selfpara.presets import default
+from selfpara.models.client import ModelClient
+from selfpara.models.names import EMBEDDED_MODEL
 
 
 def parse_shard(spec: str | None) -> tuple[int, int] | None:

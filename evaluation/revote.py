@@ -25,13 +25,13 @@ from evaluation.arms.registry import ARMS
 from evaluation.graders import grader_for
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
 from evaluation.schema import Item, SampleRecord
-from selfpara.config import WrapConfig, build_config, rename_deprecated
-from selfpara.decision import decide_answer
-from selfpara.equivalence import Equivalence, build_equivalence, model_free
+from selfpara.config import WrapConfig, build_config
 from selfpara.errors import ConfigError
-from selfpara.paraphrase import drift_filter
+from selfpara.pipeline.decision import decide_answer
+from selfpara.pipeline.equivalence import Equivalence, build_equivalence, model_free
+from selfpara.pipeline.paraphrase import drift_filter
+from selfpara.pipeline.vote import vote
 from selfpara.result import Answer, RejectedParaphrase
-from selfpara.vote import vote
 
 
 @dataclass
@@ -54,8 +54,6 @@ def arm_config(config: dict[str, Any], arm: str) -> WrapConfig:
         raise ConfigError(f"the run has no {arm!r} arm")
     # selfpara records its whole config; a voting baseline (sc) only its own settings.
     recorded = described.get("config") or {**described.get("settings", {}), "model": described.get("model")}
-    # a run recorded before a rename says low_agreement, ...: its names, not the caller's to change
-    recorded = rename_deprecated(recorded, warn=False)
     known = {k: v for k, v in recorded.items() if k in WrapConfig.model_fields and v is not None}
     return build_config(**known)
 
@@ -114,7 +112,6 @@ async def revote_sample(
     if not isinstance(evidence, dict) or record.answer is None:
         return as_was
     variants = {v["index"]: v["text"] for v in evidence["variants"]}
-    samples = {v["index"] for v in evidence["variants"] if v.get("top_up")}  # the original asked again
     question = variants[0]
     answers = [Answer.model_validate(a) for a in evidence["answers"]]
     rejected: list[RejectedParaphrase] = []
@@ -128,8 +125,7 @@ async def revote_sample(
     subset = [a for a in answers if a.variant in kept]
     if not any(a.ok for a in subset):
         return as_was._replace(dropped=[r.text for r in rejected])
-    wordings = kept - samples - {0}  # the checked wordings voting: what overrule_rule evidence counts
-    outcome = await vote(question, subset, equivalence, None, cfg.vote_rule, wordings)
+    outcome = await vote(question, subset, equivalence, None, cfg.vote_rule)
     return Revoted(
         decide_answer(outcome, subset, cfg).answer, [r.text for r in rejected], outcome.vote_share, outcome.confidence
     )

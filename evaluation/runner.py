@@ -27,8 +27,8 @@ from evaluation.rundir import SAMPLES_FILE, latest_records, prepare_run_dir, rea
 from evaluation.schema import Item, ItemVariant, Label, SampleRecord
 from evaluation.variants import build_items
 from selfpara.errors import ConfigError
-from selfpara.llm import ModelClient
-from selfpara.model_names import is_embedded
+from selfpara.models.client import ModelClient
+from selfpara.models.names import is_embedded
 from selfpara.result import Usage
 
 __all__ = ["BenchConfig", "RunOptions", "RunResult", "job_order", "run_bench"]
@@ -73,7 +73,7 @@ class _Graders:
                 if not self.config.nli_model:
                     raise ConfigError("the nli grader needs --nli-model (a local NLI model directory)")
                 if self._nli is None:
-                    from selfpara.nli import load_nli
+                    from selfpara.pipeline.equivalence.nli import load_nli
 
                     self._nli = load_nli(self.config.nli_model)
                 nli = self._nli

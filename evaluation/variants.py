@@ -18,7 +18,7 @@ from evaluation.rundir import ITEMS_FILE
 from evaluation.schema import Item, ItemVariant
 from selfpara.config import MAX_K
 from selfpara.errors import ConfigError
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.result import Usage
 
 
@@ -80,7 +80,7 @@ async def generate_variants(
 ) -> list[Item]:
     """Each item's original plus up to `n` paraphrases made and verified by selfpara's own paraphrase step."""
     from selfpara.config import build_config
-    from selfpara.pipeline import SelfParaphraser
+    from selfpara.paraphraser import SelfParaphraser
 
     cfg = build_config(model=model, k=n, paraphrase_check=check)
     sp = SelfParaphraser(cfg, client=client)

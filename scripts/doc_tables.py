@@ -1,6 +1,6 @@
 """Write the tables docs/cli.md makes from the code: the environment variables
-(`selfpara.envvars.ENV_VARS`) and the defaults that differ by entry point
-(`selfpara.presets.PRESETS`). tests/test_settings_source.py fails while they disagree.
+(`selfpara.util.envvars.ENV_VARS`) and the defaults that differ by entry point
+(`selfpara.cli.presets.PRESETS`). tests/test_settings_source.py fails while they disagree.
 
     python scripts/doc_tables.py          # rewrite docs/cli.md's generated blocks
     python scripts/doc_tables.py --check  # exit 1 when they are stale
@@ -14,8 +14,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from selfpara.envvars import env_table
-from selfpara.presets import defaults_table
+from selfpara.cli.presets import defaults_table
+from selfpara.util.envvars import env_table
 
 CLI_DOC = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
 BLOCKS: dict[str, Callable[[], str]] = {"env-vars": env_table, "defaults": defaults_table}

@@ -29,11 +29,11 @@ from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_con
 from evaluation.schema import Item, SampleRecord
 from evaluation.stats import paired_bootstrap, percentile_interval, rng_for
 from selfpara.config import build_config
-from selfpara.decision import decide_answer
-from selfpara.equivalence import build_equivalence
-from selfpara.paraphrase import drift_filter
+from selfpara.pipeline.decision import decide_answer
+from selfpara.pipeline.equivalence import build_equivalence
+from selfpara.pipeline.paraphrase import drift_filter
+from selfpara.pipeline.vote import VoteRule, vote
 from selfpara.result import Answer
-from selfpara.vote import VoteRule, vote
 
 CHECKS = build_config().drift_check_names
 ARMS = ("raw", "sc", "selfpara")
@@ -81,7 +81,7 @@ async def replay(run: Path) -> dict[str, dict[str, dict[int, bool]]]:
         for name, texts in mixes(original, paraphrased, samples, evidence["k_requested"]).items():
             for margin in (1, 2):
                 answers = [Answer(variant=i, text=t) for i, t in enumerate(texts)]
-                outcome = await vote(question, answers, equivalence, None, VoteRule(margin=margin))
+                outcome = await vote(question, answers, equivalence, None, VoteRule(overrule_margin=margin))
                 label = await grader_for(item.kind).grade(item, decide_answer(outcome, answers, cfg).answer)
                 out[f"{name}, margin {margin}"][item_id][vid] = label == "correct"
     # only questions answered in every wording by every arm (an interrupted run leaves some short)

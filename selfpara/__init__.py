@@ -7,9 +7,9 @@ print(result.answer, result.vote_share)
 
 from selfpara.config import WrapConfig, build_config
 from selfpara.errors import ConfigError, InputError, SelfparaError, UpstreamError, UpstreamTimeout
-from selfpara.llm import ModelClient
-from selfpara.model_names import EMBEDDED_MODEL
-from selfpara.pipeline import SelfParaphraser, aanswer, answer
+from selfpara.models.client import ModelClient
+from selfpara.models.names import EMBEDDED_MODEL
+from selfpara.paraphraser import SelfParaphraser, aanswer, answer
 from selfpara.result import Answer, Cluster, Usage, Variant, WrappedAnswer
 
 __all__ = [

@@ -3,27 +3,21 @@
 from __future__ import annotations
 
 import re
-import sys
-import warnings
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
-from selfpara.cache.spec import masked, parse_cache
-from selfpara.drift import DRIFT_CHECKS
-from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
-from selfpara.errors import ConfigError, config_error
-from selfpara.model_names import EMBEDDED_MODEL, OPENAI_COMPATIBLE, is_embedded, takes_openai_params
-from selfpara.rewrites import REWRITE_KINDS
-from selfpara.vote import VoteRule
+from selfpara.errors import config_error
+from selfpara.models.cache.spec import masked, parse_cache
+from selfpara.models.names import EMBEDDED_MODEL, OPENAI_COMPATIBLE, is_embedded, takes_openai_params
+from selfpara.pipeline.drift import DRIFT_CHECKS
+from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS
+from selfpara.pipeline.vote import VoteRule
 
 PARAPHRASE_CHECKS = ("off", "llm", "nli")
 """Ways to verify that a paraphrase asks exactly what the original asks."""
 
 MAX_K = 20
-MAX_PARAPHRASE_CALLS = 3
-PARAPHRASE_CALL_TEMPERATURE_STEP = 0.3
-PARAPHRASE_CALL_SEED_STEP = 100  # above MAX_K, so that no call's seed is a top-up slot's
 
 _SIZE_TAG = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z])")
 _LOOPBACK = re.compile(r"^[a-z]+://(localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|\[::1\])(:|/|$)", re.I)
@@ -68,37 +62,14 @@ class WrapConfig(BaseModel):
         description="Seed of the paraphrase call, so reruns reproduce the same candidates without a cache "
         "(sent to embedded and OpenAI-compatible models; None: unseeded).",
     )
-    paraphrase_calls: int = Field(
-        1,
-        ge=1,
-        le=MAX_PARAPHRASE_CALLS,
-        description="Paraphrase calls per question (over-generation). Each asks for k rewordings with its own "
-        "diversity hints, call i at paraphrase_temperature + 0.3·i and seed paraphrase_seed + 100·i; the "
-        "candidates that pass the near-copy rule and the drift checks are pooled and k of them kept by "
-        "paraphrase_pick (the rest are rejected as `surplus`). 1: one call, its survivors in order. Several "
-        "calls are awaited whole, never streamed.",
-    )
-    paraphrase_pick: Literal["different", "order"] = Field(
-        "different",
-        description="Which k of several paraphrase calls' survivors are kept: different (the k most different "
-        "from the question and from each other, by word overlap) or order (the first call's first, then the "
-        "next call's: the later calls only fill the slots the first left).",
-    )
     drift_checks: str = Field(
         "numbers,entities,qualifiers,rates,asks",
-        description="Comma-separated cheap checks a paraphrase must pass (selfpara.drift): numbers (same "
+        description="Comma-separated cheap checks a paraphrase must pass (selfpara.pipeline.drift): numbers (same "
         "numbers, digits and number words normalised), entities (every capitalised name kept), qualifiers "
         "(narrowing words such as capital, adult, largest, most kept and none added), rates ('each acre', 'per "
         "hour' keep their unit), asks (a question of at most 30 words: the same kind of answer asked for, "
         "'who' not 'which book', no relation such as symbol or author dropped, no new name, no added "
         "question), negation (negated iff the question is); off: none.",
-    )
-    rewrites: str = Field(
-        "off",
-        description="Comma-separated rewordings made without a model that fill the vote slots the model's kept "
-        "paraphrases leave (selfpara.rewrites; they pass the same filter): reorder (a word problem's independent "
-        "facts in another order, the question last), numbers (digits as words, or words as digits), names "
-        "(each person renamed everywhere); all: the three; off: none.",
     )
     paraphrase_check: Literal["auto", "off", "llm", "nli"] = Field(
         "auto", description="Equivalence check on paraphrases. auto: llm, or off for the embedded model."
@@ -122,7 +93,7 @@ class WrapConfig(BaseModel):
     equivalence: str = Field(
         "auto",
         description="Comma-separated answer-equivalence functions, cheapest first; auto: "
-        "exact,numeric,contains,distinct,core,llm (without llm for embedded models). Deprecated alias: `agreement`.",
+        "exact,numeric,contains,distinct,core,llm (without llm for embedded models).",
     )
     overrule_margin: float = Field(
         2.0,
@@ -136,37 +107,19 @@ class WrapConfig(BaseModel):
         description="Keep the original's answer whenever its mean token log-probability reaches this "
         "(where the backend reports one); None: off.",
     )
-    overrule_rule: Literal["margin", "evidence"] = Field(
-        "margin",
-        description="margin: another cluster overrules the original's only by overrule_margin votes. evidence: "
-        "the margin relaxes to 1 for a cluster holding at least evidence_wordings answers to wordings that "
-        "passed every check (kept paraphrases, rewrites, given wordings; not top-up samples), and where "
-        "evidence_logprob is set only when the original's answer is also unsure. Not with adaptive k.",
-    )
-    evidence_wordings: int = Field(
-        2, ge=0, description="With overrule_rule evidence: the checked wordings that must agree to relax the margin."
-    )
-    evidence_logprob: float | None = Field(
-        None,
-        le=0.0,
-        description="With overrule_rule evidence: relax the margin only when the original's answer has a mean "
-        "token log-probability below this (where the backend reports one); None: the wordings alone decide.",
-    )
     vote_weighting: Literal["count", "logprob"] = Field(
         "count", description="count: one vote per answer; logprob: each answer weighs exp(mean token logprob)."
     )
     low_vote_share: Literal["off", "flag", "abstain"] = Field(
         "flag",
         description="What to do when the winner's vote share is below low_vote_share_threshold: flag (return "
-        "the answer flagged low_vote_share), abstain (return abstention_text instead, flagged) or off. "
-        "Deprecated alias: `low_agreement`.",
+        "the answer flagged low_vote_share), abstain (return abstention_text instead, flagged) or off.",
     )
     low_vote_share_threshold: float = Field(
         0.6,
         ge=0.0,
         le=1.0,
-        description="Vote share below which the low-vote-share policy acts (0.6: a tie or worse). "
-        "Deprecated alias: `low_agreement_threshold`.",
+        description="Vote share below which the low-vote-share policy acts (0.6: a tie or worse).",
     )
     abstention_text: str = Field(
         "I am not confident enough to answer this reliably.",
@@ -176,11 +129,11 @@ class WrapConfig(BaseModel):
     adaptive: bool | None = Field(
         None,
         description="Adaptive k: answer the original and a first stage of paraphrases, then more only while "
-        "the answers still to come could change the returned answer (selfpara.adaptive); the paraphrase call "
+        "the answers still to come could change the returned answer (selfpara.pipeline.adaptive); the paraphrase call "
         "still asks for k. The vote share is then that of the answers asked. None: on for embedded (local/...) "
         "models, where it saves calls and no time (their answers decode together; replayed on recorded Qwen "
-        "runs it saved 26-31% of calls with the same answers), unless top_up_temperature or overrule_rule "
-        "evidence is set; off for remote upstreams, where a later stage can add a round trip (docs/adaptive.md).",
+        "runs it saved 26-31% of calls with the same answers), unless top_up_temperature is set; off for remote "
+        "upstreams, where a later stage can add a round trip (docs/adaptive.md).",
     )
     adaptive_first: int | None = Field(
         None,
@@ -200,8 +153,7 @@ class WrapConfig(BaseModel):
         gt=0.0,
         le=1.0,
         description="Adaptive k also stops, after its first stage, once the leading cluster's vote share reaches "
-        "this (it may then return another answer than fixed k would); None: only when the vote is settled. "
-        "Deprecated alias: `adaptive_agreement`.",
+        "this (it may then return another answer than fixed k would); None: only when the vote is settled.",
     )
     stream_paraphrases: bool | None = Field(
         None,
@@ -250,10 +202,12 @@ class WrapConfig(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _deprecated_names(cls, data: Any) -> Any:
-        """Accept the old names of DEPRECATED_NAMES (`agreement`, `low_agreement`, ...) for one release."""
-        if isinstance(data, dict) and not DEPRECATED_NAMES.keys().isdisjoint(data):
-            return rename_deprecated(data)
+    def _removed_settings(cls, data: Any) -> Any:
+        """A setting that was renamed or removed is an error that says so, not an unknown field."""
+        if isinstance(data, dict):
+            gone = [name for name in data if name in REMOVED_SETTINGS]
+            if gone:
+                raise ValueError("; ".join(f"{name}: {REMOVED_SETTINGS[name]}" for name in gone))
         return data
 
     @field_validator("equivalence")
@@ -280,11 +234,6 @@ class WrapConfig(BaseModel):
     def _known_drift_checks(cls, value: str) -> str:
         return _name_list(value, list(DRIFT_CHECKS), "drift check(s)")
 
-    @field_validator("rewrites")
-    @classmethod
-    def _known_rewrites(cls, value: str) -> str:
-        return ",".join(REWRITE_KINDS) if value.strip() == "all" else _name_list(value, REWRITE_KINDS, "rewrite(s)")
-
     @model_validator(mode="after")
     def _nli_needs_model(self) -> WrapConfig:
         uses_nli = self.paraphrase_check == "nli" or any(
@@ -299,14 +248,6 @@ class WrapConfig(BaseModel):
                 "top_up_temperature and adaptive k do not combine: adaptive k answers only what could "
                 "change the vote; choose one"
             )
-        if self.paraphrase_calls > 1 and self.stream_paraphrases:
-            raise ValueError(
-                "stream_paraphrases and paraphrase_calls > 1 do not combine: the k rewordings kept "
-                "are chosen once every call's reply is in"
-            )
-        if self.adaptive and self.overrule_rule == "evidence":
-            # Adaptive k's stopping test knows one margin; under evidence it depends on answers not yet seen.
-            raise ValueError("overrule_rule evidence and adaptive k do not combine: choose one")
         return self
 
     @property
@@ -319,10 +260,7 @@ class WrapConfig(BaseModel):
 
     @property
     def streams_paraphrases(self) -> bool:
-        """Whether the paraphrase call is streamed where the backend can (`stream_paraphrases` resolved;
-        never with several paraphrase calls)."""
-        if self.paraphrase_calls > 1:
-            return False
+        """Whether the paraphrase call is streamed where the backend can (`stream_paraphrases` resolved)."""
         return self.adapts if self.stream_paraphrases is None else self.stream_paraphrases
 
     @property
@@ -330,19 +268,15 @@ class WrapConfig(BaseModel):
         """Whether adaptive k is on (`adaptive` resolved: None is on for embedded models only)."""
         if self.adaptive is not None:
             return self.adaptive
-        return is_embedded(self.model) and self.top_up_temperature is None and self.overrule_rule != "evidence"
+        return is_embedded(self.model) and self.top_up_temperature is None
 
     @property
     def vote_rule(self) -> VoteRule:
-        """The vote rule these settings make (overrule_margin, confident_logprob, vote_weighting, overrule_rule
-        with its evidence_wordings and evidence_logprob)."""
+        """The vote rule these settings make (overrule_margin, confident_logprob, vote_weighting)."""
         return VoteRule(
-            margin=self.overrule_margin,
+            overrule_margin=self.overrule_margin,
             confident_logprob=self.confident_logprob,
-            weighting=self.vote_weighting,
-            overrule=self.overrule_rule,
-            evidence_wordings=self.evidence_wordings,
-            evidence_logprob=self.evidence_logprob,
+            vote_weighting=self.vote_weighting,
         )
 
     @property
@@ -351,23 +285,12 @@ class WrapConfig(BaseModel):
         return [] if self.drift_checks == "off" else self.drift_checks.split(",")
 
     @property
-    def rewrite_kinds(self) -> list[str]:
-        """The rewrites in use (empty when off)."""
-        return [] if self.rewrites == "off" else self.rewrites.split(",")
-
-    @property
     def judge_is_model_under_test(self) -> bool:
         """Whether an LLM judge in use (answer equivalence or the paraphrase check) is the answering
         model itself and that model is small or local: its verdicts are then weak evidence."""
         judge = self.judge_model or self.model
         judges = "llm" in self.equivalence_functions or self.resolved_paraphrase_check == "llm"
         return judges and judge == self.model and is_small_or_local(self.model, self.api_base)
-
-    def paraphrase_call_params(self, call: int) -> tuple[float, int | None]:
-        """(temperature, seed) of paraphrase call `call` (0-based): each later call hotter and seeded apart."""
-        temperature = min(2.0, self.paraphrase_temperature + PARAPHRASE_CALL_TEMPERATURE_STEP * call)
-        seed = None if self.paraphrase_seed is None else self.paraphrase_seed + PARAPHRASE_CALL_SEED_STEP * call
-        return temperature, seed
 
     def top_up_seed(self, slot: int) -> int | None:
         """Seed of the top-up answer in vote slot `slot` (1..k): paraphrase_seed + slot, where the model
@@ -399,10 +322,7 @@ class WrapConfig(BaseModel):
 
     def with_overrides(self, **changes: object) -> WrapConfig:
         """A validated copy with `changes` applied; raises ConfigError on bad values."""
-        try:
-            given = rename_deprecated({k: v for k, v in changes.items() if v is not None})
-        except ValueError as exc:
-            raise ConfigError(f"invalid settings: {exc}") from None
+        given = {k: v for k, v in changes.items() if v is not None}
         return build_config(**{**self.model_dump(), **given})
 
     def public_dict(self) -> dict[str, object]:
@@ -423,56 +343,21 @@ def _name_list(value: str, known: list[str] | tuple[str, ...], what: str) -> str
     return ",".join(names)
 
 
-DEPRECATED_NAMES = {
-    "agreement": "equivalence",
-    "low_agreement": "low_vote_share",
-    "low_agreement_threshold": "low_vote_share_threshold",
-    "adaptive_agreement": "adaptive_vote_share",
+REMOVED_SETTINGS: dict[str, str] = {
+    "agreement": "renamed to 'equivalence'",
+    "low_agreement": "renamed to 'low_vote_share'",
+    "low_agreement_threshold": "renamed to 'low_vote_share_threshold'",
+    "adaptive_agreement": "renamed to 'adaptive_vote_share'",
+    "paraphrase_calls": "removed: over-generation kept no more useful paraphrases (docs/results/qwen-gsm8k-overgen.md)",
+    "paraphrase_pick": "removed with paraphrase_calls (docs/results/qwen-gsm8k-overgen.md)",
+    "overrule_rule": "removed: the evidence rule changed answers for the worse; overrule_margin is the rule "
+    "(docs/results/qwen-gsm8k-held24.md)",
+    "evidence_wordings": "removed with overrule_rule (docs/results/qwen-gsm8k-held24.md)",
+    "evidence_logprob": "removed with overrule_rule (docs/results/qwen-gsm8k-held24.md)",
+    "rewrites": "removed: rewordings made without a model raised supply but changed no answer "
+    "(docs/results/qwen-gsm8k-held24.md)",
 }
-"""Old WrapConfig field names still accepted for one release, and their new names ("agreement" meant
-answer equivalence in the first and vote share in the others)."""
-
-
-def _caller_level() -> int:
-    """The `stacklevel` that attributes a warning given in this module to the code that named the setting.
-
-    The old name reaches `rename_deprecated` through pydantic's validators or `with_overrides`, so a
-    fixed level would blame pydantic or this module; the first frame outside both is the one that
-    should move to the new name (and `error::DeprecationWarning:selfpara` fails the project's own uses).
-    """
-    level, frame = 1, sys._getframe(1)  # level 1: the function that calls warnings.warn
-    while frame.f_back is not None and _internal(frame.f_globals.get("__name__", "")):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
-def _internal(module: str) -> bool:
-    """Whether `module` (a frame's module name) is this module or pydantic, which only pass the name on."""
-    return module == __name__ or module.partition(".")[0] == "pydantic"
-
-
-def rename_deprecated(values: dict[str, Any], *, warn: bool = True) -> dict[str, Any]:
-    """`values` with deprecated setting names replaced by their new names (a DeprecationWarning each).
-
-    Args:
-        values: setting name -> value, old names or new.
-        warn: False for settings recorded before a rename (a run's config.json, read back by the
-            re-vote or a replay): the name is not the caller's to change, so nothing warns.
-
-    Raises ValueError when both the old and the new name are given with different values.
-    """
-    out = dict(values)
-    for old, new in DEPRECATED_NAMES.items():
-        if old not in out:
-            continue
-        value = out.pop(old)
-        if new in out and out[new] != value:
-            raise ValueError(f"give {new!r} or its deprecated alias {old!r}, not both")
-        if warn:
-            message = f"the setting {old!r} is deprecated; use {new!r}"
-            warnings.warn(message, DeprecationWarning, stacklevel=_caller_level())
-        out[new] = value
-    return out
+"""Settings that no longer exist, with what replaced them; naming one is a ConfigError saying so."""
 
 
 def build_config(**values: object) -> WrapConfig:

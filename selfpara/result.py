@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
+from pydantic import BaseModel, Field
 
 Message = dict[str, object]
 """One chat message in OpenAI form: {"role": ..., "content": ...}."""
@@ -16,7 +14,7 @@ class Usage(BaseModel):
     """Model calls of one request, summed over every call (failed calls count too).
 
     `calls`, tokens and cost are what the upstream was asked for; a call answered from the
-    call cache (see `selfpara.cache`) is counted in `cache_hits` instead.
+    call cache (see `selfpara.models.cache`) is counted in `cache_hits` instead.
     """
 
     calls: int = 0
@@ -70,11 +68,6 @@ class Variant(BaseModel):
     text: str
     top_up: bool = Field(
         False, description="A slot no kept paraphrase filled: the original asked again at top_up_temperature."
-    )
-    rewrite: str | None = Field(
-        None,
-        description="The edits that made this wording without a model (selfpara.rewrites), e.g. 'names+numbers'; "
-        "None: the original or the model's paraphrase.",
     )
 
     @property
@@ -167,43 +160,8 @@ Flag = Literal[
     "original_kept",  # a larger cluster lost to the original's: no decisive majority (see original_kept)
     "judge_is_model_under_test",  # the LLM judge is the small or local answering model: weak verdicts
     "low_vote_share",  # the vote share is below low_vote_share_threshold (see the low_vote_share policy)
-    "low_agreement",  # deprecated: low_vote_share's old name, carried beside it for one release
     "cache_unavailable",  # the call cache was unreachable: calls went upstream (see usage.cache_errors)
 ]
-
-DEPRECATED_FLAGS: dict[str, str] = {"low_agreement": "low_vote_share"}
-"""Old flag names -> their new names. A WrappedAnswer carries each old name right after its new one for
-one release (clients that test for the old flag keep working); runs recorded before the rename carry
-the old name alone."""
-
-
-def with_deprecated_flags(flags: Iterable[str]) -> list[str]:
-    """`flags` with each renamed flag under both names, the new one first (an old name alone gets its new one).
-
-    Args:
-        flags: flag names, old or new, in order.
-    """
-    new_of = DEPRECATED_FLAGS
-    old_of = {new: old for old, new in new_of.items()}
-    out: list[str] = []
-    for flag in flags:
-        for name in (new_of.get(flag, flag), old_of.get(new_of.get(flag, flag))):
-            if name is not None and name not in out:
-                out.append(name)
-    return out
-
-
-def current_flags(flags: Iterable[str]) -> list[str]:
-    """`flags` without the old names that accompany their new ones: each flag once, as it was recorded.
-
-    A run recorded before a rename keeps its old name (its report reads as it did); a later one shows
-    the new name only.
-
-    Args:
-        flags: flag names as recorded (a sample's `flags`, a WrappedAnswer's).
-    """
-    given = list(flags)
-    return [f for f in given if DEPRECATED_FLAGS.get(f) not in given]
 
 
 class WrappedAnswer(BaseModel):
@@ -232,7 +190,6 @@ class WrappedAnswer(BaseModel):
     winner: int = Field(description="Id of the winning cluster.")
     vote_share: float = Field(
         description="Vote share of the winner: |winner| / answers voted.",
-        validation_alias=AliasChoices("vote_share", "agreement"),
     )
     confidence: float = Field(
         description="How far to trust the answer, in [0, 1]: the chance a further wording agrees, "
@@ -256,8 +213,7 @@ class WrappedAnswer(BaseModel):
     )
     flags: list[Flag] = Field(
         [],
-        description="What to know about this answer (see `Flag`); a renamed flag comes under its new and, for "
-        "one release, its old name (low_vote_share, then low_agreement).",
+        description="What to know about this answer (see `Flag`).",
     )
     skipped_paraphrases: list[str] = Field(
         default_factory=list,
@@ -273,42 +229,9 @@ class WrappedAnswer(BaseModel):
     equivalence_functions: list[str] = Field(
         default_factory=list,
         description="The answer-equivalence functions the vote used.",
-        validation_alias=AliasChoices("equivalence_functions", "agreement_functions"),
     )
     usage: Usage = Usage()
     timings: Timings = Timings()
-
-    @field_validator("flags")
-    @classmethod
-    def _renamed_flags(cls, flags: list[Flag]) -> list[Flag]:
-        return with_deprecated_flags(flags)  # type: ignore[return-value]  # names of Flag, in Flag's order
-
-    @model_serializer(mode="wrap")
-    def _with_deprecated_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """Also write the old names `agreement` (= vote_share) and `agreement_functions` (deprecated, one release)."""
-        data = handler(self)
-        if isinstance(data, dict):
-            if "vote_share" in data:
-                data["agreement"] = data["vote_share"]
-            if "equivalence_functions" in data:
-                data["agreement_functions"] = data["equivalence_functions"]
-        return data
-
-    @property
-    def agreement(self) -> float:
-        """Deprecated: use `vote_share`."""
-        warnings.warn("WrappedAnswer.agreement is deprecated; use vote_share", DeprecationWarning, stacklevel=2)
-        return self.vote_share
-
-    @property
-    def agreement_functions(self) -> list[str]:
-        """Deprecated: use `equivalence_functions`."""
-        warnings.warn(
-            "WrappedAnswer.agreement_functions is deprecated; use equivalence_functions",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.equivalence_functions
 
     @property
     def failed_variants(self) -> list[int]:

@@ -1,6 +1,6 @@
 """A scripted fake model backend, for unit tests, benchmarks and examples that must run offline.
 
-It is a real Backend (see `selfpara.llm`), so everything above it — retries, timeouts,
+It is a real Backend (see `selfpara.models.client`), so everything above it — retries, timeouts,
 accounting, the whole pipeline — runs unchanged.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from selfpara.prompts import JUDGE_MARKER, PARAPHRASE_MARKER, untagged
+from selfpara.pipeline.prompts import JUDGE_MARKER, PARAPHRASE_MARKER, untagged
 from selfpara.result import Completion, Message
 
 Responder = Callable[[str, list[Message], dict[str, Any]], "str | Completion | Exception"]
@@ -145,7 +145,8 @@ class FakeStreamingBackend(FakeBackend):
 
 def tiny_nli_model(directory: Path, labels: tuple[str, str, str] = ("entailment", "neutral", "contradiction")) -> Path:
     """Write a tiny, randomly initialised (seeded) NLI classifier into `directory` and return it: a real
-    model directory for `selfpara.nli.NLIModel` whose verdicts mean nothing (needs the `nli` extra)."""
+    model directory for `selfpara.pipeline.equivalence.nli.NLIModel` whose verdicts mean nothing (needs the
+    `nli` extra)."""
     import torch
     from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
 

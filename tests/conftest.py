@@ -12,7 +12,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from selfpara.llm import ModelClient  # noqa: E402
+from selfpara.models.client import ModelClient  # noqa: E402
 from selfpara.testing import FakeBackend  # noqa: E402
 
 
@@ -20,7 +20,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Skip a test whose extra is not installed, naming it: `@pytest.mark.extra("nli")`, and every
     `@pytest.mark.model` test (the real embedded model needs `local`) that names no extra of its own.
     So the suite passes on a smaller install (.ci/lowest: the base install and `bench`)."""
-    from selfpara.extras import missing_modules
+    from selfpara.util.extras import missing_modules
 
     for item in items:
         extras = [m.args[0] for m in item.iter_markers("extra")]

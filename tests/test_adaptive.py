@@ -1,4 +1,4 @@
-"""`selfpara.adaptive`: the settled test against brute force over every outcome of the answers still to come."""
+"""`selfpara.pipeline.adaptive`: the settled test against brute force over every outcome of the answers to come."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import random
 
 import pytest
 
-from selfpara.adaptive import answers_to_settle, first_stage, settled
-from selfpara.equivalence import Equivalence, ExactMatch
+from selfpara.pipeline.adaptive import answers_to_settle, first_stage, settled
+from selfpara.pipeline.equivalence import Equivalence, ExactMatch
+from selfpara.pipeline.vote import VoteRule, choose_winner, cluster_answers, guard_original, weigh
 from selfpara.result import Answer, Cluster
-from selfpara.text import is_abstention
-from selfpara.vote import VoteRule, choose_winner, cluster_answers, guard_original, weigh
+from selfpara.util.text import is_abstention
 
 ABSTAIN = "I don't know"
 FAIL = None
@@ -44,7 +44,7 @@ def answers_by(answers: list[Answer]) -> dict[int, Answer]:
 def outcome(answers: list[Answer], rule: VoteRule) -> tuple[int, float]:
     """(winning cluster id, vote share) of the vote over `answers`."""
     clusters = clusters_of(answers)
-    weigh(clusters, answers, rule.weighting)
+    weigh(clusters, answers, rule.vote_weighting)
     winner, _ = guard_original(clusters, choose_winner(clusters), answers, rule)
     return winner.id, winner.size / sum(c.size for c in clusters)
 
@@ -85,13 +85,13 @@ def test_the_written_out_clustering_is_cluster_answers():
 
 
 RULES = [
-    VoteRule(margin=2.0),
-    VoteRule(margin=1.0),
-    VoteRule(margin=0.0),
-    VoteRule(margin=1.5, weighting="logprob"),
-    VoteRule(margin=2.0, weighting="logprob"),
-    VoteRule(margin=0.0, weighting="logprob"),
-    VoteRule(margin=2.0, confident_logprob=-0.5),
+    VoteRule(overrule_margin=2.0),
+    VoteRule(overrule_margin=1.0),
+    VoteRule(overrule_margin=0.0),
+    VoteRule(overrule_margin=1.5, vote_weighting="logprob"),
+    VoteRule(overrule_margin=2.0, vote_weighting="logprob"),
+    VoteRule(overrule_margin=0.0, vote_weighting="logprob"),
+    VoteRule(overrule_margin=2.0, confident_logprob=-0.5),
 ]
 
 
@@ -130,7 +130,7 @@ def test_settled_is_exactly_brute_force_with_three_to_come():
 
 
 def test_unanimous_answers_settle_early_and_disagreement_does_not():
-    rule = VoteRule(margin=2.0)
+    rule = VoteRule(overrule_margin=2.0)
     agree = make(["A", "A"], [None, None])
     assert settled(clusters_of(agree), agree, rule, 2)  # 2 vs at most 2: a lead of 0 cannot overrule
     assert not settled(clusters_of(agree), agree, rule, 4)  # 2 vs 4 could
@@ -143,16 +143,16 @@ def test_the_original_is_awaited_and_a_confident_one_settles_at_once():
     later = [Answer(variant=1, text="A")]
     assert not settled(clusters_of(later), later, VoteRule(), 3)
     confident = make(["A"], [-0.1])
-    assert settled(clusters_of(confident), confident, VoteRule(margin=2, confident_logprob=-0.5), 10)
-    assert not settled(clusters_of(confident), confident, VoteRule(margin=2), 10)
+    assert settled(clusters_of(confident), confident, VoteRule(overrule_margin=2, confident_logprob=-0.5), 10)
+    assert not settled(clusters_of(confident), confident, VoteRule(overrule_margin=2), 10)
 
 
 def test_stage_sizes():
     # margin 2: the original and m agreeing paraphrases settle k when (k - m) - (1 + m) < 2; at k <= 2 the
     # original cannot be overruled at all
-    assert [first_stage(VoteRule(margin=2.0), k) for k in (1, 2, 3, 5, 10)] == [0, 0, 1, 2, 4]
-    assert [first_stage(VoteRule(margin=1.0), k) for k in (1, 3, 5)] == [0, 1, 2]  # a tie keeps the original
+    assert [first_stage(VoteRule(overrule_margin=2.0), k) for k in (1, 2, 3, 5, 10)] == [0, 0, 1, 2, 4]
+    assert [first_stage(VoteRule(overrule_margin=1.0), k) for k in (1, 3, 5)] == [0, 1, 2]  # a tie keeps the original
     split = make(["A", "B"], [None, None])
-    assert answers_to_settle(clusters_of(split), split, VoteRule(margin=2.0), 3) == 1  # A,A vs B + at most 2
+    assert answers_to_settle(clusters_of(split), split, VoteRule(overrule_margin=2.0), 3) == 1  # A,A vs B + at most 2
     agree = make(["A", "A"], [None, None])
-    assert answers_to_settle(clusters_of(agree), agree, VoteRule(margin=2.0), 2) == 0
+    assert answers_to_settle(clusters_of(agree), agree, VoteRule(overrule_margin=2.0), 2) == 0

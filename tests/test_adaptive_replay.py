@@ -15,7 +15,7 @@ from evaluation.datasets import save_items
 from evaluation.rundir import read_samples
 from evaluation.runner import run_bench
 from evaluation.schema import Item, ItemVariant
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
 
 COUNTRIES = [("France", "Paris"), ("Japan", "Tokyo"), ("Peru", "Lima"), ("Kenya", "Nairobi"), ("Chile", "Santiago")]
@@ -121,13 +121,3 @@ def test_an_arm_that_already_adapted_is_not_replayed(run_dir: Path) -> None:
 
     with pytest.raises(ConfigError, match="already ran adaptive k"):
         replay_run(run_dir, [Policy("default stages")], arm="selfpara[adaptive=true]")
-
-
-def test_adaptive_k_is_not_replayed_under_the_evidence_rule():
-    from evaluation.adaptive_replay import NotReplayable, replay_sample
-    from evaluation.schema import SampleRecord
-    from selfpara.config import build_config
-
-    record = SampleRecord(item_id="x", variant_id=0, is_original=True, arm="selfpara", answer="Paris", label="correct")
-    with pytest.raises(NotReplayable, match="evidence"):
-        replay_sample(record, build_config(overrule_rule="evidence"), Policy("default"))

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from selfpara.answer_core import answer_core, is_yes_no_question, same_core
-from selfpara.equivalence import Equivalence, build_equivalence
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
+from selfpara.pipeline.equivalence import Equivalence, build_equivalence
+from selfpara.pipeline.equivalence.answer_core import answer_core, is_yes_no_question, same_core
 
 FRANCE = "What is the capital of France?"
 

@@ -3,7 +3,11 @@
 - the core (`selfpara`) never imports the evaluation package, at any level;
 - inside `selfpara`, only the CLI imports `selfpara.cli`, and only the CLI and the
   server import `selfpara.server` (the server never imports the CLI);
-- no import cycle between modules of `selfpara` and `evaluation`.
+- folder rules: `selfpara.models` (the door to models) never reaches the settings, the
+  pipeline or what runs it; `selfpara.util` reaches none of those either;
+  `selfpara.pipeline` never reaches the paraphraser, the server or the CLI;
+- no import cycle between modules of `selfpara` and `evaluation`; importing a module also runs
+  its packages' `__init__`, so that counts as importing them.
 
 Every import counts, also one inside a function (the documented way to defer a slow import
 such as torch or litellm): a deferred import cannot deadlock a load, but it is still a
@@ -12,8 +16,6 @@ apart. Imports under `if TYPE_CHECKING:` never run, so they cannot break a load,
 from a module is still a dependency on it: the cycle check counts them as well (`types=True`),
 and finds none.
 
-Edges that other work in progress removes are listed in KNOWN_*: each is checked by a
-strict xfail test, which fails once the edge is gone so that the entry gets deleted.
 """
 
 from __future__ import annotations
@@ -28,17 +30,20 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("selfpara", "evaluation")
 
-# (importer, imported package or module) edges owned by others (issue 8).
-KNOWN_CORE_TO_EVALUATION: dict[tuple[str, str], str] = {}
-KNOWN_LAYER_EDGES: dict[tuple[str, str], str] = {}
-KNOWN_CYCLES: dict[frozenset[str], str] = {}
-
 MAX_MODULE_LINES = 500
-"""The longest a module of the packages may be (issue 24): past it, split it by what it holds."""
+"""The longest a module of the packages may be: past it, split it by what it holds."""
 
-# The model door and what it reaches: none of it may depend on the settings (issue 24), so
-# that the config, which validates names against registries that type the client, stays above.
-TRANSPORT = ("selfpara.llm", "selfpara.backends", "selfpara.http_backend", "selfpara.litellm_backend")
+MAX_TOP_LEVEL_ENTRIES = 12
+"""Modules and folders at selfpara's top level: past it, the method no longer reads from the tree."""
+
+# (folder, what nothing inside it may reach): the model door never depends on the settings or the
+# pipeline (the settings validate names against registries that type the client); the shared
+# helpers depend on none of those; the stages never depend on what runs them.
+FOLDER_RULES: dict[str, tuple[str, ...]] = {
+    "selfpara.models": ("selfpara.config", "selfpara.pipeline", "selfpara.paraphraser", "selfpara.server"),
+    "selfpara.util": ("selfpara.config", "selfpara.pipeline", "selfpara.models", "selfpara.paraphraser"),
+    "selfpara.pipeline": ("selfpara.paraphraser", "selfpara.server", "selfpara.cli"),
+}
 
 
 def module_name(path: Path) -> str:
@@ -109,7 +114,13 @@ def imports_of(module: str, module_level: bool, types: bool = False) -> set[str]
             resolved = _resolve(target)
             if resolved is not None and resolved != module:
                 found.add(resolved)
-    return found
+    return found | {p for dep in found for p in _parents(dep) if p != module and not _in(module, p)}
+
+
+def _parents(module: str) -> list[str]:
+    """The packages Python initialises before `module` (within our packages)."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts)) if ".".join(parts[:i]) in MODULES]
 
 
 def edges(module_level: bool, types: bool = False) -> set[tuple[str, str]]:
@@ -180,21 +191,23 @@ def cycles(module_level: bool = False, types: bool = False) -> list[frozenset[st
 def test_the_walk_sees_the_packages() -> None:
     # guards the test itself: a broken walk would find no edges and pass everything
     assert {"selfpara.pipeline", "selfpara.cli", "selfpara.server.app", "evaluation.runner"} <= set(MODULES)
-    assert "selfpara.config" in imports_of("selfpara.pipeline", module_level=True)
-    assert ("selfpara.vote", "selfpara.equivalence") in edges(module_level=True)
+    assert "selfpara.config" in imports_of("selfpara.paraphraser", module_level=True)
+    assert ("selfpara.pipeline.vote", "selfpara.pipeline.equivalence") in edges(module_level=True)
+    # a submodule's import runs its package's __init__: an edge to the package too
+    assert "selfpara.pipeline" in imports_of("selfpara.config", module_level=True)
 
 
 def test_core_never_imports_evaluation() -> None:
-    assert core_to_evaluation() - set(KNOWN_CORE_TO_EVALUATION) == set()
+    assert core_to_evaluation() == set()
 
 
 def test_only_the_cli_uses_the_cli_and_only_cli_and_server_use_the_server() -> None:
-    assert layer_violations() - set(KNOWN_LAYER_EDGES) == set()
+    assert layer_violations() == set()
 
 
 def test_no_import_cycle() -> None:
     assert cycles(module_level=True) == []  # no exception at all: such a cycle can break a load
-    assert [c for c in cycles() if c not in KNOWN_CYCLES] == []
+    assert cycles() == []
 
 
 def test_no_import_cycle_counting_type_only_imports() -> None:
@@ -216,15 +229,22 @@ def reachable(module: str, types: bool = True) -> set[str]:
     return seen
 
 
-def test_the_model_door_never_reads_the_settings() -> None:
-    # the client a WrapConfig describes is built above the door, in client_config
-    for module in TRANSPORT:
-        assert "selfpara.config" not in reachable(module), module
-    assert "selfpara.config" in reachable("selfpara.client_config")  # the walk sees the one that does
+@pytest.mark.parametrize("folder", sorted(FOLDER_RULES))
+def test_folder_rules(folder: str) -> None:
+    inside = [m for m in MODULES if _in(m, folder)]
+    assert inside, folder
+    bad = {(m, f) for m in inside for dep in reachable(m) for f in FOLDER_RULES[folder] if _in(dep, f)}
+    assert bad == set()
+    assert "selfpara.config" in reachable("selfpara.paraphraser")  # the walk sees the one that does
+
+
+def test_the_top_level_is_short() -> None:
+    entries = [p.name for p in (ROOT / "selfpara").iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()]
+    assert 5 < len(entries) <= MAX_TOP_LEVEL_ENTRIES, sorted(entries)
 
 
 def test_a_requests_state_gets_what_it_needs_not_the_pipeline() -> None:
-    assert "selfpara.pipeline" not in reachable("selfpara.request")
+    assert "selfpara.paraphraser" not in reachable("selfpara.pipeline.request")
 
 
 def module_lengths() -> dict[str, int]:
@@ -239,8 +259,8 @@ def test_no_module_is_over_the_line_limit() -> None:
 
 def test_the_model_naming_helpers_are_a_leaf() -> None:
     # the transports, the config, the server and the evaluation read model names from it
-    assert imports_of("selfpara.model_names", module_level=False, types=True) == set()
-    assert "selfpara.config" not in imports_of("selfpara.http_backend", module_level=False, types=True)
+    assert imports_of("selfpara.models.names", module_level=False, types=True) == set()
+    assert "selfpara.config" not in imports_of("selfpara.models.http_backend", module_level=False, types=True)
 
 
 def test_the_checks_catch_violations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -271,24 +291,6 @@ def test_the_checks_catch_violations(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert layer_violations() == {("selfpara.a", "selfpara.cli")}
 
 
-@pytest.mark.xfail(strict=True, reason="known edge, removed by work in progress on issue 8")
-@pytest.mark.parametrize("edge", sorted(KNOWN_CORE_TO_EVALUATION))
-def test_known_core_to_evaluation_edge_is_gone(edge: tuple[str, str]) -> None:
-    assert edge not in core_to_evaluation()
-
-
-@pytest.mark.xfail(strict=True, reason="known edge, removed by work in progress on issue 8")
-@pytest.mark.parametrize("edge", sorted(KNOWN_LAYER_EDGES))
-def test_known_layer_edge_is_gone(edge: tuple[str, str]) -> None:
-    assert edge not in layer_violations()
-
-
-@pytest.mark.xfail(strict=True, reason="known cycle, removed by work in progress on issue 8")
-@pytest.mark.parametrize("cycle", sorted(KNOWN_CYCLES, key=sorted), ids=lambda c: "<->".join(sorted(c)))
-def test_known_cycle_is_gone(cycle: frozenset[str]) -> None:
-    assert cycle not in cycles()
-
-
 def test_importing_selfpara_has_no_side_effects() -> None:
     # In a fresh interpreter without the variable: `import selfpara` sets nothing, the
     # litellm importer sets it (offline price list) and keeps a value the user chose.
@@ -297,10 +299,10 @@ def test_importing_selfpara_has_no_side_effects() -> None:
 
     code = (
         "import os, sys\n"
-        "import selfpara, selfpara.pipeline, selfpara.cli\n"
+        "import selfpara, selfpara.paraphraser, selfpara.cli\n"
         "assert 'LITELLM_LOCAL_MODEL_COST_MAP' not in os.environ, 'set on import'\n"
         "assert 'litellm' not in sys.modules, 'litellm imported eagerly'\n"
-        "from selfpara._litellm import import_litellm\n"
+        "from selfpara.models.litellm_import import import_litellm\n"
         "import_litellm()\n"
         "assert os.environ['LITELLM_LOCAL_MODEL_COST_MAP'] == 'True'\n"
     )

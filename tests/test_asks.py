@@ -2,20 +2,20 @@
 
 import pytest
 
-from selfpara.asks import answer_type, asks, asks_changed, new_names, relations
-from selfpara.drift import DRIFT_CHECKS
+from selfpara.pipeline.drift import DRIFT_CHECKS
+from selfpara.pipeline.drift.asks import answer_type, asks, asks_changed, new_names, relations
 
 
 @pytest.mark.parametrize(
     "question, paraphrase, detail",
     [
-        # issue 21: a false premise and a person turned into a book
+        # a false premise and a person turned into a book
         (
             "Who wrote War and Peace?",
             "Which book did Tolstoy write called War and Peace?",
             "asks for a thing (book), not a person",
         ),
-        # issue 21: another relation
+        # another relation
         ("What is the chemical symbol of gold?", "What is the chemical name of gold?", "dropped relation symbol"),
         # labelled sample: a second question added
         (
@@ -129,7 +129,7 @@ def test_registered_as_a_drift_check():
 
 
 def test_operation_reading():
-    from selfpara.operations import operation
+    from selfpara.pipeline.drift.operations import operation
 
     assert operation("How many times does 4 go into 32?") == ("quotient", (32, 4), True)
     assert operation("What is the difference between 9 and 4?") == ("difference", (9, 4), False)

@@ -175,8 +175,8 @@ def test_commands_needing_an_extra_say_which(tmp_path: Path, args: list[str], ex
 def test_the_default_model_already_assembled_still_names_the_qwen_extra(tmp_path: Path) -> None:
     # A machine that once had the model keeps it in the cache: then the engine is what is
     # missing, and the message must still name the extra that brings it with the model.
-    from selfpara.engines.embedded import QWEN
-    from selfpara.engines.parts import _write_stamp
+    from selfpara.models.engines.embedded import QWEN
+    from selfpara.models.engines.parts import _write_stamp
 
     target = tmp_path / "cache" / QWEN.filename
     target.parent.mkdir()
@@ -238,7 +238,7 @@ def test_bench_runs_with_the_quick_starts_extra_alone(fake: FakeUpstream, tmp_pa
 def test_a_missing_extra_is_a_config_error_naming_it(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("{}")
     code = BLOCK + (
-        "from selfpara.errors import ConfigError\nfrom selfpara.nli import NLIModel\n"
+        "from selfpara.errors import ConfigError\nfrom selfpara.pipeline.equivalence.nli import NLIModel\n"
         f"try:\n    NLIModel({str(tmp_path)!r})\nexcept ConfigError as exc:\n    print(exc)\n"
     )
     proc = subprocess.run(
@@ -254,7 +254,7 @@ def test_a_missing_extra_is_a_config_error_naming_it(tmp_path: Path) -> None:
 
 def test_requires_extra_lets_other_missing_modules_through() -> None:
     from selfpara.errors import ConfigError
-    from selfpara.extras import requires_extra
+    from selfpara.util.extras import requires_extra
 
     with pytest.raises(ConfigError, match=r"selfpara\[local\]"), requires_extra("local", "local models"):
         raise ModuleNotFoundError("No module named 'llama_cpp'", name="llama_cpp")

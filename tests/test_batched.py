@@ -10,13 +10,13 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import pytest
 
-from selfpara.engines.batched import BatchScheduler
-from selfpara.engines.embedded import resolve
-from selfpara.engines.llamacpp import LlamaCppModel
-from selfpara.engines.prefix import reusable_prefix
-from selfpara.engines.request import GenRequest, make_request
-from selfpara.engines.sampling import TokenSampler
 from selfpara.errors import UpstreamError
+from selfpara.models.engines.batched import BatchScheduler
+from selfpara.models.engines.embedded import resolve
+from selfpara.models.engines.llamacpp import LlamaCppModel
+from selfpara.models.engines.prefix import reusable_prefix
+from selfpara.models.engines.request import GenRequest, make_request
+from selfpara.models.engines.sampling import TokenSampler
 from selfpara.result import Completion
 
 # ---------------------------------------------------------------- sampling

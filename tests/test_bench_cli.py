@@ -18,7 +18,7 @@ from evaluation.datasets import save_items
 from evaluation.runner import BenchConfig, RunOptions, run_bench
 from evaluation.schema import Item, ItemVariant
 from selfpara.cli import app
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.testing import FakeBackend
 
 runner = CliRunner()

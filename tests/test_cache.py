@@ -1,4 +1,4 @@
-"""The call cache across requests (selfpara.cache): what may be cached, keys, stores, ModelClient and pipeline use."""
+"""The call cache across requests (selfpara.models.cache): what may be cached, keys, stores, the client's use."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from selfpara import SelfParaphraser
-from selfpara.cache import CallCache, MemoryStore, cacheable, call_key, key_material, open_call_cache
-from selfpara.cache.spec import masked, parse_cache
-from selfpara.client_config import client_from_config
 from selfpara.config import build_config
 from selfpara.errors import ConfigError, UpstreamError
-from selfpara.llm import ModelClient
+from selfpara.models.cache import CallCache, MemoryStore, cacheable, call_key, key_material, open_call_cache
+from selfpara.models.cache.spec import masked, parse_cache
+from selfpara.models.client import ModelClient
+from selfpara.paraphraser import client_from_config
 from selfpara.result import Completion, Usage
 from selfpara.testing import FakeBackend
 from tests.helpers.stores import BrokenStore, BusyStore
@@ -308,13 +308,13 @@ async def test_a_failing_store_degrades_to_no_cache_with_one_warning_and_a_flag(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clock = Clock()
-    monkeypatch.setattr("selfpara.cache.call_cache.time", clock)
+    monkeypatch.setattr("selfpara.models.cache.call_cache.time", clock)
     store = BrokenStore()
     cache = CallCache(store, retry_after_s=30)
     fake = FakeBackend()
     cfg = build_config(model="openai/fake", k=2, paraphrase_check="off", equivalence="exact")
     sp = SelfParaphraser(cfg, client=ModelClient(backend=fake, retries=0, cache=cache))
-    with caplog.at_level(logging.WARNING, logger="selfpara.cache"):
+    with caplog.at_level(logging.WARNING, logger="selfpara.models.cache"):
         first = await sp.aanswer(Q)
         second = await sp.aanswer(Q)
     assert first.answer == "Paris" and second.usage.calls == first.usage.calls  # nothing cached, nothing failed
@@ -330,7 +330,7 @@ async def test_a_failing_store_degrades_to_no_cache_with_one_warning_and_a_flag(
     assert fourth.usage.calls == 0 and fourth.usage.cache_hits == third.usage.calls
 
 
-# ---- bounds and degraded stores (issue 22) -----------------------------------------------------------
+# ---- bounds and degraded stores -----------------------------------------------------------
 
 
 async def test_memory_store_is_bounded_by_bytes_too() -> None:
@@ -351,13 +351,13 @@ async def test_a_busy_store_is_skipped_per_call_and_reported_as_degraded(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clock = Clock()
-    monkeypatch.setattr("selfpara.cache.call_cache.time", clock)
+    monkeypatch.setattr("selfpara.models.cache.call_cache.time", clock)
     store = BusyStore()
     cache = CallCache(store, retry_after_s=30)
     fake = FakeBackend()
     client = cached_client(fake, cache)
     assert cache.state() == ("ok", None)
-    with caplog.at_level(logging.WARNING, logger="selfpara.cache"):
+    with caplog.at_level(logging.WARNING, logger="selfpara.models.cache"):
         usage = Usage()
         await client.complete("openai/fake", MSGS, usage=usage)
         await client.complete("openai/fake", MSGS, usage=usage)

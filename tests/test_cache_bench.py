@@ -15,9 +15,9 @@ from evaluation.config import BenchConfig, RunOptions
 from evaluation.datasets import save_items
 from evaluation.report import build_report
 from evaluation.runner import run_bench
-from selfpara.cache import cacheable
-from selfpara.cache.sqlite_store import SQLiteStore
-from selfpara.llm import ModelClient
+from selfpara.models.cache import cacheable
+from selfpara.models.cache.sqlite_store import SQLiteStore
+from selfpara.models.client import ModelClient
 from selfpara.result import Completion
 from selfpara.testing import FakeBackend
 from tests.helpers.bench import make_items, responder

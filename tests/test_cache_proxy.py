@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Iterator
 from typing import Any, cast
 
@@ -114,17 +113,6 @@ def test_serve_takes_the_cache_from_selfpara_call_cache_and_never_shows_its_pass
     assert serve_check({"SELFPARA_CALL_CACHE": "off"}, "--cache", "memory")["cache"] == "memory"  # the flag wins
 
 
-def test_the_old_variable_selfpara_cache_still_works_one_release_with_a_warning(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    with pytest.warns(DeprecationWarning, match="SELFPARA_CACHE is deprecated; use SELFPARA_CALL_CACHE"):
-        assert serve_check({"SELFPARA_CACHE": "redis://r:6379/1"})["cache"] == "redis://r:6379/1"
-    assert "SELFPARA_CACHE is deprecated" in caplog.text  # logged too: a user at the command line sees it
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the new name, when both are set, wins without a warning
-        assert serve_check({"SELFPARA_CALL_CACHE": "off", "SELFPARA_CACHE": "memory"})["cache"] == "off"
-
-
 def test_serve_refuses_a_malformed_cache_url_at_startup() -> None:
     result = runner.invoke(cli_app, ["serve", "--check", "--cache", "redis://:hunter2pw@r:port/1"], env=ENV)
     assert result.exit_code == 2 and "'--cache'" in result.output  # a bad flag value: a usage error naming it
@@ -133,7 +121,7 @@ def test_serve_refuses_a_malformed_cache_url_at_startup() -> None:
 
 def test_a_loaded_proxy_keeps_its_redis_cache(upstream: FakeUpstream, redis_url: str) -> None:
     """Many requests at once through a small Redis pool: lookups wait for a connection instead of
-    switching the cache off; the same load again makes no upstream call (issue 22)."""
+    switching the cache off; the same load again makes no upstream call."""
     import asyncio
 
     questions = [f"What is the capital of country number {i}?" for i in range(60)]
@@ -166,8 +154,8 @@ def test_a_loaded_proxy_keeps_its_redis_cache(upstream: FakeUpstream, redis_url:
 
 
 def test_ready_says_when_the_cache_is_degraded_and_why() -> None:
-    from selfpara.cache import CallCache
-    from selfpara.llm import ModelClient
+    from selfpara.models.cache import CallCache
+    from selfpara.models.client import ModelClient
     from selfpara.testing import FakeBackend
     from tests.helpers.stores import BusyStore
 

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from selfpara import SelfParaphraser
-from selfpara.cache import CallCache, open_call_cache
-from selfpara.cache.redis_store import KEY_PREFIX, RedisStore
-from selfpara.client_config import client_from_config
 from selfpara.config import build_config
-from selfpara.llm import ModelClient
+from selfpara.models.cache import CallCache, open_call_cache
+from selfpara.models.cache.redis_store import KEY_PREFIX, RedisStore
+from selfpara.models.client import ModelClient
+from selfpara.paraphraser import client_from_config
 from selfpara.result import Completion
 from selfpara.testing import FakeBackend
 
@@ -88,7 +88,7 @@ async def test_a_redis_that_is_down_answers_without_the_cache(caplog: pytest.Log
     url = f"redis://:hunter2pw@127.0.0.1:{free_port()}/0"  # nothing listens there
     fake = FakeBackend()
     sp = paraphraser(fake, url)
-    with caplog.at_level(logging.WARNING, logger="selfpara.cache"):
+    with caplog.at_level(logging.WARNING, logger="selfpara.models.cache"):
         result = await sp.aanswer(Q)
     assert result.answer == "Paris" and result.usage.calls == len(fake.calls)
     assert "cache_unavailable" in result.flags and result.usage.cache_errors == result.usage.calls

@@ -1,4 +1,3 @@
-import contextlib
 import json
 import os
 import shutil
@@ -33,20 +32,14 @@ def test_bad_input_is_one_line_and_exit_1(args, message):
         (["-k", "0"], "Invalid value for '--k' / '-k'"),
         (["-k", "21"], "Invalid value for '--k' / '-k'"),
         (["--equivalence", "vibes"], "Invalid value for '--equivalence' (env var: 'SELFPARA_EQUIVALENCE'): unknown"),
-        (["--agreement", "vibes"], "Invalid value for '--agreement': unknown equivalence"),  # deprecated alias
         (["--transport", "http"], "transport http needs an openai/ or hosted_vllm/ model"),  # two flags together
         (["--transport", "smoke-signals"], "Invalid value for '--transport'"),
         (["--low-vote-share", "panic"], "Invalid value for '--low-vote-share'"),
         (["--low-vote-share-threshold", "2"], "Invalid value for '--low-vote-share-threshold'"),
-        (["--low-agreement", "panic"], "Invalid value for '--low-agreement'"),  # deprecated alias
-        (["--low-agreement-threshold", "2"], "Invalid value for '--low-agreement-threshold'"),  # deprecated alias
     ],
 )
 def test_a_bad_flag_value_is_exit_2_and_names_the_flag(args, message):
-    # a deprecated flag that reaches the settings check warns first (typer itself rejects a bad choice)
-    reaches = args in (["--agreement", "vibes"], ["--low-agreement-threshold", "2"])
-    with pytest.warns(DeprecationWarning, match="is deprecated") if reaches else contextlib.nullcontext():
-        result = runner.invoke(app, ["ask", "Capital of France?", *args], env={"COLUMNS": "300"})
+    result = runner.invoke(app, ["ask", "Capital of France?", *args], env={"COLUMNS": "300"})
     assert result.exit_code == 2, result.output
     text = " ".join(result.output.replace("│", " ").split())
     assert message in text and "Traceback" not in text
@@ -83,9 +76,7 @@ def test_ask_on_embedded_model_end_to_end():
     assert result["model"] == "local/smollm2" and result["k_requested"] == 2
     assert len(result["variants"]) == 1 + result["k_kept"] and result["answers"][0]["variant"] == 0
     assert sum(len(c["members"]) for c in result["clusters"]) == sum(1 for a in result["answers"] if a["error"] is None)
-    assert (
-        0 < result["vote_share"] <= 1 and result["agreement"] == result["vote_share"] and result["usage"]["calls"] >= 2
-    )
+    assert 0 < result["vote_share"] <= 1 and result["usage"]["calls"] >= 2
     assert 0 < result["confidence"] < 1  # the real engine's log-probabilities included
 
 
@@ -94,40 +85,19 @@ def test_bracketed_text_in_errors_is_not_eaten_as_markup():
     assert result.exit_code == 1 and "[bold]nope" in result.output
 
 
-@pytest.mark.parametrize(
-    "args",
-    [["--equivalence", "exact,numeric"], ["--agreement", "exact,numeric"]],  # --agreement: deprecated, hidden
-)
-def test_serve_takes_equivalence_and_its_deprecated_flag(args):
+def test_serve_takes_equivalence():
+    args = ["--equivalence", "exact,numeric"]
     result = runner.invoke(app, ["serve", "--model", "openai/m", "--api-base", "http://up/v1", *args, "--check"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["upstream"]["equivalence"] == "exact,numeric"
 
 
-def test_a_settings_file_may_still_say_agreement(tmp_path):
+def test_a_settings_file_naming_a_renamed_setting_is_told_its_new_name(tmp_path):
     path = tmp_path / "proxy.toml"
-    path.write_text('[upstream]\nmodel = "openai/m"\napi_base = "http://up/v1"\nagreement = "exact"\n')
-    with pytest.warns(DeprecationWarning, match="'agreement' is deprecated"):  # still read, one release
-        result = runner.invoke(app, ["serve", "--config", str(path), "--check"])
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["upstream"]["equivalence"] == "exact"
-    assert "--agreement" not in runner.invoke(app, ["serve", "--help"]).output
-
-
-def test_a_settings_file_may_still_say_low_agreement(tmp_path):
-    path = tmp_path / "proxy.toml"
-    upstream = 'model = "openai/m"\napi_base = "http://up/v1"\nlow_agreement = "abstain"\nadaptive_agreement = 0.8\n'
-    path.write_text("[upstream]\n" + upstream)
-    with pytest.warns(DeprecationWarning) as caught:  # still read, one release
-        result = runner.invoke(app, ["serve", "--config", str(path), "--check"])
-    assert result.exit_code == 0, result.output
-    assert sorted(str(w.message) for w in caught) == [
-        "the setting 'adaptive_agreement' is deprecated; use 'adaptive_vote_share'",
-        "the setting 'low_agreement' is deprecated; use 'low_vote_share'",
-    ]
-    settings = json.loads(result.stdout)["upstream"]
-    assert (settings["low_vote_share"], settings["adaptive_vote_share"]) == ("abstain", 0.8)
-    assert "low_agreement" not in settings
+    path.write_text('[upstream]\nmodel = "openai/m"\napi_base = "http://up/v1"\nlow_agreement = "abstain"\n')
+    result = runner.invoke(app, ["serve", "--config", str(path), "--check"], env={"COLUMNS": "300"})
+    assert result.exit_code != 0
+    assert "low_agreement: renamed to 'low_vote_share'" in " ".join(result.output.split())
 
 
 @pytest.fixture(scope="module")
@@ -179,22 +149,6 @@ def test_low_vote_share_is_flagged_shown_and_can_abstain(upstream):
     upstream.reset()
     agreed = _ask(upstream, "--low-vote-share", "abstain")
     assert agreed.stdout.splitlines()[0] == "Paris" and "low vote share" not in agreed.output
-
-
-def test_the_old_low_agreement_flags_still_work_and_say_they_are_deprecated(upstream):
-    upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
-    with pytest.warns(DeprecationWarning) as caught:
-        old = _ask(upstream, "--low-agreement", "abstain", "--low-agreement-threshold", "0.3", "--json")
-    assert {str(w.message) for w in caught} == {
-        "the setting 'low_agreement' is deprecated; use 'low_vote_share'",
-        "the setting 'low_agreement_threshold' is deprecated; use 'low_vote_share_threshold'",
-    }
-    assert old.exit_code == 0, old.output
-    report = json.loads(old.stdout)
-    assert report["answer"] != "Paris" and report["withheld_answer"] == "Paris"  # 0.25 is below 0.3: withheld
-    assert report["flags"][-2:] == ["low_vote_share", "low_agreement"]  # the old flag too, one release
-    assert "note: --low-agreement is deprecated; use --low-vote-share" in old.output
-    assert "--low-agreement" not in runner.invoke(app, ["ask", "--help"]).output
 
 
 def test_top_up_and_the_margin_reach_the_pipeline(upstream):

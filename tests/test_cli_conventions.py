@@ -158,7 +158,7 @@ def test_bench_reads_its_model_from_the_environment(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("command", ["ask", "bench"])
 def test_help_names_the_default_model(command: str) -> None:
-    from selfpara.model_names import EMBEDDED_MODEL
+    from selfpara.models.names import EMBEDDED_MODEL
 
     text = runner.invoke(app, [command, "--help"], env={"COLUMNS": "250"}).output
     assert f"default: the embedded {EMBEDDED_MODEL}" in text

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from selfpara.cli import app
-from selfpara.engines import probe
+from selfpara.models.engines import probe
 
 runner = CliRunner()
 pytest.importorskip("llama_cpp", reason="doctor checks the local engine (the local extra)")

@@ -2,10 +2,10 @@ import math
 
 import pytest
 
-from selfpara.confidence import agreement_estimate, answer_confidence, winner_confidence
-from selfpara.equivalence import ContainsMatch, DistinctAnswers, Equivalence, ExactMatch
+from selfpara.pipeline.confidence import agreement_estimate, answer_confidence, winner_confidence
+from selfpara.pipeline.equivalence import ContainsMatch, DistinctAnswers, Equivalence, ExactMatch
+from selfpara.pipeline.vote import vote
 from selfpara.result import Answer, Cluster
-from selfpara.vote import vote
 
 AGR = Equivalence([ExactMatch(), ContainsMatch(), DistinctAnswers()])
 UNSURE = Equivalence([ExactMatch(), ContainsMatch()])  # cannot tell Lyon from Paris

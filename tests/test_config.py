@@ -1,9 +1,8 @@
-import contextlib
 import warnings
 
 import pytest
 
-from selfpara.config import EMBEDDED_MODEL, build_config, rename_deprecated
+from selfpara.config import EMBEDDED_MODEL, REMOVED_SETTINGS, build_config
 from selfpara.errors import ConfigError
 
 
@@ -30,16 +29,11 @@ def test_api_models_default_to_llm_judges():
         {"temperature": -1},
         {"paraphrase_check": "maybe"},
         {"equivalence": "nli"},
-        {"agreement": "vibes"},
         {"bogus": 1},
     ],
 )
 def test_bad_values_are_one_clear_error(values):
-    # (not `warns(...) or nullcontext()`: a recorder is empty, so false, until entered)
-    deprecated = (
-        pytest.warns(DeprecationWarning, match="agreement") if "agreement" in values else contextlib.nullcontext()
-    )
-    with deprecated, pytest.raises(ConfigError, match="invalid settings"):
+    with pytest.raises(ConfigError, match="invalid settings"):
         build_config(**values)
 
 
@@ -51,45 +45,29 @@ def test_overrides_return_a_new_object_and_key_stays_secret():
     assert "abcdef" not in repr(cfg) and "api_key" not in cfg.public_dict()
 
 
-def test_agreement_is_a_deprecated_alias_of_equivalence():
-    with pytest.warns(DeprecationWarning, match="equivalence") as built:
-        cfg = build_config(model="openai/x", agreement="exact")
-    assert cfg.equivalence == "exact" and cfg.equivalence_functions == ["exact"]
-    with pytest.warns(DeprecationWarning) as overridden:
-        assert cfg.with_overrides(agreement="exact,numeric").equivalence == "exact,numeric"
-    # blamed on the code that named the old setting (here this file), not on pydantic or selfpara.config
-    assert [w.filename for w in [*built, *overridden]] == [__file__, __file__]
-    with pytest.raises(ConfigError, match="not both"):
-        build_config(agreement="exact", equivalence="numeric")
-
-
 @pytest.mark.parametrize(
-    ("old", "new", "value"),
+    ("name", "says"),
     [
-        ("low_agreement", "low_vote_share", "abstain"),
-        ("low_agreement_threshold", "low_vote_share_threshold", 0.4),
-        ("adaptive_agreement", "adaptive_vote_share", 0.8),
+        ("agreement", "renamed to 'equivalence'"),
+        ("low_agreement", "renamed to 'low_vote_share'"),
+        ("low_agreement_threshold", "renamed to 'low_vote_share_threshold'"),
+        ("adaptive_agreement", "renamed to 'adaptive_vote_share'"),
+        ("paraphrase_calls", "removed: over-generation"),
+        ("paraphrase_pick", "removed with paraphrase_calls"),
+        ("overrule_rule", "removed: the evidence rule"),
+        ("evidence_wordings", "removed with overrule_rule"),
+        ("rewrites", "removed: rewordings made without a model"),
     ],
 )
-def test_the_old_vote_share_settings_still_work_and_warn(old, new, value):
-    assert getattr(build_config(**{new: value}), new) == value  # the new name: no warning (they would fail)
-    with pytest.warns(DeprecationWarning, match=f"'{old}' is deprecated; use '{new}'") as built:
-        cfg = build_config(model="openai/x", **{old: value})
-    assert getattr(cfg, new) == value and old not in cfg.model_dump()
-    with pytest.warns(DeprecationWarning, match=f"'{old}'") as overridden:
-        assert getattr(build_config().with_overrides(**{old: value}), new) == value
-    assert [w.filename for w in [*built, *overridden]] == [__file__, __file__]
-    with pytest.raises(ConfigError, match="not both"):  # two values for one setting: an error, no rename
-        build_config(**{old: value, new: {"abstain": "off", 0.4: 0.5, 0.8: 0.9}[value]})
+def test_a_renamed_or_removed_setting_is_an_error_that_says_so(name: str, says: str) -> None:
+    assert says in REMOVED_SETTINGS[name]
+    with pytest.raises(ConfigError, match=f"{name}: {says}"):
+        build_config(**{name: 1})
+    with pytest.raises(ConfigError, match=f"{name}: {says}"):
+        build_config().with_overrides(**{name: 1})
 
 
-def test_a_recorded_config_s_old_names_are_renamed_without_a_warning():
-    recorded = {"low_agreement": "abstain", "low_agreement_threshold": 0.5, "k": 3}
-    renamed = rename_deprecated(recorded, warn=False)  # a warning here would fail the test
-    assert renamed == {"low_vote_share": "abstain", "low_vote_share_threshold": 0.5, "k": 3}
-
-
-@pytest.mark.parametrize("module", ["selfpara.request", "evaluation.runner"])
+@pytest.mark.parametrize("module", ["selfpara.pipeline.request", "evaluation.runner"])
 def test_a_deprecation_warning_from_the_projects_own_code_fails_the_tests(module):
     # pyproject's filterwarnings: the project's own modules may not use a deprecated name unnoticed
     with pytest.raises(DeprecationWarning, match="old"):
@@ -163,7 +141,6 @@ def test_adaptive_k_is_on_by_default_for_embedded_models_only() -> None:
     assert not build_config(model="openai/gpt-4o-mini").adapts
     # where it would not combine, the default steps aside instead of refusing
     assert not build_config(top_up_temperature=0.7).adapts
-    assert not build_config(overrule_rule="evidence").adapts
     # a choice made is kept
     assert not build_config(adaptive=False).adapts
     assert build_config(model="openai/gpt-4o-mini", adaptive=True).adapts

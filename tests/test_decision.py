@@ -15,12 +15,12 @@ from evaluation.revote import revote_run
 from evaluation.runner import BenchConfig, RunOptions, run_bench
 from evaluation.schema import Item, ItemVariant
 from selfpara.config import build_config
-from selfpara.decision import Decision, decide_answer, withhold_below
-from selfpara.equivalence import Equivalence, ExactMatch
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
+from selfpara.pipeline.decision import Decision, decide_answer, withhold_below
+from selfpara.pipeline.equivalence import Equivalence, ExactMatch
+from selfpara.pipeline.vote import vote
 from selfpara.result import Answer
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
-from selfpara.vote import vote
 
 
 class Vote(NamedTuple):

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from selfpara.cli.serve import serve
-from selfpara.model_names import EMBEDDED_MODEL
+from selfpara.models.names import EMBEDDED_MODEL
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"

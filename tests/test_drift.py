@@ -2,9 +2,15 @@ from fractions import Fraction
 
 import pytest
 
-from selfpara.drift import entities_changed, negation_changed, numbers_changed, qualifiers_changed, rates_changed
-from selfpara.paraphrase import drift_filter
-from selfpara.quantities import number_set, numbers
+from selfpara.pipeline.drift import (
+    entities_changed,
+    negation_changed,
+    numbers_changed,
+    qualifiers_changed,
+    rates_changed,
+)
+from selfpara.pipeline.paraphrase import drift_filter
+from selfpara.util.quantities import number_set, numbers
 
 
 @pytest.mark.parametrize(
@@ -35,7 +41,7 @@ def test_number_words_equal_digits():
 @pytest.mark.parametrize(
     "question, paraphrase, detail",
     [
-        # issue 7: "Tom had 3 apples and got 4 more" -> a rewording that forgot the 3
+        # "Tom had 3 apples and got 4 more" -> a rewording that forgot the 3
         (
             "If Tom had 3 apples and got 4 more, what is his total now?",
             "How many apples does Tom have after 4 more?",

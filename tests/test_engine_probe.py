@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from selfpara.engines import probe
 from selfpara.errors import ConfigError
+from selfpara.models.engines import probe
 
 # Children that end the way a bad build, a broken file and a good build do.
 DIES_OF_SIGILL = [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGILL)"]

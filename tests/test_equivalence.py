@@ -1,6 +1,7 @@
 import pytest
 
-from selfpara.equivalence import (
+from selfpara.models.client import ModelClient
+from selfpara.pipeline.equivalence import (
     ContainsMatch,
     DistinctAnswers,
     Equivalence,
@@ -9,7 +10,6 @@ from selfpara.equivalence import (
     NumericMatch,
     build_equivalence,
 )
-from selfpara.llm import ModelClient
 from selfpara.result import Usage
 from selfpara.testing import FakeBackend
 
@@ -70,9 +70,9 @@ async def test_undecided_pair_is_not_equivalent():
 
 
 async def test_a_new_function_is_one_registered_class():
-    from selfpara import equivalence
     from selfpara.config import build_config
     from selfpara.errors import ConfigError
+    from selfpara.pipeline.equivalence import functions as equivalence
 
     with equivalence.EQUIVALENCE_FUNCTIONS.restored():  # the throwaway entry is gone after the test
 
@@ -95,7 +95,7 @@ async def test_a_new_function_is_one_registered_class():
 
 
 def test_registry_holds_the_builtin_functions_cheapest_first():
-    from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
+    from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS
 
     builtin = ["exact", "numeric", "contains", "distinct", "core", "nli", "nli-lenient", "llm"]
     assert list(EQUIVALENCE_FUNCTIONS)[:8] == builtin
@@ -160,8 +160,8 @@ async def test_distinct_runs_before_the_judge_and_evidence_names_the_decider():
 
 
 async def test_vote_records_each_compared_pair():
+    from selfpara.pipeline.vote import vote
     from selfpara.result import Answer
-    from selfpara.vote import vote
 
     eq = Equivalence([ExactMatch(), ContainsMatch(), DistinctAnswers()])
     ans = [Answer(variant=i, text=t) for i, t in enumerate(["Lyon", "Paris", "It is Paris.", "Paris, France"])]

@@ -12,7 +12,7 @@ import pytest
 from evaluation.arms import ARMS, make_arm, parse_arm_list, parse_arm_spec, prompts
 from evaluation.schema import ItemVariant
 from selfpara.errors import ConfigError, UpstreamError
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
 
 MODEL = "local/smollm2"
@@ -76,13 +76,12 @@ def test_run_k_applies_unless_the_arm_sets_its_own() -> None:
     assert make_arm("selfpara", client, MODEL, k=4).config.k == 4
 
 
-def test_an_arm_may_still_name_the_old_vote_share_settings() -> None:
+def test_an_arm_naming_a_renamed_setting_is_told_its_new_name() -> None:
     client, _ = make_client(answers("x"))
     arm = make_arm("selfpara[low_vote_share=abstain;adaptive_vote_share=0.9]", client, MODEL)
     assert (arm.config.low_vote_share, arm.config.adaptive_vote_share) == ("abstain", 0.9)
-    with pytest.warns(DeprecationWarning, match="'low_agreement' is deprecated; use 'low_vote_share'"):
-        old = make_arm("selfpara[low_agreement=abstain]", client, MODEL)  # deprecated, one release
-    assert old.config.low_vote_share == "abstain" and "low_agreement" not in old.describe()["config"]
+    with pytest.raises(ConfigError, match="low_agreement: renamed to 'low_vote_share'"):
+        make_arm("selfpara[low_agreement=abstain]", client, MODEL)
 
 
 # --- prompts ----------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from evaluation.report import build_report
 from evaluation.runner import run_bench
 from evaluation.schema import Item, ItemVariant
 from selfpara.errors import ConfigError
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.testing import FakeBackend, last_user_text
 
 MODEL = "openai/fake"

@@ -12,7 +12,7 @@ from evaluation.arms.evidence import evidence
 from evaluation.datasets import save_items
 from evaluation.runner import BenchConfig, RunOptions, run_bench
 from evaluation.schema import Item, ItemVariant
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.result import Answer, Cluster, Variant, WrappedAnswer
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
 

@@ -19,7 +19,7 @@ from evaluation.graders import (
 )
 from evaluation.schema import Item, ItemVariant
 from selfpara.errors import ConfigError
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.result import Usage
 from selfpara.testing import FakeBackend, last_user_text
 

@@ -13,10 +13,10 @@ from evaluation.datasets import save_items
 from evaluation.report import build_report, markdown_table
 from evaluation.runner import BenchConfig, RunOptions, run_bench
 from evaluation.schema import Item, ItemVariant
-from selfpara.engines.embedded import resolve
-from selfpara.engines.llamacpp import LlamaCppModel
-from selfpara.engines.request import GenRequest
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
+from selfpara.models.engines.embedded import resolve
+from selfpara.models.engines.llamacpp import LlamaCppModel
+from selfpara.models.engines.request import GenRequest
 from selfpara.result import Completion
 
 DELAY_S = 0.1

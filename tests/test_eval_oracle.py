@@ -18,8 +18,8 @@ from evaluation.report.ceiling import UNDEFINED, efficiency
 from evaluation.runner import run_bench
 from evaluation.schema import Item, ItemVariant, SampleRecord
 from selfpara.errors import ConfigError
-from selfpara.llm import ModelClient
-from selfpara.prompts import untagged
+from selfpara.models.client import ModelClient
+from selfpara.pipeline.prompts import untagged
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
 
 # Two items, four wordings each; the fake model's greedy answer to each wording.

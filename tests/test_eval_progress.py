@@ -155,7 +155,7 @@ def test_a_bench_on_a_slow_fake_prints_its_progress_with_an_eta(
     from evaluation.datasets import save_items
     from evaluation.runner import BenchConfig, RunOptions, run_bench
     from evaluation.schema import Item, ItemVariant
-    from selfpara.llm import ModelClient
+    from selfpara.models.client import ModelClient
     from selfpara.testing import FakeBackend
 
     monkeypatch.setattr(progress, "LINE_EVERY_S", 0.1)

@@ -13,7 +13,7 @@ from evaluation.regrade import regrade_run
 from evaluation.runner import BenchConfig, RunOptions, run_bench
 from evaluation.schema import Item, ItemVariant
 from selfpara.errors import ConfigError
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.testing import FakeBackend
 
 

@@ -14,7 +14,7 @@ from evaluation.report import FIGURES, TABLES, build_report, comparison_pairs, m
 from evaluation.runner import BenchConfig, RunOptions, run_bench
 from evaluation.schema import Item, ItemVariant
 from selfpara.errors import ConfigError
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
 
 ARMS = ["raw", "sc", "selfpara", "single_call", "rar"]

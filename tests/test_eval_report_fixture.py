@@ -1,9 +1,10 @@
 """`selfpara report` on a recorded run gives the report it gave when the run was recorded.
 
 The fixture is five questions of a real bench run (runs/gsm8k-held24: Qwen2.5-Coder-1.5B on
-held-out GSM8K, arms raw and oracle), its config's item and variant counts set to the five;
-the expected report.md and report.json were rendered from it by the code before issue 24's
-renames (and agree with the code from before issue 24's refactors began). A change to the
+held-out GSM8K, arms raw and oracle), its config's item and variant counts set to the five, its
+setting and flag names moved to today's (low_vote_share for low_agreement; the removed settings
+dropped). The expected report.md and report.json were rendered from it before the move of the
+code into folders by stage, and differed from the original recording only in those names. A change to the
 report, the metrics or what they read shows here as a diff; when it is meant, render the
 expected files again (see REGENERATE).
 """

@@ -19,7 +19,7 @@ from evaluation.report.markdown import markdown_report
 from evaluation.report.warnings import format_warnings, is_small_or_local, judge_warnings
 from evaluation.runner import BenchConfig, RunOptions, run_bench
 from evaluation.schema import Item, ItemVariant, SampleRecord
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
 
 

@@ -16,7 +16,7 @@ from evaluation.revote import revote_run
 from evaluation.runner import BenchConfig, RunOptions, run_bench
 from evaluation.schema import Item, ItemVariant
 from selfpara.errors import ConfigError
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, default_responder, last_user_text
 
 QUESTION = "What is the capital of Nigeria?"
@@ -114,31 +114,6 @@ def test_the_command_line_re_votes_a_run_dir(run_dir: Path, tmp_path: Path) -> N
     assert "1 answers changed" in done.stdout and "incorrect -> correct" in done.stdout
     bad = subprocess.run([*argv, "--set", "k"], capture_output=True, text=True)
     assert bad.returncode == 2 and "SETTING=VALUE" in bad.stderr
-
-
-def test_the_evidence_rule_is_applied_to_a_recorded_run(tmp_path: Path) -> None:
-    q = "What is the capital of France?"
-
-    def respond(model: str, messages: list, params: dict) -> str:
-        text = last_user_text(messages)
-        if PARAPHRASE_MARKER in text:
-            return default_responder()(model, messages, params)
-        return {q: "Paris"}.get(text, "Nice" if "(v2)" in text else "Lyon")  # Lyon, Lyon, Nice: a 1-vote lead
-
-    arm = "selfpara[paraphrase_check=off;equivalence=exact]"
-    recorded = _recorded_run(tmp_path, respond, arm, question=q, gold="Paris")
-    assert recorded["answer"] == "Paris" and "short of the margin 2" in recorded["details"]["evidence"]["original_kept"]
-    changed = asyncio.run(revote_run(tmp_path / "run", tmp_path / "ev", {"overrule_rule": "evidence"}, arm=arm))
-    assert [(c.before, c.after, c.label_after) for c in changed] == [("Paris", "Lyon", "incorrect")]
-    config = json.loads((tmp_path / "ev" / "config.json").read_text())
-    assert config["arms"][-1]["config"]["overrule_rule"] == "evidence"
-    # asking also for an unsure original: the fake reports no log-probability, so the margin stays 2
-    changed = asyncio.run(
-        revote_run(
-            tmp_path / "run", tmp_path / "lp", {"overrule_rule": "evidence", "evidence_logprob": "-0.3"}, arm=arm
-        )
-    )
-    assert changed == []
 
 
 def test_an_adaptive_arm_that_left_paraphrases_unanswered_is_re_voted_only_under_its_own_rule(tmp_path: Path) -> None:

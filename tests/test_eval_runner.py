@@ -17,7 +17,7 @@ from evaluation.runner import run_bench
 from evaluation.schema import Item, ItemVariant, SampleRecord
 from evaluation.variants import parse_variants, select_items
 from selfpara.errors import ConfigError, InputError, UpstreamError
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.result import Completion
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
 from tests.helpers.bench import make_items, responder

@@ -14,8 +14,8 @@ from evaluation.report import build_report, markdown_report
 from evaluation.report.supply import kept_distribution, model_free_equivalence, paraphrase_disagreement, supply_stats
 from evaluation.runner import run_bench
 from evaluation.schema import Item, ItemVariant, SampleRecord
-from selfpara.llm import ModelClient
-from selfpara.prompts import untagged
+from selfpara.models.client import ModelClient
+from selfpara.pipeline.prompts import untagged
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
 
 SELFPARA = "selfpara[paraphrase_check=off;equivalence=exact]"

@@ -1,4 +1,4 @@
-"""The gates are one list (issue 24): pre-commit runs exactly what .ci/lint runs, mypy keeps every
+"""The gates are one list: pre-commit runs exactly what .ci/lint runs, mypy keeps every
 function of the packages annotated, and test modules share helpers through tests/helpers, never by
 importing one another."""
 

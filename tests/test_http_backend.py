@@ -1,4 +1,4 @@
-"""The lean OpenAI-API backend (selfpara.http_backend) through ModelClient, against a real
+"""The lean OpenAI-API backend (selfpara.models.http_backend) through ModelClient, against a real
 fake OpenAI-compatible server on loopback (tests/fake_upstream.py): answers, retries,
 error statuses, timeouts, key safety, session cleanup, and how `transport` is chosen."""
 
@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from selfpara.errors import ConfigError, UpstreamError, UpstreamTimeout
-from selfpara.http_backend import HttpBackend
-from selfpara.llm import LiteLLMBackend, ModelClient
-from selfpara.pipeline import SelfParaphraser
+from selfpara.models.client import LiteLLMBackend, ModelClient
+from selfpara.models.http_backend import HttpBackend
+from selfpara.paraphraser import SelfParaphraser
 from selfpara.result import Usage
 from tests.fake_upstream import FakeUpstream, ThreadedServer
 

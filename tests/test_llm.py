@@ -2,9 +2,9 @@ import asyncio
 
 import pytest
 
-from selfpara.client_config import client_from_config
 from selfpara.errors import UpstreamError, UpstreamTimeout
-from selfpara.llm import ModelClient, redact
+from selfpara.models.client import ModelClient, redact
+from selfpara.paraphraser import client_from_config
 from selfpara.result import Completion, Usage
 from selfpara.testing import FakeBackend
 

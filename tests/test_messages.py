@@ -1,7 +1,7 @@
 import pytest
 
 from selfpara.errors import InputError
-from selfpara.messages import content_text, is_text_content
+from selfpara.util.messages import content_text, is_text_content
 
 
 def test_strings_and_none():
@@ -37,7 +37,7 @@ def test_anything_but_text_is_an_input_error(content, message):
 
 async def test_the_pipeline_refuses_non_text_questions():
     from selfpara import SelfParaphraser
-    from selfpara.llm import ModelClient
+    from selfpara.models.client import ModelClient
     from selfpara.testing import FakeBackend
 
     fake = FakeBackend()

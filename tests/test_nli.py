@@ -6,8 +6,8 @@ import pytest
 
 from selfpara import SelfParaphraser
 from selfpara.errors import ConfigError
-from selfpara.llm import ModelClient
-from selfpara.nli import NLIModel
+from selfpara.models.client import ModelClient
+from selfpara.pipeline.equivalence.nli import NLIModel
 from selfpara.testing import FakeBackend, tiny_nli_model
 
 pytestmark = pytest.mark.extra("nli")  # a tiny NLI model is built with torch and transformers
@@ -84,9 +84,9 @@ async def test_concurrent_calls_share_forward_passes(nli_dir):
 
 
 async def test_clustering_with_nli_takes_one_forward_pass_per_answer(nli_dir):
-    from selfpara.equivalence import Equivalence, NLIEquivalence
+    from selfpara.pipeline.equivalence import Equivalence, NLIEquivalence
+    from selfpara.pipeline.vote import cluster_answers
     from selfpara.result import Answer
-    from selfpara.vote import cluster_answers
 
     nli = NLIModel(nli_dir)
     equivalence = Equivalence([NLIEquivalence(nli)])

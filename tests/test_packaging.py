@@ -52,7 +52,7 @@ def _names(requirements: list[str], extras: dict[str, list[str]]) -> set[str]:
 def test_extras_bring_the_modules_extras_py_says_and_the_base_none_of_them() -> None:
     from importlib.metadata import packages_distributions
 
-    from selfpara.extras import EXTRA_MODULES
+    from selfpara.util.extras import EXTRA_MODULES
 
     base, extras = _requirements()
     dists = packages_distributions()

@@ -1,4 +1,4 @@
-"""Assembly of a model carried in parts (selfpara.engines.parts), on small synthetic parts.
+"""Assembly of a model carried in parts (selfpara.models.engines.parts), on small synthetic parts.
 
 Each part is a real importable package created in a temporary directory, so the lookup
 through importlib.resources is the one the Qwen parts go through.
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from selfpara.engines.embedded import QWEN
-from selfpara.engines.parts import Part, PartedFile, assembled, cache_dir, locate_parts
 from selfpara.errors import ConfigError
+from selfpara.models.engines.embedded import QWEN
+from selfpara.models.engines.parts import Part, PartedFile, assembled, cache_dir, locate_parts
 
 SLICES = [b"GGUF" + bytes(range(7)), b"middle-part" * 3, b"\x00\xff" * 5, b"tail"]
 

@@ -1,8 +1,8 @@
 import pytest
 
-from selfpara import ConfigError, InputError, SelfParaphraser, UpstreamError, WrappedAnswer
-from selfpara.llm import ModelClient
-from selfpara.prompts import JUDGE_MARKER, PARAPHRASE_MARKER
+from selfpara import ConfigError, InputError, SelfParaphraser, UpstreamError
+from selfpara.models.client import ModelClient
+from selfpara.pipeline.prompts import JUDGE_MARKER, PARAPHRASE_MARKER
 from selfpara.testing import FakeBackend, default_responder, last_user_text
 
 
@@ -23,19 +23,6 @@ async def test_end_to_end_structure_and_accounting():
     # 1 paraphrase + 1 judge per paraphrase (auto check = llm for API models) + 4 answers
     assert r.usage.calls == len(fake.calls) == 1 + 3 + 4
     assert r.usage.prompt_tokens > 0 and r.timings.total_s >= r.timings.answer_s
-
-
-async def test_old_json_names_are_kept_as_deprecated_aliases():
-    sp, _ = make(k=2, equivalence="exact", paraphrase_check="off")
-    r = await sp.aanswer("What is the capital of France?")
-    data = r.model_dump(mode="json")
-    assert data["agreement"] == data["vote_share"] == r.vote_share
-    assert data["agreement_functions"] == data["equivalence_functions"] == ["exact"]
-    with pytest.warns(DeprecationWarning, match="vote_share"):
-        assert r.agreement == r.vote_share
-    # a result saved before the rename still loads
-    old = {k: v for k, v in data.items() if k not in ("vote_share", "equivalence_functions")}
-    assert WrappedAnswer.model_validate(old) == r
 
 
 async def test_context_and_system_prompt_go_with_every_wording():
@@ -238,36 +225,7 @@ async def test_original_kept_without_a_decisive_majority():
     assert "short of the margin 2" in r.original_kept and r.vote_share == 0.25
     r = await sp.aanswer("What is the capital of France?", overrule_margin=1)
     assert r.answer == "Lyon" and not r.original_won and r.original_kept is None
-    assert r.flags == ["low_vote_share", "low_agreement"]  # 2 of 4 votes: a tie-level share
-    # the two agreeing answers come from two kept paraphrases: evidence relaxes the margin to 1
-    r = await sp.aanswer("What is the capital of France?", overrule_rule="evidence")
-    assert r.answer == "Lyon" and not r.original_won and r.original_kept is None
-
-
-async def test_evidence_does_not_count_top_up_samples_as_wordings():
-    q = "What is the capital of France?"
-
-    def respond(model, messages, params):
-        text = last_user_text(messages)
-        if PARAPHRASE_MARKER in text:
-            return "1. What is France's capital city called?\n2. Capital of France 2?\n3. Hello there"
-        if params["temperature"] > 0:  # top-up samples in slots 2 and 3: seeds 0 + slot
-            return {2: "Lyon", 3: "Nice"}.get(params.get("seed"), "?")
-        return "Paris" if text == q else "Lyon"
-
-    sp, _ = make(respond, k=3, equivalence="exact", paraphrase_check="off", top_up_temperature=0.7)
-    # "Lyon": the kept paraphrase (variant 1) and a sample (2); "Nice": a sample (3); a one-vote lead
-    r = await sp.aanswer(q, overrule_margin=1)
-    assert r.k_kept == 1 and r.k_topped_up == 2 and r.answer == "Lyon"
-    r = await sp.aanswer(q, overrule_rule="evidence")
-    assert r.answer == "Paris" and "1 checked wording(s) agree" in r.original_kept
-
-
-def test_evidence_does_not_combine_with_adaptive_k():
-    from selfpara.config import build_config
-
-    with pytest.raises(ConfigError, match="evidence and adaptive"):
-        build_config(adaptive=True, overrule_rule="evidence")
+    assert r.flags == ["low_vote_share"]  # 2 of 4 votes: a tie-level share
 
 
 async def test_logprobs_requested_only_when_the_vote_uses_them():

@@ -3,8 +3,8 @@
 import pytest
 
 from selfpara import InputError, SelfParaphraser
-from selfpara.llm import ModelClient
-from selfpara.prompts import PARAPHRASE_MARKER
+from selfpara.models.client import ModelClient
+from selfpara.pipeline.prompts import PARAPHRASE_MARKER
 from selfpara.testing import FakeBackend, last_user_text
 
 Q = "What is the capital of France?"

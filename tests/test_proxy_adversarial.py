@@ -1,4 +1,4 @@
-"""The proxy as an attacker or a careless client meets it: each probe of issue 9 replayed
+"""The proxy as an attacker or a careless client meets it: each probe replayed
 against the real server (uvicorn on loopback) and the scriptable fake upstream, checking
 the status, the body, the upstream calls spent, what lands in the log, and that the
 server is healthy afterwards. Also the API surface real clients need: the official
@@ -346,14 +346,10 @@ def test_responses_create_wrapped(client: openai.OpenAI, fake: FakeUpstream) -> 
     assert resp.usage.total_tokens == resp.usage.input_tokens + resp.usage.output_tokens > 0
     assert "notes" not in report
 
-    fake.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})  # old setting names still act, and are named
-    old = {"low_agreement": "abstain", "low_agreement_threshold": 0.5}
-    report = client.responses.create(model="fake", input=Q, extra_body={"selfpara": old}).model_extra["selfpara"]
-    assert report["abstained"] is True and "low_vote_share" in report["flags"] and "low_agreement" in report["flags"]
-    assert report["notes"] == [
-        "selfpara.low_agreement is deprecated; use selfpara.low_vote_share",
-        "selfpara.low_agreement_threshold is deprecated; use selfpara.low_vote_share_threshold",
-    ]
+    fake.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
+    block = {"low_vote_share": "abstain", "low_vote_share_threshold": 0.5}
+    report = client.responses.create(model="fake", input=Q, extra_body={"selfpara": block}).model_extra["selfpara"]
+    assert report["abstained"] is True and "low_vote_share" in report["flags"]
 
     fake.reset()
     resp = client.responses.create(
@@ -384,7 +380,7 @@ def test_responses_tools_pass_through_or_are_refused(client: openai.OpenAI, fake
     assert [c.kind for c in fake.calls] == ["response"] and fake.calls[0].body["model"] == "fake"
 
     from selfpara.config import build_config
-    from selfpara.llm import ModelClient
+    from selfpara.models.client import ModelClient
     from selfpara.server import ServerSettings, create_app
     from selfpara.testing import FakeBackend
 
@@ -457,7 +453,7 @@ def test_wrapped_answer_carries_the_chosen_answers_logprobs(client: openai.OpenA
 
 def test_logprobs_a_backend_cannot_give_are_noted() -> None:
     from selfpara.config import build_config
-    from selfpara.llm import ModelClient
+    from selfpara.models.client import ModelClient
     from selfpara.server import ServerSettings, create_app
     from selfpara.testing import FakeBackend
 
@@ -480,7 +476,7 @@ def test_passthrough_retries_through_the_model_client(proxy: ThreadedServer, fak
 
 def test_model_client_raw_api(fake: FakeUpstream) -> None:
     from selfpara.errors import UpstreamError
-    from selfpara.llm import ModelClient
+    from selfpara.models.client import ModelClient
     from selfpara.testing import FakeBackend
 
     client = ModelClient(

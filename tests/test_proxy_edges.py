@@ -1,4 +1,4 @@
-"""The proxy's edges (issue 22): the Host check against DNS rebinding, Responses input validated
+"""The proxy's edges: the Host check against DNS rebinding, Responses input validated
 like chat input, structured output refused where the upstream only returns text, clients that
 hang up mid-stream logged and counted, a Responses stream cut by shutdown ending with a
 Responses error event, /v1/completions refusing settings it cannot apply. Real uvicorn on
@@ -17,7 +17,7 @@ import openai
 import pytest
 
 from selfpara.config import build_config
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.server import ServerSettings, create_app
 from selfpara.testing import FakeBackend
 from tests.fake_upstream import FakeUpstream, ThreadedServer

@@ -1,5 +1,5 @@
 """Odd upstreams, replayed against the real proxy (uvicorn on loopback) and the scriptable fake
-upstream (issue 22): data that JSON cannot carry, malformed stream events, answers past the
+upstream: data that JSON cannot carry, malformed stream events, answers past the
 byte cap, a stream that trickles past the deadline, Retry-After, 403 and 413. Each is a
 clean 4xx/5xx (never 500 internal_error), logged with its status and counted in /metrics,
 over both upstream transports where the transport matters."""
@@ -173,7 +173,7 @@ def test_an_answer_past_the_byte_cap_is_a_502(fake: FakeUpstream, transport: str
 
 
 def test_a_5_mb_answer_is_refused_by_default(proxy_default: ThreadedServer, fake: FakeUpstream) -> None:
-    """The probe of issue 22: a 5 MB answer became a 30 MB wrapped response and stalled the proxy."""
+    """The probe: a 5 MB answer became a 30 MB wrapped response and stalled the proxy."""
     fake.reset(answer="word " * 1_000_000)
     assert_openai_error(post(proxy_default, chat(**OFF)), 502, "upstream_response_too_large")
     started = time.monotonic()
@@ -259,7 +259,7 @@ def test_403_and_413_map_alike_on_both_transports(
 def test_the_retry_after_header_is_read_as_seconds_or_a_date() -> None:
     from email.utils import formatdate
 
-    from selfpara.upstream_data import MAX_RETRY_AFTER_S, retry_after_seconds
+    from selfpara.models.upstream_data import MAX_RETRY_AFTER_S, retry_after_seconds
 
     assert retry_after_seconds("12") == 12
     assert retry_after_seconds("99999999") == MAX_RETRY_AFTER_S

@@ -1,4 +1,4 @@
-"""One registry shape (`selfpara.registry.Registry`) behind every pick-by-name choice: the generic
+"""One registry shape (`selfpara.util.registry.Registry`) behind every pick-by-name choice: the generic
 rules, and that a new dataset format or engine is one new module plus its registration."""
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from evaluation.arms.raw import RawArm
 from evaluation.datasets import FORMATS, dataset_names, load_dataset
 from evaluation.graders import register_grader
 from evaluation.graders.registry import FACTORIES
-from selfpara.engines import ENGINES, engine_for, register_engine
-from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.errors import ConfigError
-from selfpara.llm import ModelClient
-from selfpara.registry import Registry
+from selfpara.models.client import ModelClient
+from selfpara.models.engines import ENGINES, engine_for, register_engine
+from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.result import Completion, Message, Usage
+from selfpara.util.registry import Registry
 
 
 def test_a_registry_keeps_entries_by_name_in_order_and_resolves_aliases() -> None:

@@ -17,7 +17,7 @@ from evaluation.datasets import save_items
 from evaluation.rundir import latest_records, read_samples
 from evaluation.runner import run_bench
 from evaluation.schema import Item, ItemVariant
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
 
 TOP_UP = "selfpara[top_up_temperature=0.7;overrule_margin=1]"

@@ -10,9 +10,9 @@ import re
 import pytest
 
 from selfpara import SelfParaphraser, UpstreamError
-from selfpara.llm import ModelClient
-from selfpara.paraphrase import LineParser, parse_paraphrases
-from selfpara.prompts import JUDGE_MARKER, PARAPHRASE_MARKER
+from selfpara.models.client import ModelClient
+from selfpara.pipeline.paraphrase import LineParser, parse_paraphrases
+from selfpara.pipeline.prompts import JUDGE_MARKER, PARAPHRASE_MARKER
 from selfpara.testing import FakeBackend, FakeStreamingBackend, default_responder, last_user_text
 
 QUESTION = "What is the capital of France?"
@@ -295,7 +295,7 @@ async def test_over_http_a_refused_stream_is_asked_for_whole(upstream):
 
 
 async def test_a_streamed_paraphrase_call_is_cached_like_a_whole_one():
-    from selfpara.cache import open_call_cache
+    from selfpara.models.cache import open_call_cache
 
     backend = FakeStreamingBackend(delay_s=0.01)
     client = ModelClient(backend=backend, retries=0, cache=open_call_cache("memory"))

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from selfpara.client_config import client_from_config
 from selfpara.config import build_config
 from selfpara.errors import ConfigError, UpstreamError, UpstreamTimeout
-from selfpara.http_backend import HttpTransport
+from selfpara.models.http_backend import HttpTransport
+from selfpara.models.routing import DeploymentPool, RouterConfig, build_routes, load_router_config
+from selfpara.paraphraser import client_from_config
 from selfpara.result import Completion
-from selfpara.routing import DeploymentPool, RouterConfig, build_routes, load_router_config
 from selfpara.server.metrics import endpoint_of, reason_of
 from selfpara.server.settings import ServerSettings, load_settings
 
@@ -176,7 +176,7 @@ def test_routes_of_the_upstream_and_its_judge(tmp_path: Path, monkeypatch: pytes
 
 
 def test_a_router_setting_litellm_refuses_is_a_config_error(tmp_path: Path) -> None:
-    from selfpara.routing.litellm_router import RouterBackend
+    from selfpara.models.routing.litellm_router import RouterBackend
 
     text = "model_list:\n  - {model_name: m, litellm_params: {model: openai/m, api_base: 'http://x/v1'}}\n"
     good = load_router_config(write(tmp_path, text))

@@ -93,7 +93,6 @@ def test_plain_completion(xclient: openai.OpenAI, fake: FakeUpstream) -> None:
     assert report["passthrough"] is False
     assert report["k_requested"] == 3 and report["k_kept"] == 3
     assert report["vote_share"] == 1.0 and report["original_won"] is True
-    assert report["agreement"] == report["vote_share"]  # deprecated alias, kept one release
     assert [v["index"] for v in report["variants"]] == [0, 1, 2, 3]
     # the fake upstream is on loopback and judges its own answers: the result says so
     assert len(report["answers"]) == 4 and report["flags"] == ["judge_is_model_under_test"]
@@ -109,7 +108,6 @@ def test_plain_completion(xclient: openai.OpenAI, fake: FakeUpstream) -> None:
         assert call.body["messages"][0] == {"role": "system", "content": "Be brief."}
 
     assert raw.headers["x-selfpara-vote-share"] == "1.0000"
-    assert raw.headers["x-selfpara-agreement"] == "1.0000"  # deprecated alias
     # four agreeing answers: (4 + 1) / (4 + 2), the fake reports no log-probabilities
     assert float(raw.headers["x-selfpara-confidence"]) == pytest.approx(report["confidence"], abs=1e-4)
     assert report["confidence"] == pytest.approx(5 / 6)
@@ -209,7 +207,7 @@ def test_settings_reach_the_pipeline(client: openai.OpenAI, fake: FakeUpstream) 
     )
     report = resp.model_extra["selfpara"]
     assert report["k_requested"] == 2 and report["paraphrase_check"] == "off"
-    assert report["equivalence_functions"] == report["agreement_functions"] == ["exact"]
+    assert report["equivalence_functions"] == ["exact"]
     assert report["ignored_params"] == ["top_p"]
     assert not fake.calls_of("judge")
     for call in fake.calls_of("answer"):
@@ -231,13 +229,6 @@ def test_top_up_and_the_margin_are_per_request_settings(
         model="openai/fake", messages=[{"role": "user", "content": Q}], extra_body=margin
     )
     assert answer.choices[0].message.content == "Lyon"
-    for wordings, expected in ((2, "Lyon"), (3, "Paris")):  # two checked wordings say Lyon, not three
-        fake.reset(answers={0: "Paris", 1: "Lyon", 2: "Lyon", 3: "Nice"})
-        evidence = {"equivalence": "exact", "overrule_rule": "evidence", "evidence_wordings": wordings}
-        answer = client.chat.completions.create(
-            model="openai/fake", messages=[{"role": "user", "content": Q}], extra_body={"selfpara": evidence}
-        )
-        assert answer.choices[0].message.content == expected
 
     fake.reset()
     fake.fail(400, when="paraphrase", times=None)  # no paraphrase: every slot is topped up
@@ -285,39 +276,15 @@ def test_low_vote_share_policy_in_the_body_and_the_header(
     assert_openai_error(r, 400)
 
 
-def test_the_old_low_agreement_names_still_work_for_one_release(
-    client: openai.OpenAI, proxy: ThreadedServer, fake: FakeUpstream, caplog: pytest.LogCaptureFixture
-) -> None:
-    from selfpara.server import schema
-
-    schema._LOGGED_NAMES.discard("low_agreement")  # a process logs each old name once; this test asks afresh
-    old_block = {"low_agreement": "abstain", "low_agreement_threshold": 0.5}
-    with caplog.at_level(logging.WARNING, logger="selfpara.server.schema"):
-        for _ in range(2):
-            fake.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
-            raw = client.chat.completions.with_raw_response.create(
-                model="openai/fake", messages=[{"role": "user", "content": Q}], extra_body={"selfpara": old_block}
-            )
-            report = raw.parse().model_extra["selfpara"]
-            assert report["abstained"] is True and report["withheld_answer"] == "Paris"  # the old keys acted
-    logged = [r.getMessage() for r in caplog.records if "selfpara.low_agreement," in r.getMessage()]
-    assert logged == ["a request set selfpara.low_agreement, deprecated; it means low_vote_share"]  # once
-    # the old flag and header still come, beside the new ones
-    assert report["flags"][-2:] == ["low_vote_share", "low_agreement"]
-    assert report["notes"] == [  # the client is told too
-        "selfpara.low_agreement is deprecated; use selfpara.low_vote_share",
-        "selfpara.low_agreement_threshold is deprecated; use selfpara.low_vote_share_threshold",
-    ]
-    assert raw.headers["x-selfpara-low-agreement"] == raw.headers["x-selfpara-low-vote-share"] == "true"
-    assert raw.headers["x-selfpara-flags"].endswith("low_vote_share,low_agreement")
-    r = post(proxy, chat(selfpara={"low_agreement": "panic"}))
-    assert_openai_error(r, 400)
+def test_a_renamed_or_removed_setting_is_a_400_that_says_so(proxy: ThreadedServer, fake: FakeUpstream) -> None:
     fake.reset()
-    raw = client.chat.completions.with_raw_response.create(
-        model="openai/fake", messages=[{"role": "user", "content": Q}]
-    )
-    assert raw.headers["x-selfpara-low-agreement"] == raw.headers["x-selfpara-low-vote-share"] == "false"
-    assert "notes" not in raw.parse().model_extra["selfpara"]  # new names, or none: no note
+    for block, says in (
+        ({"low_agreement": "abstain"}, "selfpara.low_agreement: renamed to 'low_vote_share'"),
+        ({"rewrites": "all"}, "selfpara.rewrites: removed"),
+    ):
+        error = assert_openai_error(post(proxy, chat(selfpara=block)), 400)
+        assert says in error["message"] and error["param"] == "selfpara"
+    assert not fake.calls  # refused before any upstream call
 
 
 def test_adaptive_k_per_request_reports_the_calls_it_saved(client: openai.OpenAI, fake: FakeUpstream) -> None:
@@ -447,7 +414,7 @@ def test_auth_errors(proxy: ThreadedServer) -> None:
         (chat(selfpara={"k": 0}), "selfpara.k"),
         (chat(selfpara={"k": "many"}), "selfpara.k"),
         (chat(selfpara={"equivalence": "vibes"}), "selfpara.equivalence"),
-        (chat(selfpara={"agreement": "vibes"}), "selfpara.equivalence"),  # deprecated alias
+        (chat(selfpara={"agreement": "vibes"}), "selfpara"),  # renamed: the message says to what
         (chat(selfpara={"equivalence": "nli"}), "selfpara"),  # nli needs nli_model: a cross-field check
         (chat(selfpara={"colour": "blue"}), "selfpara.colour"),
         (chat(selfpara={"k": 6}), "selfpara.k"),
@@ -716,7 +683,7 @@ def test_embedded_model_end_to_end() -> None:
 
 def test_in_process_backend_through_create_app_client() -> None:
     """create_app(settings, client=...) with selfpara.testing.FakeBackend: no upstream server at all."""
-    from selfpara.llm import ModelClient
+    from selfpara.models.client import ModelClient
     from selfpara.testing import FakeBackend
 
     backend = FakeBackend()

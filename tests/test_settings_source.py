@@ -1,5 +1,5 @@
-"""One settings source (issue 24): WrapConfig's fields give the defaults of every entry point and
-the proxy's per-request block; selfpara/envvars.py names every environment variable the project
+"""One settings source: WrapConfig's fields give the defaults of every entry point and
+the proxy's per-request block; selfpara/util/envvars.py names every environment variable the project
 reads; docs/cli.md's tables are made from both and must match them."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import click
 import pytest
 import typer.main
 
-from selfpara import envvars, presets
-from selfpara.cli import app
+from selfpara.cli import app, presets
 from selfpara.config import WrapConfig
 from selfpara.server.schema import REQUEST_SETTINGS, SelfparaOptions
+from selfpara.util import envvars
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("selfpara", "evaluation")
@@ -88,9 +88,9 @@ def test_the_request_block_is_derived_from_wrapconfig() -> None:
         field, source = SelfparaOptions.model_fields[name], WrapConfig.model_fields[name]
         assert field.annotation == Optional[source.annotation], name  # noqa: UP045 (the same object pydantic made)
         assert field.default is None and field.description == source.description, name
-    block = SelfparaOptions.model_validate({"k": 2, "agreement": "exact", "paraphrase_check": "off"})
+    block = SelfparaOptions.model_validate({"k": 2, "equivalence": "exact", "paraphrase_check": "off"})
     assert block.overrides() == {"k": 2, "equivalence": "exact", "paraphrase_check": "off"}
-    for bad in ({"k": "3"}, {"k": True}, {"nosuch": 1}, {"paraphrase_check": "sometimes"}):
+    for bad in ({"k": "3"}, {"k": True}, {"nosuch": 1}, {"paraphrase_check": "sometimes"}, {"agreement": "exact"}):
         with pytest.raises(ValueError):
             SelfparaOptions.model_validate(bad)
 
@@ -132,20 +132,20 @@ def spelled_variables() -> dict[str, set[str]]:
 
 
 KNOWN_SPELLED_ELSEWHERE: set[tuple[str, str]] = set()
-"""Modules that still spell a variable themselves (none: each imports selfpara.envvars)."""
+"""Modules that still spell a variable themselves (none: each imports selfpara.util.envvars)."""
 
 
 def test_only_envvars_spells_a_variable() -> None:
     declared = {v.name for v in envvars.ENV_VARS}
     assert len(declared) == len(envvars.ENV_VARS)
     found = spelled_variables()
-    assert found.pop("selfpara/envvars.py") == declared
+    assert found.pop("selfpara/util/envvars.py") == declared
     elsewhere = {(path, name) for path, names in found.items() for name in names}
     assert {name for _, name in elsewhere} <= declared, "a variable that envvars.ENV_VARS does not name"
-    assert elsewhere <= KNOWN_SPELLED_ELSEWHERE, "import the name from selfpara.envvars instead"
+    assert elsewhere <= KNOWN_SPELLED_ELSEWHERE, "import the name from selfpara.util.envvars instead"
 
 
-@pytest.mark.xfail(strict=True, reason="known: spelled in a file another issue-24 change is rewriting")
+@pytest.mark.xfail(strict=True, reason="known: spelled in a file another change is rewriting")
 @pytest.mark.parametrize("where", sorted(KNOWN_SPELLED_ELSEWHERE))
 def test_known_spelling_elsewhere_is_gone(where: tuple[str, str]) -> None:
     path, name = where

@@ -1,5 +1,5 @@
-from selfpara import mathanswer
-from selfpara.text import contains_phrase, is_abstention, normalize_answer, overlap, words
+from selfpara.util import mathanswer
+from selfpara.util.text import contains_phrase, is_abstention, normalize_answer, overlap, words
 
 
 def test_words_are_lowercase_alnum_apostrophe_tokens():

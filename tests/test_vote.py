@@ -2,9 +2,9 @@ import math
 
 import pytest
 
-from selfpara.equivalence import ContainsMatch, Equivalence, ExactMatch
+from selfpara.pipeline.equivalence import ContainsMatch, Equivalence, ExactMatch
+from selfpara.pipeline.vote import VoteRule, choose_winner, cluster_answers, semantic_entropy, vote
 from selfpara.result import Answer, Cluster
-from selfpara.vote import VoteRule, choose_winner, cluster_answers, semantic_entropy, vote
 
 AGR = Equivalence([ExactMatch(), ContainsMatch()])
 
@@ -68,7 +68,7 @@ def test_semantic_entropy():
     assert hn == pytest.approx(h / math.log(4))
 
 
-GUARD = VoteRule(margin=2)
+GUARD = VoteRule(overrule_margin=2)
 
 
 async def test_a_one_vote_lead_does_not_flip_the_original():
@@ -84,12 +84,12 @@ async def test_a_decisive_majority_still_wins():
     out = await vote("q", answers("Lyon", "Paris", "Paris", "Paris"), AGR, rule=GUARD)
     assert out.chosen == 1 and out.vote_share == 0.75 and out.original_kept is None
     # a tie with the original is no lead at all, whatever the margin
-    out = await vote("q", answers("Lyon", "Lyon", "Paris", "Paris"), AGR, rule=VoteRule(margin=0))
+    out = await vote("q", answers("Lyon", "Lyon", "Paris", "Paris"), AGR, rule=VoteRule(overrule_margin=0))
     assert out.chosen == 0
 
 
 async def test_a_confident_original_survives_a_unanimous_challenge():
-    rule = VoteRule(margin=2, confident_logprob=-0.05)
+    rule = VoteRule(overrule_margin=2, confident_logprob=-0.05)
     confident = answers("Canberra", "Sydney", "Sydney", "Sydney", logprobs=[-0.01, -0.02, -0.02, -0.02])
     out = await vote("q", confident, AGR, rule=rule)
     assert out.chosen == 0 and "original confident" in out.original_kept
@@ -109,57 +109,9 @@ async def test_an_abstaining_original_is_not_protected():
 async def test_logprob_weighting():
     # two unsure answers (p ~ 0.05 each) weigh less than one sure one (p = 1)
     ans = answers("Lyon", "Paris", "Paris", logprobs=[0.0, -3.0, -3.0])
-    out = await vote("q", ans, AGR, rule=VoteRule(weighting="logprob"))
+    out = await vote("q", ans, AGR, rule=VoteRule(vote_weighting="logprob"))
     assert out.chosen == 0 and out.clusters[0].votes == pytest.approx(1.0)
     assert out.clusters[1].votes == pytest.approx(2 * math.exp(-3.0))
     assert out.vote_share == pytest.approx(1 / 3)  # the share still counts answers
     out = await vote("q", ans, AGR)
     assert out.chosen == 1 and out.clusters[1].votes == 2.0
-
-
-EVIDENCE = VoteRule(margin=2, overrule="evidence")
-
-
-async def test_evidence_relaxes_the_margin_for_two_agreeing_checked_wordings():
-    # k=3, every paraphrase kept: "8" (variants 1 and 2) leads "7" by one vote; margin 2 keeps "7"
-    four = answers("7", "8", "8", "9")
-    kept = await vote("q", four, AGR, rule=GUARD, wordings={1, 2, 3})
-    assert kept.chosen == 0 and "short of the margin 2" in kept.original_kept
-    out = await vote("q", answers("7", "8", "8", "9"), AGR, rule=EVIDENCE, wordings={1, 2, 3})
-    assert out.chosen == 1 and out.winner == 1 and out.original_kept is None and out.vote_share == 0.5
-
-
-async def test_samples_of_the_original_are_no_evidence():
-    # variant 1 is a kept paraphrase, 2 and 3 are top-up samples of the original: one wording agrees
-    out = await vote("q", answers("7", "8", "8", "9"), AGR, rule=EVIDENCE, wordings={1})
-    assert out.chosen == 0
-    assert out.original_kept == (
-        "challenger leads by 1 vote(s), short of the margin 2 (1 checked wording(s) agree, 2 relax it)"
-    )
-    # unknown provenance counts no wording; a tie is never a lead, relaxed or not
-    assert (await vote("q", answers("7", "8", "8", "9"), AGR, rule=EVIDENCE)).chosen == 0
-    assert (await vote("q", answers("7", "7", "8", "8"), AGR, rule=EVIDENCE, wordings={1, 2, 3})).chosen == 0
-
-
-async def test_evidence_can_also_ask_for_an_unsure_original():
-    rule = VoteRule(margin=2, overrule="evidence", evidence_logprob=-0.3)
-    sure = answers("7", "8", "8", "9", logprobs=[-0.05, -0.5, -0.5, -0.5])
-    out = await vote("q", sure, AGR, rule=rule, wordings={1, 2, 3})
-    assert out.chosen == 0 and "logprob -0.050, not below -0.3" in out.original_kept
-    unsure = answers("7", "8", "8", "9", logprobs=[-0.8, -0.5, -0.5, -0.5])
-    assert (await vote("q", unsure, AGR, rule=rule, wordings={1, 2, 3})).chosen == 1
-    unknown = answers("7", "8", "8", "9")  # no log-probability reported: no evidence the original is unsure
-    assert (await vote("q", unknown, AGR, rule=rule, wordings={1, 2, 3})).chosen == 0
-    # evidence_wordings 0: the original's token probability alone relaxes the margin, samples or not
-    alone = VoteRule(margin=2, overrule="evidence", evidence_wordings=0, evidence_logprob=-0.3)
-    unsure = answers("7", "8", "8", "9", logprobs=[-0.8, -0.5, -0.5, -0.5])
-    assert (await vote("q", unsure, AGR, rule=alone, wordings=set())).chosen == 1
-
-
-async def test_evidence_never_raises_a_margin_and_keeps_a_confident_original():
-    # margin 1 already: evidence changes nothing; confident_logprob still keeps the original first
-    assert (await vote("q", answers("7", "8", "8", "9"), AGR, rule=VoteRule(margin=1, overrule="evidence"))).chosen == 1
-    rule = VoteRule(margin=2, overrule="evidence", confident_logprob=-0.05)
-    confident = answers("7", "8", "8", "8", logprobs=[-0.01, -0.5, -0.5, -0.5])
-    out = await vote("q", confident, AGR, rule=rule, wordings={1, 2, 3})
-    assert out.chosen == 0 and "original confident" in out.original_kept

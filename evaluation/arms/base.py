@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from evaluation.schema import Item, ItemKind, ItemVariant
 from selfpara.errors import ConfigError
-from selfpara.llm import ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.result import Usage
 
 

@@ -11,22 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from selfpara.confidence import winner_confidence
+from selfpara.pipeline.confidence import winner_confidence
 from selfpara.result import Cluster, WrappedAnswer
 
 _NOT_EVIDENCE = {"answer", "question", "model", "usage", "timings"}
 """Fields the record keeps elsewhere (answer, calls and tokens) or that do not explain the decision."""
 
-_DEPRECATED_KEYS = ("agreement", "agreement_functions")
-"""Old names the WrappedAnswer still writes for one release; the log has the new ones."""
-
 
 def evidence(wrapped: WrappedAnswer) -> dict[str, Any]:
     """Everything the WrappedAnswer says about how it decided, JSON-ready (new fields included)."""
-    data = wrapped.model_dump(mode="json", exclude=_NOT_EVIDENCE)
-    for key in _DEPRECATED_KEYS:
-        data.pop(key, None)
-    return data
+    return wrapped.model_dump(mode="json", exclude=_NOT_EVIDENCE)
 
 
 def recorded_confidence(details: dict[str, Any]) -> float | None:

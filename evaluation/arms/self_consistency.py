@@ -36,11 +36,10 @@ class SelfConsistencyArm(Arm):
         "equivalence": "auto",
         "judge_model": None,
         "nli_model": None,
-        "agreement": None,  # deprecated alias of equivalence
     }
 
     def validate(self) -> None:
-        from selfpara.pipeline import SelfParaphraser
+        from selfpara.paraphraser import SelfParaphraser
 
         s = self.settings
         if s["n"] is not None:
@@ -56,7 +55,7 @@ class SelfConsistencyArm(Arm):
                 k=s["k"],
                 temperature=s["temperature"],
                 max_tokens=self.max_tokens,
-                equivalence=s.pop("agreement", None) or s["equivalence"],
+                equivalence=s["equivalence"],
                 # No sample is the original: the overrule margin that protects a user's own wording
                 # would let sample 0 (drawn at T>0) beat a 2-vote majority. Plain majority.
                 overrule_margin=1,

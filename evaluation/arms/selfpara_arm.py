@@ -10,7 +10,7 @@ from evaluation.arms.base import Arm, ArmOutput
 from evaluation.arms.evidence import vote_details
 from evaluation.arms.registry import register_arm
 from evaluation.schema import ItemKind, ItemVariant
-from selfpara.config import DEPRECATED_NAMES, WrapConfig, build_config
+from selfpara.config import REMOVED_SETTINGS, WrapConfig, build_config
 from selfpara.errors import ConfigError, UpstreamError
 
 # The call cache is the bench's own (--cache, under every arm): the library's settings would do nothing here.
@@ -27,13 +27,13 @@ class SelfParaArm(Arm):
     """The selfpara pipeline itself (`SelfParaphraser.aanswer`), with any WrapConfig settings."""
 
     description = "the selfpara pipeline: k paraphrases, answer all, clustered majority vote"
-    # Deprecated names (agreement) are still accepted in arm specs; WrapConfig renames them.
+    # A removed setting's name reaches WrapConfig, whose error says what replaced it.
     options: ClassVar[dict[str, Any]] = {
-        f: None for f in [*WrapConfig.model_fields, *DEPRECATED_NAMES] if f not in _RUN_FIELDS
+        f: None for f in [*WrapConfig.model_fields, *REMOVED_SETTINGS] if f not in _RUN_FIELDS
     }
 
     def validate(self) -> None:
-        from selfpara.pipeline import SelfParaphraser
+        from selfpara.paraphraser import SelfParaphraser
 
         values = {k: v for k, v in self.settings.items() if v is not None}
         values.setdefault("max_tokens", self.max_tokens)

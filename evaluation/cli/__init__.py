@@ -22,13 +22,15 @@ def register_commands(app: typer.Typer) -> None:
     from evaluation.cli.bench import bench
     from evaluation.cli.metrics import metrics
     from evaluation.cli.report import report
-    from selfpara.extras import install_note
+    from selfpara.cli.conventions import Command
+    from selfpara.util.extras import install_note
 
     note = escape(install_note("bench", ("numpy", "jinja2")))  # help texts are rich markup
     for command in (bench, metrics, report):
         doc = inspect.getdoc(command) or ""
         if note:
             first = doc.split("\n\n", 1)[0].replace("\n", " ")
-            app.command(help=f"{doc}\n\n{note}", short_help=f"{first} (needs {escape('selfpara[bench]')})")(command)
+            short = f"{first} (needs {escape('selfpara[bench]')})"
+            app.command(cls=Command, help=f"{doc}\n\n{note}", short_help=short)(command)
         else:
-            app.command()(command)
+            app.command(cls=Command)(command)

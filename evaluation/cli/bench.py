@@ -15,9 +15,9 @@ from evaluation.datasets import FORMATS
 from evaluation.graders.registry import FACTORIES
 from selfpara.cli.choices import ParaphraseCheck
 from selfpara.cli.common import clean_errors, err_console, setup_logging
-from selfpara.envvars import API_BASE_ENV, MODEL_ENV
-from selfpara.model_names import EMBEDDED_MODEL
-from selfpara.presets import default
+from selfpara.cli.presets import default
+from selfpara.models.names import EMBEDDED_MODEL
+from selfpara.util.envvars import API_BASE_ENV, MODEL_ENV
 
 if TYPE_CHECKING:
     from evaluation.config import BenchConfig
@@ -155,7 +155,7 @@ def bench(
         from evaluation.config import RunOptions
         from evaluation.report import markdown_table, write_reports
         from evaluation.runner import run_bench
-        from selfpara.model_names import is_embedded
+        from selfpara.models.names import is_embedded
 
         config = _config(
             order=order,

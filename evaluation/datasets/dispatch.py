@@ -12,8 +12,8 @@ from evaluation.datasets.items import load_items, load_sample
 from evaluation.datasets.readers import read_rows
 from evaluation.datasets.table import load_table
 from evaluation.schema import Item
-from selfpara.envvars import DATA_DIR_ENV
 from selfpara.errors import ConfigError
+from selfpara.util.envvars import DATA_DIR_ENV
 
 DATASETS = ("sample", *FORMATS)
 """Dataset names `load_dataset` knows (besides paths and `hf:NAME`) when this module is

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from evaluation.schema import Item
-from selfpara.registry import Registry
+from selfpara.util.registry import Registry
 
 FormatLoader = Callable[..., list[Item]]
 """`loader(path, *, limit=None) -> items` of one format."""

@@ -10,7 +10,7 @@ abstention ("I don't know") are "not_attempted".
 - `TruthfulGrader`: TruthfulQA convention by matching: a false reference in the answer
   makes it incorrect, a true one correct, otherwise the closer reference decides;
 - `NLIGrader`: entailment of the gold by the answer (given the question), with an
-  `entail(premise, hypothesis) -> float` callable or a `selfpara.nli.NLIModel`;
+  `entail(premise, hypothesis) -> float` callable or a `selfpara.pipeline.equivalence.nli.NLIModel`;
 - `LLMGrader`: a model judges, SimpleQA convention (CORRECT / INCORRECT /
   NOT_ATTEMPTED, sees the original question, the gold and the response) or TruthfulQA
   convention (sees the true and the false references);

@@ -78,7 +78,7 @@ class LLMGrader:
     """A model grades the answer: SimpleQA convention, or TruthfulQA convention with true/false refs.
 
     Args:
-        client: a `selfpara.llm.ModelClient`.
+        client: a `selfpara.models.client.ModelClient`.
         model: the grader model (litellm string).
         convention: "simpleqa" or "truthfulqa"; "auto" uses truthfulqa for items with false references.
         usage: a `selfpara.result.Usage` the grader's calls are added to.

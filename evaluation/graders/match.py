@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from evaluation.graders.base import label_by_match
 from evaluation.graders.registry import register_grader
 from evaluation.schema import Item, Label
-from selfpara import mathanswer
 from selfpara.errors import ConfigError
-from selfpara.quantities import number_set
-from selfpara.text import contains_phrase, normalize_answer
+from selfpara.util import mathanswer
+from selfpara.util.quantities import number_set
+from selfpara.util.text import contains_phrase, normalize_answer
 
 
 class MatchGrader:
@@ -25,8 +25,8 @@ class MatchGrader:
             answers, the alias with a plural or adjective ending on its words ("British
             pounds" for "pound", "the African continent" for "Africa": -s, -es, -n, -an).
 
-    Normalization is `selfpara.text.normalize_answer` (case, punctuation, articles, spaces).
-    A missing answer is not_attempted; so is an abstention (`selfpara.text.is_abstention`)
+    Normalization is `selfpara.util.text.normalize_answer` (case, punctuation, articles, spaces).
+    A missing answer is not_attempted; so is an abstention (`selfpara.util.text.is_abstention`)
     unless it still gives a gold answer ("I'm not sure, but it is Paris" is correct, as a
     hedged but correct answer is in the SimpleQA convention).
     """

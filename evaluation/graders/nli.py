@@ -25,7 +25,7 @@ class NLIGrader:
 
     Args:
         nli: `entail(premise, hypothesis) -> float` (sync or async), or an object with
-            `probs(pairs) -> [obj with .entailment]` such as `selfpara.nli.NLIModel`.
+            `probs(pairs) -> [obj with .entailment]` such as `selfpara.pipeline.equivalence.nli.NLIModel`.
         threshold: entailment probability needed.
         with_question: prefix premise and hypothesis with the original question.
     """

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from evaluation.graders.base import label_by_match
 from evaluation.graders.registry import register_grader
 from evaluation.schema import Item, Label
-from selfpara import mathanswer
-from selfpara.quantities import TENS_WORDS as _TENS_WORDS
-from selfpara.quantities import UNIT_WORDS as _UNITS_WORDS
+from selfpara.util import mathanswer
+from selfpara.util.quantities import TENS_WORDS as _TENS_WORDS
+from selfpara.util.quantities import UNIT_WORDS as _UNITS_WORDS
 
 _SCALE_WORDS = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _NUMBER_WORD_RUN = re.compile(
@@ -50,7 +50,7 @@ class NumericGrader:
     """Math final-answer match (METHOD §5): extract, normalize, compare by value.
 
     The answer's final answer is `\\boxed{...}`, then `#### ...`, then "the answer is ...",
-    then the last number (`selfpara.mathanswer.final_answer`); failing all of these, a
+    then the last number (`selfpara.util.mathanswer.final_answer`); failing all of these, a
     number written in words. A gold that is a worked solution ("... #### 18") is reduced
     to its final answer the same way. Values compare as exact fractions ("3/4" = "0.75"
     = "\\frac{3}{4}"), non-numeric answers by normalized LaTeX text. Missing answers and

@@ -123,7 +123,7 @@ def compute_metrics(
             "bertscore", "nli", "noncontra", or Agreement objects). Needs answers in the rows;
             when no row has one, consistency is skipped with a note.
         consistency_mode: "binary" (thresholded f), "soft" (f's score) or "both".
-        nli: NLI model for "nli"/"noncontra" (a `selfpara.nli.NLIModel` or a callable).
+        nli: NLI model for "nli"/"noncontra" (a `selfpara.pipeline.equivalence.nli.NLIModel` or a callable).
         n_boot: bootstrap resamples (and permutations for the permutation test).
         seed: seeds every resample; the same seed gives the same CIs.
         confidence: CI level.

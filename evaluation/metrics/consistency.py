@@ -6,8 +6,8 @@ over the n answers of one question's variant set. Agreement functions f:
 
 | name | f(y_i, y_j) | binary threshold |
 |---|---|---|
-| exact | normalized answers equal (`selfpara.text.normalize_answer`) | – |
-| math | same final answer by value (`selfpara.mathanswer`) | – |
+| exact | normalized answers equal (`selfpara.util.text.normalize_answer`) | – |
+| math | same final answer by value (`selfpara.util.mathanswer`) | – |
 | rouge1 | ROUGE-1 F measure (rouge-score) | ≥ 0.5 (`rouge1@0.7` sets it) |
 | bertscore | BERTScore F1 with the offline all-MiniLM-L6-v2 (layers 6) | ≥ 0.9 |
 | nli | P(y_i entails y_j) | ≥ 0.5 |
@@ -66,7 +66,7 @@ class ExactAgreement:
     name, threshold, symmetric = "exact", 1.0, True
 
     def scores(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        from selfpara.text import normalize_answer
+        from selfpara.util.text import normalize_answer
 
         return [float(normalize_answer(a) == normalize_answer(b)) for a, b in pairs]
 
@@ -77,7 +77,7 @@ class MathAgreement:
     name, threshold, symmetric = "math", 1.0, True
 
     def scores(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        from selfpara import mathanswer
+        from selfpara.util import mathanswer
 
         out = []
         for a, b in pairs:
@@ -160,7 +160,7 @@ class NLIAgreement:
 
     Args:
         nli: an object with `probs(pairs) -> [obj with .entailment/.contradiction]` (such as
-            `selfpara.nli.NLIModel`), or a callable `(premise, hypothesis)` returning either a
+            `selfpara.pipeline.equivalence.nli.NLIModel`), or a callable `(premise, hypothesis)` returning either a
             float P(entailment) or a mapping/object with entailment and contradiction.
         mode: "entail" or "noncontra".
     """

@@ -159,8 +159,8 @@ def rows_from_records(records: Iterable[Any], *, group_by: str | None = "arm") -
 
 
 def _vote_share(details: Mapping[str, Any]) -> float | None:
-    """The answer's confidence as a voting arm recorded it (the old name `agreement` too); None otherwise."""
-    value = details.get("vote_share", details.get("agreement"))
+    """The answer's confidence as a voting arm recorded it; None otherwise."""
+    value = details.get("vote_share")
     return float(value) if isinstance(value, int | float) else None
 
 

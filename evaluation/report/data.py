@@ -37,7 +37,6 @@ from evaluation.report.warnings import (
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
 from evaluation.schema import Item, SampleRecord
 from selfpara.errors import ConfigError
-from selfpara.result import current_flags
 
 DEFAULT_CONSISTENCY = "exact,rouge1"
 ACCURACY_METRICS = ("A_orig", "A_exp", "A_any", "A_strict")
@@ -104,19 +103,17 @@ def _diagnostics(records: list[SampleRecord], arms: list[str]) -> dict[str, dict
     out: dict[str, dict[str, Any]] = {}
     for arm in arms:
         rs = [r for r in records if r.arm == arm and not r.error]
-        # Runs saved before the rename store the vote share as details["agreement"].
-        voted = [r for r in rs if "vote_share" in r.details or "agreement" in r.details]
+        voted = [r for r in rs if "vote_share" in r.details]
         if not voted:
             continue
-        shares = [r.details["vote_share"] if "vote_share" in r.details else r.details["agreement"] for r in voted]
+        shares = [r.details["vote_share"] for r in voted]
         d: dict[str, Any] = {"answers": len(voted), "mean_vote_share": statistics.fmean(shares)}
         kept = [r.details["k_kept"] for r in voted if "k_kept" in r.details]
         if kept:
             d["mean_k_kept"] = statistics.fmean(kept)
             d["no_paraphrases"] = sum(1 for r in voted if "no_paraphrases" in r.details.get("flags", [])) / len(voted)
             d["original_won"] = sum(1 for r in voted if r.details.get("original_won")) / len(voted)
-        # a renamed flag counted once: low_vote_share, or low_agreement in a run recorded before the rename
-        flags = Counter(f for r in voted for f in current_flags(r.details.get("flags") or []))
+        flags = Counter(f for r in voted for f in r.details.get("flags") or [])
         if flags:
             d["flags"] = dict(flags.most_common())
         if "samples" in voted[0].details:
@@ -140,14 +137,13 @@ def _abstention(records: list[SampleRecord], arms: list[str]) -> dict[str, dict[
 
 def confidence_signals(records: list[SampleRecord]) -> dict[str, list[float]]:
     """The confidence signals every record carries, higher = surer: vote share, the answer's confidence
-    (`selfpara.confidence`), negated (normalized) entropy.
+    (`selfpara.pipeline.confidence`), negated (normalized) entropy.
 
-    Runs saved before the rename store the vote share as details["agreement"]; for runs saved
-    before the confidence, it is computed from each record's evidence.
+    For runs saved before the confidence, it is computed from each record's evidence.
     """
     signals: dict[str, list[float]] = {}
-    if records and all("vote_share" in r.details or "agreement" in r.details for r in records):
-        signals["vote_share"] = [float(r.details.get("vote_share", r.details.get("agreement", 0.0))) for r in records]
+    if records and all("vote_share" in r.details for r in records):
+        signals["vote_share"] = [float(r.details["vote_share"]) for r in records]
     confidences = [recorded_confidence(r.details) for r in records]
     if records and all(c is not None for c in confidences):
         signals["confidence"] = [float(c) for c in confidences if c is not None]

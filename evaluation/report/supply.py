@@ -1,4 +1,4 @@
-"""Supply and independence of the wordings a vote gets (issue 21's two measured causes).
+"""Supply and independence of the wordings a vote gets (two measured causes).
 
 Supply: per voting arm that keeps paraphrases (selfpara, oracle), how many it kept for each
 wording it answered: the distribution over 0, 1, …, k.
@@ -28,7 +28,7 @@ import numpy as np
 
 from evaluation import stats
 from evaluation.schema import Item, SampleRecord
-from selfpara.equivalence import Equivalence
+from selfpara.pipeline.equivalence import Equivalence
 
 __all__ = ["MODEL_FREE", "dataset_disagreement", "kept_distribution", "paraphrase_disagreement", "supply_stats"]
 
@@ -132,7 +132,7 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
 
 def model_free_equivalence(names: Sequence[str]) -> Equivalence:
     """The model-free functions among `names`, in their order (all of MODEL_FREE when none is)."""
-    from selfpara.equivalence import EQUIVALENCE_FUNCTIONS, model_free
+    from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS, model_free
 
     chosen = model_free(list(names)) or list(MODEL_FREE)
     # A model-free function's builder ignores its dependencies (it is the class itself).

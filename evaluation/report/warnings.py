@@ -49,7 +49,7 @@ def _judge_of(arm: dict[str, Any]) -> tuple[bool, str | None, str, str | None]:
     cfg = arm.get("config") or {}
     settings = arm.get("settings") or {}
     model = str(cfg.get("model") or arm.get("model") or "")
-    equivalence = str(cfg.get("equivalence") or settings.get("equivalence") or settings.get("agreement") or "")
+    equivalence = str(cfg.get("equivalence") or settings.get("equivalence") or "")
     functions = [f.strip().lower() for f in equivalence.split(",") if f.strip()]
     if functions == ["auto"]:
         # auto: exact,numeric,llm, except on the embedded model (exact,numeric,contains)

@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 class _CommandGroup(Group):
     """The CLI's click group: the core's commands, then those of installed packages, loaded lazily
-    (all of them presented by `Group`'s conventions)."""
+    (each a `Command`, presented by the CLI's conventions)."""
 
     _plugins_loaded = False
 

@@ -12,16 +12,16 @@ from rich.markup import escape
 from selfpara.cli import app
 from selfpara.cli.choices import LowVoteShare, ParaphraseCheck, Transport
 from selfpara.cli.common import clean_errors, err_console, setup_logging, stdout_to_stderr
-from selfpara.config import DEPRECATED_NAMES, MAX_K
-from selfpara.envvars import API_BASE_ENV, EQUIVALENCE_ENV, JUDGE_MODEL_ENV, K_ENV, MODEL_ENV, TRANSPORT_ENV
-from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
-from selfpara.extras import install_note
-from selfpara.model_names import EMBEDDED_MODEL
-from selfpara.presets import default
-from selfpara.result import current_flags
+from selfpara.cli.conventions import Command
+from selfpara.cli.presets import default
+from selfpara.config import MAX_K
+from selfpara.models.names import EMBEDDED_MODEL
+from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS
+from selfpara.util.envvars import API_BASE_ENV, EQUIVALENCE_ENV, JUDGE_MODEL_ENV, K_ENV, MODEL_ENV, TRANSPORT_ENV
+from selfpara.util.extras import install_note
 
 
-@app.command()
+@app.command(cls=Command)
 def ask(
     ctx: typer.Context,
     question: str = typer.Argument(..., help="The question to answer; '-' reads it from stdin."),
@@ -41,9 +41,6 @@ def ask(
         help="Answer-equivalence functions (do two answers say the same?), comma-separated, cheapest first: auto or of "
         f"{EQUIVALENCE_FUNCTIONS.help_names()}.",
     ),
-    agreement: Optional[str] = typer.Option(
-        None, "--agreement", hidden=True, help="Deprecated alias of --equivalence."
-    ),
     judge_model: Optional[str] = typer.Option(
         None, envvar=JUDGE_MODEL_ENV, help="Model for the LLM judges; default: --model."
     ),
@@ -57,11 +54,6 @@ def ask(
         None,
         help="Fill each vote slot no kept paraphrase fills by asking the question again at this temperature "
         "(seeded); default: off.",
-    ),
-    rewrites: str = typer.Option(
-        default("rewrites", "ask"),
-        help="Fill the vote slots the model's paraphrases leave with rewordings made without a model: "
-        "reorder, numbers, names (comma-separated), all, or off.",
     ),
     overrule_margin: Optional[float] = typer.Option(
         None,
@@ -85,12 +77,6 @@ def ask(
     low_vote_share_threshold: float = typer.Option(
         default("low_vote_share_threshold", "ask"), help="Vote share below which --low-vote-share acts."
     ),
-    low_agreement: Optional[LowVoteShare] = typer.Option(
-        None, "--low-agreement", hidden=True, help="Deprecated alias of --low-vote-share."
-    ),
-    low_agreement_threshold: Optional[float] = typer.Option(
-        None, "--low-agreement-threshold", hidden=True, help="Deprecated alias of --low-vote-share-threshold."
-    ),
     abstention_text: Optional[str] = typer.Option(None, help="What to print when abstaining on a low vote share."),
     adaptive: Optional[bool] = typer.Option(
         default("adaptive", "ask"),
@@ -112,26 +98,10 @@ def ask(
     """
     setup_logging(verbose)
     # ask has no settings file: a failed settings check is always the flags' (exit code 2)
-    # the deprecated flags, when they were the ones given: WrapConfig renames them (a DeprecationWarning)
-    old = {"agreement": agreement, "low_agreement": low_agreement, "low_agreement_threshold": low_agreement_threshold}
-    given_old = {name: value for name, value in old.items() if value is not None}
-    renamed = {DEPRECATED_NAMES[name]: name for name in given_old}
-    for name in given_old:
-        flag, new = name.replace("_", "-"), DEPRECATED_NAMES[name].replace("_", "-")
-        err_console().print(f"[yellow]note: --{flag} is deprecated; use --{new}[/yellow]", highlight=False)
-    current = {
-        "equivalence": equivalence,
-        "low_vote_share": low_vote_share.value,
-        "low_vote_share_threshold": low_vote_share_threshold,
-    }
-    settings = {
-        **{name: value for name, value in current.items() if name not in renamed},
-        **{name: getattr(value, "value", value) for name, value in given_old.items()},
-    }
-    with clean_errors(ctx, renamed or None, all_from_flags=True), stdout_to_stderr():
+    with clean_errors(ctx, all_from_flags=True), stdout_to_stderr():
         from selfpara.config import build_config
-        from selfpara.model_names import is_embedded
-        from selfpara.pipeline import SelfParaphraser
+        from selfpara.models.names import is_embedded
+        from selfpara.paraphraser import SelfParaphraser
 
         text = sys.stdin.read() if question == "-" else question
         cfg = build_config(
@@ -144,12 +114,13 @@ def ask(
             max_tokens=max_tokens,
             api_base=api_base,
             transport=transport.value,
-            **settings,
+            equivalence=equivalence,
+            low_vote_share=low_vote_share.value,
+            low_vote_share_threshold=low_vote_share_threshold,
             adaptive=adaptive,
             **({"abstention_text": abstention_text} if abstention_text else {}),
             **({"overrule_margin": overrule_margin} if overrule_margin is not None else {}),
             top_up_temperature=top_up_temperature,
-            rewrites=rewrites,
         )
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": text}]
         paraphraser = SelfParaphraser(cfg)
@@ -171,10 +142,9 @@ def ask(
     ]
     if result.k_topped_up:
         notes.append(f"{result.k_topped_up} topped up")
-    flags = current_flags(result.flags)  # low_agreement, low_vote_share's old name, said once is enough
-    notes += [f.replace("_", " ") for f in flags if f not in _WARNINGS]
+    notes += [f.replace("_", " ") for f in result.flags if f not in _WARNINGS]
     err_console().print(f"[dim]{' · '.join(notes)}[/dim]", highlight=False)
-    for flag in flags:
+    for flag in result.flags:
         if flag in _WARNINGS:
             err_console().print(f"[yellow]warning: {_WARNINGS[flag]}[/yellow]", highlight=False)
 

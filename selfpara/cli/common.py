@@ -2,7 +2,7 @@
 for the command's own output, and turning errors into clean exits.
 
 Settings reach a command in one order, highest first: a flag, then its environment
-variable (the `*_ENV` names of `selfpara.envvars`, declared with typer's `envvar=` on the
+variable (the `*_ENV` names of `selfpara.util.envvars`, declared with typer's `envvar=` on the
 option and shown in --help), then the settings file where the command takes one (`serve --config`), then
 the default.
 """
@@ -126,7 +126,7 @@ def clean_errors(
         raise typer.Exit(EXIT_FAILED) from None
     except ModuleNotFoundError as exc:
         # A command reached code whose extra is not installed (e.g. `selfpara bench` on the base install).
-        from selfpara.extras import missing_message
+        from selfpara.util.extras import missing_message
 
         message = missing_message(exc.name or "", "this command")
         if message is None:

@@ -3,9 +3,8 @@
 typer prints a type after every option, flags included (`--json <bool>`), and writes a
 required argument as `{question}` in the usage line. Command-line users expect a flag to
 stand alone and an argument in capitals (`selfpara ask [OPTIONS] QUESTION`), so the CLI's
-group and commands use the classes below. Commands added by other packages (through the
-`selfpara.commands` entry points) are built by typer with its own command class; the group
-gives them the same presentation when it hands them out.
+group and every command use the classes below (`app.command(cls=Command)`, also in packages
+that add commands through the `selfpara.commands` entry points).
 
 Only typer's public classes are imported. Up to typer 0.25 its commands are click's
 classes; from 0.26 they are those of a private copy of click inside typer (`typer._click`).
@@ -59,16 +58,9 @@ class Command(TyperCommand):
 
 
 class Group(TyperGroup):
-    """The CLI's group: its own options tidied, and every command it hands out a `Command`."""
+    """The CLI's group, its own options tidied as a `Command`'s."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         params = super().get_params(ctx)
         tidy_params(params)
         return params
-
-    def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        command = super().get_command(ctx, cmd_name)
-        if type(command) is TyperCommand:
-            # Command adds behaviour and no state, so a plain typer command becomes one in place.
-            command.__class__ = Command
-        return command

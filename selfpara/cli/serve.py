@@ -15,7 +15,11 @@ from rich.markup import escape
 from selfpara.cli import app
 from selfpara.cli.choices import ParaphraseCheck, Transport
 from selfpara.cli.common import clean_errors, err_console
-from selfpara.envvars import (
+from selfpara.cli.conventions import Command
+from selfpara.cli.presets import default
+from selfpara.models.names import EMBEDDED_MODEL
+from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS
+from selfpara.util.envvars import (
     API_BASE_ENV,
     CALL_CACHE_ENV,
     CONFIG_ENV,
@@ -29,12 +33,8 @@ from selfpara.envvars import (
     PROXY_KEY_ENV,
     ROUTER_CONFIG_ENV,
     TRANSPORT_ENV,
-    renamed_env,
 )
-from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
-from selfpara.extras import install_note
-from selfpara.model_names import EMBEDDED_MODEL
-from selfpara.presets import default
+from selfpara.util.extras import install_note
 
 
 class LogFormat(str, Enum):
@@ -51,7 +51,7 @@ _FIELD_FLAGS = {
 """Settings whose flag has another name, for errors that name the flag."""
 
 
-@app.command()
+@app.command(cls=Command)
 def serve(
     ctx: typer.Context,
     model: Optional[str] = typer.Option(
@@ -105,9 +105,6 @@ def serve(
         help="Default answer-equivalence functions (do two answers say the same?): auto or of "
         f"{EQUIVALENCE_FUNCTIONS.help_names()}.",
     ),
-    agreement: Optional[str] = typer.Option(
-        None, "--agreement", hidden=True, help="Deprecated alias of --equivalence."
-    ),
     judge_model: Optional[str] = typer.Option(None, envvar=JUDGE_MODEL_ENV, help="Default model for the LLM judges."),
     paraphrase_check: Optional[ParaphraseCheck] = typer.Option(
         None, help="Check each paraphrase keeps the question (default auto: llm, off on embedded models)."
@@ -147,7 +144,7 @@ def serve(
         envvar=CALL_CACHE_ENV,
         help="The call cache (identical deterministic upstream calls answered once): memory (default), off, "
         "redis://HOST:PORT/DB (shared by replicas and workers) or sqlite:///PATH. Not the cache folder "
-        "(SELFPARA_CACHE_DIR). Its old variable SELFPARA_CACHE is still read, deprecated.",
+        "(SELFPARA_CACHE_DIR).",
     ),
     workers: int = typer.Option(1, min=1, help="Worker processes (each a full proxy; limits apply per worker)."),
     any_model: Optional[bool] = typer.Option(
@@ -189,7 +186,7 @@ def serve(
             "model": model,
             "api_base": api_base,
             "k": k,
-            "equivalence": agreement or equivalence,
+            "equivalence": equivalence,
             "judge_model": judge_model,
             "paraphrase_check": paraphrase_check.value if paraphrase_check else None,
             "temperature": temperature,
@@ -197,8 +194,7 @@ def serve(
             "timeout_s": timeout,
             "retries": retries,
             "transport": upstream_transport.value if upstream_transport else None,
-            # the flag or SELFPARA_CALL_CACHE (typer reads those), else the old name, deprecated
-            "cache": cache if cache is not None else renamed_env(CALL_CACHE_ENV),
+            "cache": cache,
         }
         server: dict[str, object] = {
             "max_concurrent_requests": max_concurrent_requests,

@@ -26,9 +26,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from selfpara.envvars import SERVE_SPEC_ENV
-from selfpara.llm import ModelClient
-from selfpara.model_names import is_embedded
+from selfpara.models.client import ModelClient
+from selfpara.models.names import is_embedded
 from selfpara.server import chat, completions, health, responses
 from selfpara.server.errors import ProxyError, error_response, for_status
 from selfpara.server.hosts import HostCheckMiddleware
@@ -36,6 +35,7 @@ from selfpara.server.metrics import MetricsMiddleware, ProxyMetrics
 from selfpara.server.settings import ServerSettings
 from selfpara.server.state import Gate, Proxy, default_client, preload, warm_litellm
 from selfpara.server.streaming import DONE, error_event, responses_error_event
+from selfpara.util.envvars import SERVE_SPEC_ENV
 
 log = logging.getLogger("selfpara.server")
 
@@ -51,7 +51,7 @@ def create_app(settings: ServerSettings | None = None, *, client: ModelClient | 
             `settings`); pass one to plug in a fake backend or share a limit. With
             metrics on, the app observes its calls (it sets `client.observer` when unset).
     """
-    from selfpara.pipeline import SelfParaphraser
+    from selfpara.paraphraser import SelfParaphraser
 
     settings = settings or ServerSettings()
     custom = client is not None

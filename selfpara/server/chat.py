@@ -101,5 +101,5 @@ async def _chat(call: Call, body: dict[str, Any]) -> Response:
 
 
 def _notes(wa: WrappedAnswer, req: ChatCompletionRequest) -> list[str]:
-    """The response's `selfpara.notes`: logprobs asked for but missing, old setting names the request used."""
-    return [*wrapped.logprob_notes(wa, req.logprobs), *req.options.deprecation_notes()]
+    """The response's `selfpara.notes`: logprobs asked for but missing."""
+    return wrapped.logprob_notes(wa, req.logprobs)

@@ -16,11 +16,11 @@ from fastapi import Request
 from fastapi.responses import Response
 
 from selfpara.errors import SelfparaError
-from selfpara.redaction import redact
 from selfpara.server.errors import ProxyError, error_response, from_selfpara
 from selfpara.server.logs import printable
 from selfpara.server.plan import check_auth, check_content_type, parse_json, read_body
 from selfpara.server.state import Proxy, Slot
+from selfpara.util.redaction import redact
 
 log = logging.getLogger("selfpara.server")
 

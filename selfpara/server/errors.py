@@ -30,8 +30,8 @@ from typing import Any
 from fastapi.responses import JSONResponse
 
 from selfpara.errors import ConfigError, InputError, SelfparaError, UpstreamError, UpstreamTimeout
-from selfpara.redaction import redact
-from selfpara.upstream_data import UpstreamInvalidResponse, UpstreamRetryLater
+from selfpara.models.upstream_data import UpstreamInvalidResponse, UpstreamRetryLater
+from selfpara.util.redaction import redact
 
 
 class ProxyError(Exception):

@@ -18,7 +18,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 
-from selfpara.model_names import is_embedded
+from selfpara.models.names import is_embedded
 from selfpara.server.errors import ProxyError, error_response
 from selfpara.server.plan import check_auth
 from selfpara.server.schema import ModelCard, ModelList

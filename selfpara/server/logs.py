@@ -9,7 +9,7 @@ import logging
 import re
 import time
 
-from selfpara.redaction import redact
+from selfpara.util.redaction import redact
 
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
 

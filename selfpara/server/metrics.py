@@ -15,8 +15,7 @@ so several apps in one process (tests, benchmarks) count apart. Counted:
 - `selfpara_stage_duration_seconds{stage}`: each wrapped answer's paraphrase, filter,
   answer, cluster and total time (`selfpara.result.Timings`);
 - `selfpara_wrapped_answers_total` and `selfpara_answer_flags_total{flag}`: wrapped
-  answers and the flags they carried (low_vote_share, partial_failure, ...; a renamed flag
-  under both names for one release: low_agreement beside low_vote_share);
+  answers and the flags they carried (low_vote_share, partial_failure, ...);
 - `selfpara_calls_saved_total`: upstream calls adaptive k did not make
   (`WrappedAnswer.calls_saved`), counted when the answer is returned;
 - `selfpara_cache_hits_total`, `selfpara_cache_errors_total`: calls of wrapped answers
@@ -37,8 +36,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from selfpara.errors import UpstreamError, UpstreamTimeout
+from selfpara.models.upstream_data import UpstreamInvalidResponse, UpstreamResponseTooLarge
 from selfpara.result import WrappedAnswer
-from selfpara.upstream_data import UpstreamInvalidResponse, UpstreamResponseTooLarge
 
 STAGES = ("paraphrase", "filter", "answer", "cluster", "total")
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
@@ -150,7 +149,7 @@ class ProxyMetrics:
             r.register(_DeploymentCollector(client))
 
     def observe_call(self, kind: str, error: UpstreamError | None) -> None:
-        """A `selfpara.backends.CallObserver`: one upstream attempt."""
+        """A `selfpara.models.backends.CallObserver`: one upstream attempt."""
         self.upstream_calls.labels(kind=kind).inc()
         if error is not None:
             self.upstream_errors.labels(kind=kind, reason=reason_of(error)).inc()
@@ -185,7 +184,7 @@ class _DeploymentCollector:
         return []
 
     def collect(self) -> Iterator[Metric]:
-        from selfpara.routing import DeploymentPool
+        from selfpara.models.routing import DeploymentPool
 
         pools = {id(b): b for b in getattr(self.client, "routes", {}).values() if isinstance(b, DeploymentPool)}
         labels = ["group", "deployment"]

@@ -23,13 +23,13 @@ from typing import Any
 from fastapi.responses import Response, StreamingResponse
 
 from selfpara.errors import SelfparaError
-from selfpara.llm import ModelClient
-from selfpara.messages import content_text
+from selfpara.models.client import ModelClient
 from selfpara.result import Message, Usage
 from selfpara.server.endpoint import Call
 from selfpara.server.errors import ProxyError, too_large
 from selfpara.server.output import SSE_HEADERS, GuardedStream, ScrubbedJSON, iterate, scrub
 from selfpara.server.streaming import DONE, answer_events, error_event, event, responses_error_event
+from selfpara.util.messages import content_text
 
 
 async def respond(

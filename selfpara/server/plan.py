@@ -13,15 +13,15 @@ from typing import Any
 from fastapi import Request
 from pydantic import SecretStr, ValidationError
 
-from selfpara.client_config import client_from_config
 from selfpara.config import WrapConfig
 from selfpara.errors import ConfigError
-from selfpara.llm import ModelClient
-from selfpara.messages import content_text, is_text_content
+from selfpara.models.client import ModelClient
+from selfpara.paraphraser import client_from_config
 from selfpara.server.errors import ProxyError, bad_request
 from selfpara.server.schema import ChatCompletionRequest
 from selfpara.server.settings import ServerSettings
 from selfpara.server.state import Proxy
+from selfpara.util.messages import content_text, is_text_content
 
 # Top-level request fields the wrapped path honours; the rest are listed as ignored.
 _WRAPPED_FIELDS = {
@@ -233,7 +233,7 @@ def plan_request(proxy: Proxy, req: ChatCompletionRequest) -> Plan:
             )
         # The server's key never goes to a client-chosen host: the client's key or a dummy.
         api_base, api_key = opts.api_base, opts.api_key or "no-key"
-        from selfpara.pipeline import SelfParaphraser
+        from selfpara.paraphraser import SelfParaphraser
 
         try:
             cfg = cfg.with_overrides(api_base=api_base, api_key=SecretStr(api_key))

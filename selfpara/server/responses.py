@@ -161,7 +161,7 @@ async def _responses(call: Call, body: dict[str, Any]) -> Response:
     response_id, message_id, created = f"resp_{uuid.uuid4().hex}", f"msg_{uuid.uuid4().hex}", int(time.time())
 
     def response(wa: WrappedAnswer | None) -> dict[str, Any]:
-        return build(req, response_id, message_id, created, wa, call, ignored, chat_req.options.deprecation_notes())
+        return build(req, response_id, message_id, created, wa, call, ignored)
 
     if req.stream:
 
@@ -187,9 +187,8 @@ def build(
     wa: WrappedAnswer | None,
     call: Call,
     ignored: list[str],
-    notes: list[str] = (),  # type: ignore[assignment]
 ) -> dict[str, Any]:
-    """The `response` object: in progress (no answer yet) or finished with `wa` (`notes`: its `selfpara.notes`)."""
+    """The `response` object: in progress (no answer yet) or finished with `wa`."""
     out: dict[str, Any] = {
         "id": response_id,
         "object": "response",
@@ -232,7 +231,7 @@ def build(
         "input_tokens_details": {"cached_tokens": 0},
         "output_tokens_details": {"reasoning_tokens": 0},
     }
-    out["selfpara"] = wrapped.report(wa, call, ignored=ignored, notes=notes)
+    out["selfpara"] = wrapped.report(wa, call, ignored=ignored)
     return scrub(out, call.secrets)
 
 

@@ -10,19 +10,9 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
-from pydantic import (
-    AliasChoices,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ModelWrapValidatorHandler,
-    PrivateAttr,
-    create_model,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
-from selfpara.config import DEPRECATED_NAMES, WrapConfig
+from selfpara.config import REMOVED_SETTINGS, WrapConfig
 
 log = logging.getLogger(__name__)
 
@@ -59,10 +49,7 @@ REQUEST_SETTINGS = (
     "paraphrase_check",
     "paraphrase_temperature",
     "top_up_temperature",
-    "rewrites",
     "overrule_margin",
-    "overrule_rule",
-    "evidence_wordings",
     "max_overlap",
     "nli_threshold",
     "low_vote_share",
@@ -70,10 +57,6 @@ REQUEST_SETTINGS = (
     "adaptive",
 )
 """The WrapConfig fields a request may set under `selfpara`; the others are the operator's."""
-
-
-_LOGGED_NAMES: set[str] = set()
-"""The deprecated setting names a request block has used in this process (each is logged once)."""
 
 
 class RequestOptions(BaseModel):
@@ -91,26 +74,15 @@ class RequestOptions(BaseModel):
     api_base: str | None = Field(None, description="Only when the operator allows client upstreams.")
     api_key: str | None = Field(None, description="Key for a client-named api_base (never the server's).")
 
-    _old_names: list[str] = PrivateAttr(default_factory=list)
-
-    @model_validator(mode="wrap")
+    @model_validator(mode="before")
     @classmethod
-    def _deprecated_names(cls, data: Any, handler: ModelWrapValidatorHandler[RequestOptions]) -> RequestOptions:
-        """Note the old setting names the block used (still accepted: each new name's field takes its old
-        one as an alias) and log each, once per process. A client's old name is no warning this process
-        can raise to its author: the response's notes tell the client, the log the operator."""
-        block = handler(data)
+    def _removed_settings(cls, data: Any) -> Any:
+        """A setting that was renamed or removed is a 400 that says so, not an unknown field."""
         if isinstance(data, dict):
-            olds = {old for old, new in DEPRECATED_NAMES.items() if new in REQUEST_SETTINGS}
-            block._old_names = sorted(olds & data.keys())
-            for old in [n for n in block._old_names if n not in _LOGGED_NAMES]:
-                _LOGGED_NAMES.add(old)
-                log.warning("a request set selfpara.%s, deprecated; it means %s", old, DEPRECATED_NAMES[old])
-        return block
-
-    def deprecation_notes(self) -> list[str]:
-        """One note per old setting name the block used, for the response's `selfpara.notes`."""
-        return [f"selfpara.{old} is deprecated; use selfpara.{DEPRECATED_NAMES[old]}" for old in self._old_names]
+            gone = [name for name in data if name in REMOVED_SETTINGS]
+            if gone:
+                raise ValueError("; ".join(f"selfpara.{name}: {REMOVED_SETTINGS[name]}" for name in gone))
+        return data
 
     def overrides(self) -> dict[str, Any]:
         """The WrapConfig overrides this block asks for (None values dropped)."""
@@ -120,12 +92,10 @@ class RequestOptions(BaseModel):
 
 def _request_settings() -> dict[str, Any]:
     """create_model's field definitions: each of REQUEST_SETTINGS as an optional WrapConfig field."""
-    aliases = {new: old for old, new in DEPRECATED_NAMES.items()}
     fields: dict[str, Any] = {}
     for name in REQUEST_SETTINGS:
         info = WrapConfig.model_fields[name]
-        alias = AliasChoices(name, aliases[name]) if name in aliases else None
-        fields[name] = (Optional[info.annotation], Field(None, description=info.description, validation_alias=alias))
+        fields[name] = (Optional[info.annotation], Field(None, description=info.description))
     return fields
 
 

@@ -39,11 +39,11 @@ from pydantic import (
 )
 
 from selfpara.config import MAX_K, WrapConfig, build_config
-from selfpara.envvars import OLLAMA_API_BASE_ENV
 from selfpara.errors import ConfigError, config_error
-from selfpara.http_backend import endpoint_from_env, resolve_transport
-from selfpara.model_names import is_embedded
-from selfpara.routing.config import RouterConfig
+from selfpara.models.http_backend import endpoint_from_env, resolve_transport
+from selfpara.models.names import is_embedded
+from selfpara.models.routing.config import RouterConfig
+from selfpara.util.envvars import OLLAMA_API_BASE_ENV
 
 
 class ServerSettings(BaseModel):

@@ -11,13 +11,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from selfpara.cache import open_call_cache
-from selfpara.client_config import client_from_config
-from selfpara.http_backend import HttpTransport
-from selfpara.llm import ModelClient
-from selfpara.redaction import redact
+from selfpara.models.cache import open_call_cache
+from selfpara.models.client import ModelClient
+from selfpara.models.http_backend import HttpTransport
+from selfpara.paraphraser import client_from_config
 from selfpara.server.metrics import ProxyMetrics
 from selfpara.server.settings import ServerSettings
+from selfpara.util.redaction import redact
 
 log = logging.getLogger("selfpara.server")
 
@@ -88,7 +88,7 @@ def default_client(settings: ServerSettings) -> ModelClient:
     concurrency = max(cfg.concurrency, settings.upstream_concurrency)
     routes: dict[str, Any] = {}
     if settings.router_config is not None:
-        from selfpara.routing import build_routes
+        from selfpara.models.routing import build_routes
 
         models = [m for m in (cfg.model, cfg.judge_model, cfg.paraphrase_model) if m]
         routes = build_routes(settings.router_config, models, transport=cfg.transport, http=http)
@@ -119,7 +119,7 @@ async def warm_litellm(model: str) -> None:
     """
     started = time.perf_counter()
     try:
-        from selfpara._litellm import import_litellm
+        from selfpara.models.litellm_import import import_litellm
 
         warm_up = [{"role": "user", "content": "warm-up"}]
         await import_litellm().acompletion(model=model, messages=warm_up, mock_response="ok")

@@ -16,12 +16,12 @@ from fastapi.responses import Response, StreamingResponse
 import selfpara
 from selfpara.config import WrapConfig
 from selfpara.errors import SelfparaError
-from selfpara.redaction import redact
 from selfpara.result import Answer, WrappedAnswer
 from selfpara.server.endpoint import Call
 from selfpara.server.errors import ProxyError, public_reason
 from selfpara.server.output import SSE_HEADERS, GuardedStream, iterate, scrub
 from selfpara.server.streaming import KEEPALIVE
+from selfpara.util.redaction import redact
 
 log = logging.getLogger("selfpara.server")
 
@@ -65,7 +65,6 @@ def headers(wa: WrappedAnswer) -> dict[str, str]:
     """The headline figures as response headers."""
     out = {
         "X-Selfpara-Vote-Share": f"{wa.vote_share:.4f}",
-        "X-Selfpara-Agreement": f"{wa.vote_share:.4f}",  # deprecated alias of X-Selfpara-Vote-Share, one release
         "X-Selfpara-Confidence": f"{wa.confidence:.4f}",
         "X-Selfpara-K": str(wa.k_requested),
         "X-Selfpara-K-Kept": str(wa.k_kept),
@@ -73,8 +72,6 @@ def headers(wa: WrappedAnswer) -> dict[str, str]:
         "X-Selfpara-Entropy": f"{wa.entropy:.4f}",
         "X-Selfpara-Original-Won": "true" if wa.original_won else "false",
         "X-Selfpara-Low-Vote-Share": "true" if "low_vote_share" in wa.flags else "false",
-        # deprecated alias of X-Selfpara-Low-Vote-Share, one release
-        "X-Selfpara-Low-Agreement": "true" if "low_vote_share" in wa.flags else "false",
         "X-Selfpara-Cache-Hits": str(wa.usage.cache_hits),
         "X-Selfpara-Calls": str(wa.usage.calls),
         "X-Selfpara-Calls-Saved": str(wa.calls_saved),  # by adaptive k

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from selfpara.engines import embedded
-from selfpara.engines.parts import locate_parts
 from selfpara.errors import ConfigError
+from selfpara.models.engines import embedded
+from selfpara.models.engines.parts import locate_parts
 
 
 def qwen_installed() -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from selfpara.cache.stores import MemoryStore
+from selfpara.models.cache.stores import MemoryStore
 
 
 class BrokenStore:
@@ -14,7 +14,7 @@ class BrokenStore:
 
     async def get(self, key: str) -> str | None:
         if not self.up:
-            from selfpara.cache import CacheStoreError
+            from selfpara.models.cache import CacheStoreError
 
             raise CacheStoreError("cannot read broken store: connection refused")
         return await self.inner.get(key)
@@ -35,7 +35,7 @@ class BusyStore(BrokenStore):
 
     async def get(self, key: str) -> str | None:
         if not self.up:
-            from selfpara.cache.stores import CacheBusyError
+            from selfpara.models.cache.stores import CacheBusyError
 
             raise CacheBusyError("cannot read Redis at busy: all 4 connections stayed busy for 2s")
         return await self.inner.get(key)

@@ -1,0 +1,493 @@
+"""The one door to models: every call goes through ModelClient.
+
+ModelClient adds what every call needs (timeout, retries with backoff, a concurrency
+limit, usage accounting, secret-safe errors) on top of a Backend (`selfpara.models.backends`),
+which only knows how to make one call. Backends: HttpBackend for OpenAI-compatible upstreams
+whose base URL is known (`selfpara.models.http_backend`), LiteLLMBackend for any other litellm model
+string (`selfpara.models.litellm_backend`), local GGUF models on llama.cpp (`local/...`, see
+`selfpara.models.engines`), or any object with the same `complete` method (tests and benchmarks plug
+fakes in here). The client a `WrapConfig` describes is built by
+`selfpara.paraphraser.client_from_config`, so that this layer never reads the settings.
+
+The names other modules import from here (`Backend`, `RawBackend`, `CallObserver`, `redact`,
+`LiteLLMBackend`, `completion_from_response`, `provider_of`) keep working; they live in the
+modules named above.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+import weakref
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+from selfpara.errors import SelfparaError, UpstreamError, UpstreamTimeout
+from selfpara.models.backends import Backend, CallObserver, RawBackend
+from selfpara.models.cache import CallCache, cacheable, call_key
+from selfpara.models.engines import engine_for
+from selfpara.models.http_backend import HttpBackend, HttpTransport, Transport, endpoint_from_env, resolve_transport
+from selfpara.models.litellm_backend import LiteLLMBackend, completion_from_response
+from selfpara.models.litellm_import import import_litellm
+from selfpara.models.names import provider_of
+from selfpara.models.upstream_data import UpstreamResponseTooLarge, stream_event_text
+from selfpara.result import Completion, Message, Usage
+from selfpara.util.redaction import redact
+
+__all__ = [
+    "Backend",
+    "CallObserver",
+    "LiteLLMBackend",
+    "ModelClient",
+    "RawBackend",
+    "completion_from_response",
+    "one_piece",
+    "provider_of",
+    "redact",
+]
+
+log = logging.getLogger(__name__)
+
+# tenacity 9.2 renamed wait_exponential_jitter's `initial` to `multiplier` (the old name warns);
+# the floor, 8.2, knows only `initial`. The same first wait under either name.
+_BACKOFF_BASE = "multiplier" if "multiplier" in inspect.signature(wait_exponential_jitter).parameters else "initial"
+
+T = TypeVar("T")
+
+
+class ModelClient:
+    """Calls models with timeout, retries, a concurrency limit and usage accounting.
+
+    Args:
+        api_base: base URL passed to every litellm call (None: the provider's default).
+        api_key: key passed to every litellm call (None: the provider's env var).
+        timeout_s: limit of one attempt.
+        retries: extra attempts after a transient failure (rate limit, 5xx, connection, timeout).
+        concurrency: calls in flight at once through this client.
+        backoff_s: first retry wait; it doubles per attempt, with jitter.
+        backend: use this backend for every model instead of choosing by model name.
+        provider: send `api_base` and `api_key` only to models of this provider (the part
+            of the model string before the first '/'); None: to every model.
+        transport: how `openai/...` and `hosted_vllm/...` models are reached. auto: the
+            lean HttpBackend when their base URL is known (`api_base`, or the environment's
+            OPENAI_API_BASE/OPENAI_BASE_URL, HOSTED_VLLM_API_BASE), else litellm. http:
+            always HttpBackend for them (ConfigError without a base URL). litellm: litellm.
+        http: the connection pool of the http transport; pass another client's
+            `http` to share it (default: this client's own, made on first use).
+        routes: backends for chosen model strings, used before the choice by name (the
+            proxy's deployment groups, `selfpara.models.routing`); they get no base URL or key.
+        observer: called after every attempt (see CallObserver); it must not raise.
+        environ: where base URLs and keys the client was not given are read (default
+            `os.environ`).
+        cache: answers identical cacheable calls (temperature 0, or seeded) of `complete`
+            across requests; a hit is counted in `Usage.cache_hits`, not in `calls`. None:
+            no cache (`selfpara.paraphraser.client_from_config` builds the one the config's
+            `cache` names).
+    """
+
+    def __init__(
+        self,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        retries: int = 3,
+        concurrency: int = 16,
+        backoff_s: float = 0.5,
+        backend: Backend | None = None,
+        provider: str | None = None,
+        transport: Transport = "auto",
+        http: HttpTransport | None = None,
+        environ: Mapping[str, str] | None = None,
+        routes: Mapping[str, Backend] | None = None,
+        observer: CallObserver | None = None,
+        cache: CallCache | None = None,
+    ) -> None:
+        if transport not in ("auto", "litellm", "http"):
+            raise ValueError(f"transport must be auto, litellm or http, not {transport!r}")
+        self.api_base = api_base
+        self.provider = provider
+        self._api_key = api_key
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.concurrency = concurrency
+        self.backoff_s = backoff_s
+        self._backend = backend
+        self.transport = transport
+        self.http = http
+        self._environ = environ
+        self.routes = dict(routes or {})
+        self.observer = observer
+        self.cache = cache
+        self._litellm: Backend | None = None
+        self._http_backends: dict[tuple[str, str | None], HttpBackend] = {}
+        # A semaphore belongs to one event loop; the sync API runs a new loop per call.
+        self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def backend_for(self, model: str) -> Backend:
+        """The backend that serves `model`."""
+        if self._backend is not None:
+            return self._backend
+        if model in self.routes:
+            return self.routes[model]
+        engine = engine_for(model)  # an in-process engine (local/... on llama.cpp), see selfpara.models.engines
+        if engine is not None:
+            return engine.build(model)
+        base, key = self._endpoint(model)
+        if resolve_transport(self.transport, model, base) == "http":
+            assert base is not None
+            backend = self._http_backends.get((base, key))
+            if backend is None:
+                if self.http is None:
+                    self.http = HttpTransport(max_connections=self.concurrency)
+                backend = self._http_backends[(base, key)] = HttpBackend(self.http, base, key)
+            return backend
+        if self._litellm is None:
+            import_litellm()  # its import takes seconds: never inside a call's timeout
+            self._litellm = LiteLLMBackend()
+        return self._litellm
+
+    def _endpoint(self, model: str) -> tuple[str | None, str | None]:
+        """The base URL and key `model` is reached with, where known: this client's for its
+        provider, else the environment's."""
+        env_base, env_key = endpoint_from_env(model, self._environ)
+        if self.api_base and (self.provider is None or provider_of(model) == self.provider):
+            return self.api_base, self._api_key or env_key
+        return env_base, env_key
+
+    async def aclose(self) -> None:
+        """Close the http transport's and the cache's connections of the running loop
+        (asyncio.run and uvicorn close them anyway when their loop ends)."""
+        if self.http is not None:
+            await self.http.aclose()
+        if self.cache is not None:
+            await self.cache.aclose()
+
+    def _limit(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        sem = self._limits.get(loop)
+        if sem is None:
+            sem = self._limits[loop] = asyncio.Semaphore(self.concurrency)
+        return sem
+
+    async def complete(
+        self,
+        model: str,
+        messages: list[Message],
+        *,
+        usage: Usage | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        kind: str = "call",
+        **extra: Any,
+    ) -> Completion:
+        """Call `model` on `messages`; add the call's tokens and cost to `usage`.
+
+        `kind` names what the call is for (paraphrase, answer, judge, passthrough) for the observer.
+        A cacheable call (temperature 0, or a `seed`) is answered from `cache` when an
+        identical one succeeded before; it then counts in `usage.cache_hits` only.
+        Raises UpstreamError (UpstreamTimeout for timeouts) once retries are spent or
+        at once for failures retrying cannot fix (bad key, unknown model, bad request).
+        """
+        params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens, **extra}
+        for key, value in self._call_params(model).items():
+            params[key] = value if key == "timeout" else params.get(key, value)
+        if self.cache is not None and cacheable(params):
+            key = call_key(model, messages, params)
+            call = lambda: self._complete(model, messages, params, usage, kind)  # noqa: E731
+            result, _ = await self.cache.fetch(key, call, usage)
+            return result
+        return await self._complete(model, messages, params, usage, kind)
+
+    async def _complete(
+        self, model: str, messages: list[Message], params: dict[str, Any], usage: Usage | None, kind: str
+    ) -> Completion:
+        """One call (retried) through the model's backend, counted in `usage`."""
+        backend = self.backend_for(model)
+        load = getattr(backend, "load", None)
+        if load is not None and not getattr(backend, "is_loaded", True):
+            # Loading an embedded model is not part of any call: keep it outside the timeout.
+            await asyncio.to_thread(load)
+        try:
+            async for attempt in self._retrying():
+                with attempt:
+                    if usage is not None:
+                        usage.calls += 1
+                    result = await self._observed(kind, self._attempt(backend, model, messages, params))
+        except UpstreamError as exc:
+            if usage is not None:
+                usage.failed_calls += 1
+            raise self._redacted(exc, params) from None
+        if usage is not None:
+            usage.prompt_tokens += result.prompt_tokens
+            usage.completion_tokens += result.completion_tokens
+            usage.cost += result.cost
+        return result
+
+    def _check_size(self, model: str, result: Completion) -> None:
+        """The http transport's byte cap for backends that read whole responses themselves (litellm)."""
+        cap = self.http.max_response_bytes if self.http is not None else None
+        if cap is not None and len(result.text) > cap:
+            raise UpstreamResponseTooLarge(f"{model}: the upstream's answer exceeds {cap} bytes")
+
+    def _retrying(self) -> AsyncRetrying:
+        return AsyncRetrying(
+            stop=stop_after_attempt(self.retries + 1),
+            wait=wait_exponential_jitter(
+                **{_BACKOFF_BASE: self.backoff_s}, max=max(self.backoff_s, 8.0), jitter=self.backoff_s
+            ),
+            retry=retry_if_exception(lambda e: isinstance(e, UpstreamError) and e.retryable),
+            reraise=True,
+        )
+
+    def _call_params(self, model: str) -> dict[str, Any]:
+        """The client's own parameters of a call to `model`: base URL and key (for its
+        provider only) and the timeout."""
+        params: dict[str, Any] = {}
+        if self.provider is None or provider_of(model) == self.provider:
+            # The base URL and key belong to one provider: a judge or paraphraser from
+            # another provider must not get them.
+            if self.api_base:
+                params["api_base"] = self.api_base
+            if self._api_key:
+                params["api_key"] = self._api_key
+        params["timeout"] = self.timeout_s
+        return params
+
+    def _raw_backend(self, model: str, endpoint: str) -> RawBackend:
+        backend = self.backend_for(model)
+        if endpoint not in getattr(backend, "raw_endpoints", ()):
+            raise UpstreamError(f"{model}: this backend cannot pass {endpoint} requests through", status=400)
+        return backend  # type: ignore[return-value]
+
+    def can_pass_through(self, model: str, endpoint: str = "chat/completions") -> bool:
+        """Whether `raw` / `raw_stream` can send `endpoint` requests to `model` (the http and
+        litellm backends can; the embedded model and text-only fakes cannot)."""
+        return endpoint in getattr(self.backend_for(model), "raw_endpoints", ())
+
+    async def raw(self, model: str, body: dict[str, Any], *, endpoint: str = "chat/completions") -> dict[str, Any]:
+        """Send an OpenAI request `body` to `model` unchanged but for the model name and
+        return the upstream's JSON answer, with this client's timeout, retries,
+        concurrency limit and secret-safe errors. Raises UpstreamError; see `can_pass_through`."""
+        backend = self._raw_backend(model, endpoint)
+        params = self._call_params(model)
+        return await self._retried(model, params, lambda: backend.raw(model, endpoint, body, params))
+
+    async def raw_stream(
+        self,
+        model: str,
+        body: dict[str, Any],
+        *,
+        endpoint: str = "chat/completions",
+        usage: Usage | None = None,
+        kind: str = "passthrough",
+    ) -> AsyncIterator[dict[str, Any]]:
+        """`raw` for `stream: true`: opens the stream (retrying until it opens; errors
+        raise here, before a byte reaches the caller's client) and returns an iterator of
+        the upstream's event objects. The timeout bounds the opening and each gap between
+        events; a failure mid-stream raises UpstreamError from the iterator. Each attempt
+        to open counts in `usage` (a failure to open as a failed call)."""
+        backend = self._raw_backend(model, endpoint)
+        params = self._call_params(model)
+
+        def attempt() -> Awaitable[AsyncIterator[dict[str, Any]]]:
+            if usage is not None:
+                usage.calls += 1
+            return backend.raw_stream(model, endpoint, body, params)
+
+        try:
+            events = await self._retried(model, params, attempt, kind)
+        except UpstreamError:
+            if usage is not None:
+                usage.failed_calls += 1
+            raise
+
+        async def bounded() -> AsyncIterator[dict[str, Any]]:
+            iterator = events.__aiter__()
+            try:
+                while True:
+                    try:
+                        item = await self._next_event(model, iterator)
+                    except StopAsyncIteration:
+                        return
+                    yield item
+            except UpstreamError as exc:
+                raise self._redacted(exc, params) from None
+            finally:
+                close = getattr(iterator, "aclose", None)
+                if close is not None:
+                    await close()
+
+        return bounded()
+
+    async def stream_text(
+        self,
+        model: str,
+        messages: list[Message],
+        *,
+        usage: Usage | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        kind: str = "call",
+        **extra: Any,
+    ) -> AsyncGenerator[str, None] | None:
+        """`complete`, streamed: the reply's text in pieces as the upstream generates it, or None when
+        `model`'s backend cannot stream (the embedded model, text-only fakes): then call `complete`.
+
+        Opening the stream raises UpstreamError as `complete` does; a failure mid-stream raises
+        it from the iterator. Tokens count in `usage` where the upstream reports them (the
+        request asks for them with `stream_options`). A cacheable call shares `complete`'s
+        cache entry: a hit comes back as one piece, and a stream read to its end is stored."""
+        if not self.can_pass_through(model):
+            return None
+        params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens, **extra}
+        key = await self._stream_cache_key(model, messages, params, usage)
+        if isinstance(key, Completion):
+            return one_piece(key.text)
+        body: dict[str, Any] = {"messages": messages, **params, "stream_options": {"include_usage": True}}
+        events = await self.raw_stream(model, body, usage=usage, kind=kind)
+
+        async def pieces() -> AsyncGenerator[str, None]:
+            text: list[str] = []
+            tokens = [0, 0]
+            try:
+                async for event in events:
+                    found, prompt_tokens, completion_tokens = stream_event_text(model, event)
+                    for piece in found:
+                        text.append(piece)
+                        yield piece
+                    tokens[0] += prompt_tokens
+                    tokens[1] += completion_tokens
+            except UpstreamError:
+                if usage is not None:
+                    usage.failed_calls += 1
+                raise
+            finally:
+                if usage is not None:
+                    usage.prompt_tokens += tokens[0]
+                    usage.completion_tokens += tokens[1]
+                await events.aclose()  # type: ignore[attr-defined]
+            if key is not None and self.cache is not None:  # only a reply read to its end is stored
+                done = Completion(text="".join(text), prompt_tokens=tokens[0], completion_tokens=tokens[1])
+                await self.cache.put(key, done)
+
+        return pieces()
+
+    async def _stream_cache_key(
+        self, model: str, messages: list[Message], params: dict[str, Any], usage: Usage | None
+    ) -> str | Completion | None:
+        """For a streamed call: the cached Completion on a hit, else the key to store the reply under
+        (None: not cacheable, or no reachable cache), counted as `complete` counts them."""
+        if self.cache is None or not cacheable(params):
+            return None
+        keyed = dict(params)
+        for name, value in self._call_params(model).items():  # as `complete` keys it
+            keyed[name] = value if name == "timeout" else keyed.get(name, value)
+        key = call_key(model, messages, keyed)
+        found, reachable = await self.cache.get(key)
+        if found is not None:
+            self.cache.stats.hits += 1
+            if usage is not None:
+                usage.cache_hits += 1
+            return found
+        if not reachable:
+            self.cache.stats.skipped += 1
+            if usage is not None:
+                usage.cache_errors += 1
+            return None
+        self.cache.stats.misses += 1
+        return key
+
+    async def _retried(
+        self,
+        model: str,
+        params: Mapping[str, Any],
+        make_call: Callable[[], Awaitable[Any]],
+        kind: str = "passthrough",
+    ) -> Any:
+        """Await a fresh `make_call()` per attempt under the limit, timeout and retries; errors redacted."""
+        try:
+            async for attempt in self._retrying():
+                with attempt:
+                    async with self._limit():
+                        result = await self._observed(kind, self._bounded(model, make_call()))
+        except UpstreamError as exc:
+            raise self._redacted(exc, params) from None
+        return result
+
+    async def _observed(self, kind: str, attempt: Awaitable[T]) -> T:
+        """`attempt`'s result, the observer told of its outcome."""
+        try:
+            result = await attempt
+        except UpstreamError as exc:
+            self._observe(kind, exc)
+            raise
+        self._observe(kind, None)
+        return result
+
+    def _observe(self, kind: str, error: UpstreamError | None) -> None:
+        if self.observer is not None:
+            try:
+                self.observer(kind, error)
+            except Exception:  # counting must never fail a call
+                log.exception("call observer failed")
+
+    async def _next_event(self, model: str, iterator: AsyncIterator[Any]) -> Any:
+        """`_bounded` for the next event of a stream: with `asyncio.timeout` where there is one (3.11+),
+        which, unlike `wait_for`, makes no task per await; a stream sends an event per token."""
+        timeout = getattr(asyncio, "timeout", None)
+        if timeout is None:
+            return await self._bounded(model, iterator.__anext__())
+        try:
+            async with timeout(self.timeout_s):
+                return await iterator.__anext__()
+        except TimeoutError:
+            raise UpstreamTimeout(f"{model}: no answer within {self.timeout_s:g}s") from None
+        except (SelfparaError, StopAsyncIteration):
+            raise
+        except Exception as exc:  # a backend bug or an unexpected library error
+            raise UpstreamError(f"{model}: {type(exc).__name__}", status=502) from None
+
+    async def _bounded(self, model: str, call: Any) -> Any:
+        """Await `call` within the timeout; any failure becomes an UpstreamError."""
+        try:
+            return await asyncio.wait_for(call, self.timeout_s)
+        except asyncio.TimeoutError:
+            raise UpstreamTimeout(f"{model}: no answer within {self.timeout_s:g}s") from None
+        except (SelfparaError, StopAsyncIteration):
+            raise
+        except Exception as exc:  # a backend bug or an unexpected library error
+            raise UpstreamError(f"{model}: {type(exc).__name__}", status=502) from None
+
+    def _redacted(self, exc: UpstreamError, params: Mapping[str, Any]) -> UpstreamError:
+        exc.args = (redact(str(exc), [self._api_key, params.get("api_key")]),)
+        return exc
+
+    async def _attempt(
+        self, backend: Backend, model: str, messages: list[Message], params: dict[str, Any]
+    ) -> Completion:
+        async with self._limit():
+            started = time.perf_counter()
+            try:
+                result = await asyncio.wait_for(backend.complete(model, messages, params), self.timeout_s)
+                self._check_size(model, result)
+                return result
+            except asyncio.TimeoutError:
+                raise UpstreamTimeout(f"{model}: no answer within {self.timeout_s:g}s") from None
+            except SelfparaError:
+                raise
+            except Exception as exc:  # a backend bug or an unexpected library error
+                raise UpstreamError(f"{model}: {type(exc).__name__}: {exc}", status=502) from None
+            finally:
+                log.debug("call %s took %.3fs", model, time.perf_counter() - started)
+
+
+async def one_piece(text: str) -> AsyncGenerator[str, None]:
+    """`text` as a stream of one piece (a reply that did not stream)."""
+    yield text

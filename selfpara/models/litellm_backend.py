@@ -1,0 +1,205 @@
+"""The litellm transport: `LiteLLMBackend` reaches any model litellm knows (openai/..., anthropic/...,
+ollama/..., hosted_vllm/...), and litellm's responses and exceptions read as selfpara's
+(`completion_from_response`, `classify_litellm_error`)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from selfpara.errors import UpstreamError, UpstreamTimeout
+from selfpara.models.http_backend import classify_status
+from selfpara.models.litellm_import import import_litellm
+from selfpara.models.upstream_data import UpstreamInvalidResponse, check_logprobs, check_text
+from selfpara.result import Completion, Message
+
+# OpenAI chat-completion parameters litellm takes by name; others ride in extra_body.
+_LITELLM_PARAMS = {
+    "temperature",
+    "top_p",
+    "n",
+    "stream_options",
+    "stop",
+    "max_tokens",
+    "max_completion_tokens",
+    "presence_penalty",
+    "frequency_penalty",
+    "logit_bias",
+    "user",
+    "response_format",
+    "seed",
+    "tools",
+    "tool_choice",
+    "logprobs",
+    "top_logprobs",
+    "parallel_tool_calls",
+    "functions",
+    "function_call",
+    "reasoning_effort",
+    "modalities",
+    "audio",
+    "prediction",
+    "service_tier",
+    "metadata",
+    "store",
+    "web_search_options",
+    "messages",
+    "prompt",
+    "echo",
+    "best_of",
+    "suffix",
+}
+
+
+class LiteLLMBackend:
+    """Any model litellm reaches: openai/..., anthropic/..., ollama/..., hosted_vllm/...."""
+
+    raw_endpoints = frozenset({"chat/completions", "completions"})
+
+    async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion:
+        call = self._call("chat/completions")
+        try:
+            response = await call(messages=messages, **self._target(model, params))
+        except Exception as exc:
+            raise _classify(model, exc) from None
+        return completion_from_response(response)
+
+    async def raw(self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+        call = self._call(endpoint)
+        try:
+            response = await call(**_litellm_kwargs(self._target(model, params), body))
+        except Exception as exc:
+            raise _classify(model, exc) from None
+        return _dump(response, exclude_none=False)
+
+    async def raw_stream(
+        self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]
+    ) -> AsyncIterator[dict[str, Any]]:
+        call = self._call(endpoint)
+        try:
+            response = await call(**_litellm_kwargs(self._target(model, params), body), stream=True)
+            iterator = response.__aiter__()
+            try:  # the first chunk, so that an upstream failing at once raises before the stream opens
+                first: Any = await iterator.__anext__()
+            except StopAsyncIteration:
+                first = None
+        except Exception as exc:
+            raise _classify(model, exc) from None
+
+        async def chunks() -> AsyncIterator[dict[str, Any]]:
+            if first is None:
+                return
+            yield _dump(first)
+            try:
+                async for item in iterator:
+                    yield _dump(item)
+            except Exception as exc:
+                raise _classify(model, exc) from None
+
+        return chunks()
+
+    def _call(self, endpoint: str) -> Any:
+        """The litellm function that serves `endpoint`."""
+        litellm = import_litellm()
+        return litellm.acompletion if endpoint == "chat/completions" else litellm.atext_completion
+
+    def _target(self, model: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The call's model and parameters as litellm takes them (retries are ModelClient's)."""
+        return {"model": model, "num_retries": 0, **params}
+
+
+def _litellm_kwargs(target: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    """litellm keyword arguments: `target` (model and call parameters) and an OpenAI `body`."""
+    kwargs: dict[str, Any] = dict(target)
+    extra_body: dict[str, Any] = {}
+    for key, value in body.items():
+        if key in ("model", "stream"):
+            continue
+        if key in _LITELLM_PARAMS:
+            kwargs[key] = value
+        else:
+            extra_body[key] = value
+    if extra_body:
+        kwargs["extra_body"] = extra_body
+    return kwargs
+
+
+def _dump(item: Any, *, exclude_none: bool = True) -> dict[str, Any]:
+    if hasattr(item, "model_dump"):
+        return item.model_dump(exclude_none=exclude_none)
+    return dict(item)
+
+
+def completion_from_response(response: Any) -> Completion:
+    """Read text, usage, cost and mean log-probability out of a litellm/OpenAI response."""
+    try:
+        choice = response.choices[0]
+        text = choice.message.content
+    except (AttributeError, IndexError, TypeError):
+        raise UpstreamInvalidResponse("upstream returned a response with no choices") from None
+    if not isinstance(text, str):
+        raise UpstreamInvalidResponse("upstream returned a choice with no text content")
+    check_text("upstream", text)
+    usage = getattr(response, "usage", None)
+    hidden = getattr(response, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost") or 0.0
+    logprob = None
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if content:
+        values = [t.logprob for t in content if getattr(t, "logprob", None) is not None]
+        check_logprobs("upstream", values)
+        logprob = sum(values) / len(values) if values else None
+    return Completion(
+        text=text,
+        prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+        completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        cost=float(cost),
+        logprob=logprob,
+        finish_reason=getattr(choice, "finish_reason", None) or "stop",
+        token_logprobs=[_dump(t, exclude_none=False) for t in content] if content else None,
+    )
+
+
+def _classify(model: str, exc: Exception) -> UpstreamError:
+    """Map a litellm exception to an UpstreamError with a fitting status and retryability."""
+    litellm = import_litellm()
+
+    name = type(exc).__name__
+    message = str(exc).splitlines()[0] if str(exc) else name
+    if isinstance(exc, litellm.Timeout):
+        return UpstreamTimeout(f"{model}: timed out ({message})")
+    if isinstance(exc, litellm.BadRequestError) and "LLM Provider NOT provided" in str(exc):
+        return UpstreamError(f"unknown model {model!r}: name it as provider/model, e.g. openai/gpt-4o-mini", status=404)
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and status >= 400:  # 403, 413, 429, 5xx, ...: as the http transport maps them
+        return classify_status(model, status, message, _retry_after(exc))
+    if isinstance(exc, litellm.AuthenticationError):
+        return UpstreamError(f"{model}: the upstream rejected the API key ({name})", status=401)
+    if isinstance(exc, litellm.NotFoundError):
+        return UpstreamError(f"{model}: unknown model or endpoint ({message})", status=404)
+    if isinstance(exc, litellm.RateLimitError):
+        return UpstreamError(f"{model}: rate limited ({message})", status=429, retryable=True)
+    if isinstance(exc, (litellm.APIConnectionError, litellm.InternalServerError, litellm.ServiceUnavailableError)):
+        return UpstreamError(f"{model}: upstream unavailable ({message})", status=502, retryable=True)
+    if isinstance(exc, litellm.BadRequestError):
+        return UpstreamError(f"{model}: the upstream rejected the request ({message})", status=400)
+    return UpstreamError(f"{model}: {name}: {message}", status=502)
+
+
+def _retry_after(exc: Exception) -> str | None:
+    """The upstream's Retry-After header behind a litellm exception, where it kept the response.
+
+    Older litellm releases (1.83.0, the floor) keep the headers only in `litellm_response_headers`
+    and leave `exc.response.headers` empty, so that is read first.
+    """
+    for headers in (
+        getattr(exc, "litellm_response_headers", None),
+        getattr(getattr(exc, "response", None), "headers", None),
+    ):
+        try:
+            value = headers.get("retry-after") if headers is not None else None
+        except Exception:  # a response object of another shape
+            value = None
+        if value:
+            return str(value)
+    return None

@@ -1,0 +1,281 @@
+"""A pool of OpenAI-compatible deployments of one model on the lean http transport.
+
+litellm's Router does load balancing, retries on another deployment and cooldowns, but
+costs the proxy about ten times the CPU per request of this pool, which throughput and
+latency under load follow (benchmarks/bench_router.py, docs/scale-out.md). For groups
+whose deployments are all plain OpenAI-compatible servers, this pool does the same few
+things with litellm's setting names and defaults:
+
+- routing_strategy: `simple-shuffle` (default: a random deployment, by `weight`) or
+  `least-busy` (fewest calls in flight; ties taken in turn);
+- failover: a call that fails with a 5xx, 429, a connection error or a timeout, or a
+  401/403/404 (that deployment's key or model name is wrong), is sent at once to another
+  deployment, up to `num_retries` (default 2) others per call; a 400 is the request's
+  fault and is raised as it is. ModelClient's own retries (with backoff) come on top;
+- cooldown: a deployment that fails more than `allowed_fails` (default 3) calls in a row,
+  or answers 429/401/404, is left out for `cooldown_time` seconds (default 5). Its first
+  call after the cooldown is a probe: one more failure cools it down again at once, a
+  success puts it back. When every deployment is cooling down, the one whose cooldown
+  ends first is tried rather than failing without a call. While a probe is in flight,
+  other calls keep away from that deployment (a half-open circuit breaker), so under
+  load a still-broken deployment costs one call per cooldown, not one per call that
+  happened to pick it meanwhile.
+
+It differs from the Router on purpose where the Router's rule needs traffic statistics
+(litellm cools a deployment down by its failure rate over the current minute): here it is
+failures in a row. A call that hangs is bounded by ModelClient's timeout; it does not
+count against the deployment (the timeout cancels the attempt before the pool sees it).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from selfpara.errors import UpstreamError
+from selfpara.models.http_backend import HttpBackend, HttpTransport, endpoint_from_env
+from selfpara.models.routing.config import Deployment
+from selfpara.result import Completion, Message
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+DEFAULT_ALLOWED_FAILS = 3
+DEFAULT_COOLDOWN_S = 5.0
+DEFAULT_NUM_RETRIES = 2
+_COOL_AT_ONCE = (429, 401, 404)  # litellm cools these down at the first one too
+_FAILOVER = (401, 404)  # not retryable on the same deployment, but another may be right
+
+
+@dataclass
+class DeploymentState:
+    """One deployment's backend and its record (read by the proxy's /metrics)."""
+
+    deployment: Deployment
+    backend: HttpBackend
+    in_flight: int = 0
+    calls: int = 0
+    failures: int = 0
+    cooldowns: int = 0
+    failures_in_row: int = 0
+    cooled_until: float = 0.0  # 0: not cooled since its last success
+    probing: bool = False  # its one call after a cooldown is in flight
+    last_error: str = field(default="", repr=False)
+
+    @property
+    def label(self) -> str:
+        return self.deployment.label
+
+    def cooling(self, now: float) -> bool:
+        return now < self.cooled_until
+
+    def available(self, now: float) -> bool:
+        """Not cooling down, and not waiting for the answer to its probe."""
+        return not self.cooling(now) and not self.probing
+
+    def recovering(self, now: float) -> bool:
+        """Its cooldown is over but it has not answered since: its next call is a probe."""
+        return self.cooled_until != 0.0 and not self.cooling(now)
+
+
+class DeploymentPool:
+    """A `selfpara.models.backends.RawBackend` over several deployments of one model group.
+
+    Args:
+        group: the model_name the deployments serve (for logs and errors).
+        deployments: the group's deployments (openai/ or hosted_vllm/ models with an api_base).
+        transport: the shared connection pool.
+        routing_strategy: simple-shuffle or least-busy.
+        allowed_fails: failures in a row a deployment may have before it cools down.
+        cooldown_s: seconds a failing deployment is left out.
+        num_retries: other deployments a failed call is sent to, at once.
+        clock: monotonic seconds (tests pass a fake one).
+        rng: the random source of simple-shuffle (tests pass a seeded one).
+    """
+
+    raw_endpoints = HttpBackend.raw_endpoints
+
+    def __init__(
+        self,
+        group: str,
+        deployments: list[Deployment],
+        transport: HttpTransport,
+        *,
+        routing_strategy: str = "simple-shuffle",
+        allowed_fails: int = DEFAULT_ALLOWED_FAILS,
+        cooldown_s: float = DEFAULT_COOLDOWN_S,
+        num_retries: int = DEFAULT_NUM_RETRIES,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        if not deployments:
+            raise ValueError(f"{group}: a pool needs at least one deployment")
+        self.group = group
+        self.routing_strategy = routing_strategy
+        self.allowed_fails = allowed_fails
+        self.cooldown_s = cooldown_s
+        self.num_retries = num_retries
+        self._clock = clock
+        self._rng = rng or random.Random()
+        self._turn = itertools.count()
+        # A deployment without its own key gets its provider variable's, as a single upstream does.
+        self.states = [
+            DeploymentState(
+                d,
+                HttpBackend(
+                    transport, d.api_base, d.api_key.get_secret_value() if d.api_key else endpoint_from_env(d.model)[1]
+                ),
+            )
+            for d in deployments
+        ]
+
+    # ---- choosing ---------------------------------------------------------------------
+
+    def _choose(self, tried: set[int]) -> DeploymentState | None:
+        """The next deployment to call, leaving out those tried; None when none is left."""
+        now = self._clock()
+        left = [s for i, s in enumerate(self.states) if i not in tried]
+        if not left:
+            return None
+        ready = [s for s in left if s.available(now)]
+        if not ready:  # all cooling down: the one that comes back first, rather than no call at all
+            return min(left, key=lambda s: s.cooled_until)
+        if self.routing_strategy == "least-busy":
+            fewest = min(s.in_flight for s in ready)
+            idle = [s for s in ready if s.in_flight == fewest]
+            return idle[next(self._turn) % len(idle)]
+        return self._rng.choices(ready, weights=[s.deployment.weight for s in ready])[0]
+
+    def _succeeded(self, state: DeploymentState) -> None:
+        state.failures_in_row = 0
+        state.cooled_until = 0.0
+        state.probing = False
+
+    def _failed(self, state: DeploymentState, exc: UpstreamError) -> None:
+        state.probing = False
+        state.failures += 1
+        state.failures_in_row += 1
+        state.last_error = str(exc)[:200]
+        if exc.status in _COOL_AT_ONCE or state.failures_in_row > self.allowed_fails:
+            now = self._clock()
+            if not state.cooling(now):
+                state.cooldowns += 1
+                log.warning(
+                    "%s: deployment %s cooling down for %gs after %d failure(s) in a row (%s)",
+                    self.group,
+                    state.label,
+                    self.cooldown_s,
+                    state.failures_in_row,
+                    state.last_error,
+                )
+            state.cooled_until = now + self.cooldown_s
+
+    async def _routed(self, call: Callable[[HttpBackend, Deployment], Awaitable[T]], *, held: bool = False) -> T:
+        """`call` on a chosen deployment, on another after a failure that another may not have.
+
+        Args:
+            held: the result is an event stream: the deployment counts as busy until it ends.
+        """
+        tried: set[int] = set()
+        last: UpstreamError | None = None
+        for _ in range(1 + min(self.num_retries, len(self.states) - 1)):
+            state = self._choose(tried)
+            if state is None:
+                break
+            tried.add(self.states.index(state))
+            if state.recovering(self._clock()):
+                state.probing = True  # one call at a time finds out whether it is back
+            state.calls += 1
+            state.in_flight += 1
+            try:
+                result = await call(state.backend, state.deployment)
+            except BaseException as exc:
+                state.in_flight -= 1
+                if not isinstance(exc, UpstreamError) or not (exc.retryable or exc.status in _FAILOVER):
+                    # Cancelled, or the request's own fault (400): no other deployment will take it,
+                    # and a probe that ended so told nothing.
+                    state.probing = False
+                    raise
+                self._failed(state, exc)
+                last = exc
+                continue
+            self._succeeded(state)
+            if held:
+                return _Held(result, state)  # type: ignore[arg-type,return-value]
+            state.in_flight -= 1
+            return result
+        assert last is not None
+        raise last
+
+    # ---- the backend ------------------------------------------------------------------
+
+    async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion:
+        params = _own(params)
+        return await self._routed(lambda backend, d: backend.complete(d.model, messages, params))
+
+    async def raw(self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+        params = _own(params)
+        return await self._routed(lambda backend, d: backend.raw(d.model, endpoint, body, params))
+
+    async def raw_stream(
+        self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Opens the stream on a deployment (failing over while it does not open); a stream
+        that breaks off midway raises from the iterator, as on one upstream."""
+        params = _own(params)
+        return await self._routed(lambda backend, d: backend.raw_stream(d.model, endpoint, body, params), held=True)
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        """Each deployment's record (for logs and /ready)."""
+        now = self._clock()
+        return [
+            {
+                "deployment": s.label,
+                "calls": s.calls,
+                "failures": s.failures,
+                "cooldowns": s.cooldowns,
+                "in_flight": s.in_flight,
+                "cooling_down": s.cooling(now),
+            }
+            for s in self.states
+        ]
+
+
+def _own(params: dict[str, Any]) -> dict[str, Any]:
+    """The call's parameters without the client's base URL and key: each deployment has its own."""
+    return {k: v for k, v in params.items() if k not in ("api_base", "api_key")}
+
+
+class _Held:
+    """An event stream that counts its deployment busy until it ends, fails or is closed."""
+
+    def __init__(self, events: AsyncIterator[dict[str, Any]], state: DeploymentState) -> None:
+        self._events = events.__aiter__()
+        self._state: DeploymentState | None = state
+
+    def _release(self) -> None:
+        if self._state is not None:
+            self._state.in_flight -= 1
+            self._state = None
+
+    def __aiter__(self) -> _Held:
+        return self
+
+    async def __anext__(self) -> dict[str, Any]:
+        try:
+            return await self._events.__anext__()
+        except BaseException:  # StopAsyncIteration included: the stream is over either way
+            self._release()
+            raise
+
+    async def aclose(self) -> None:
+        self._release()
+        close = getattr(self._events, "aclose", None)
+        if close is not None:
+            await close()

@@ -1,0 +1,282 @@
+"""The one path from a question to a WrappedAnswer, shared by the library, server, CLI and benchmark.
+
+question ──► paraphrase ──► filter ──► answer (fan-out) ──► cluster ──► vote
+    └──────────── original answered at once, in parallel ─┘
+
+SelfParaphraser holds what outlives a request (the client, the equivalences with their pair
+caches); one request's state, with its streaming and adaptive k, is `selfpara.pipeline.request.RequestState`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import AsyncGenerator, Sequence
+from typing import Any
+
+from selfpara.config import WrapConfig, build_config
+from selfpara.errors import InputError, UpstreamError
+from selfpara.models.cache import open_call_cache
+from selfpara.models.client import ModelClient, one_piece
+from selfpara.models.names import provider_of, takes_openai_params
+from selfpara.pipeline import prompts
+from selfpara.pipeline.equivalence import Equivalence, build_equivalence
+from selfpara.pipeline.equivalence.nli import NLIModel, load_nli
+from selfpara.pipeline.paraphrase import (
+    EquivalenceCheck,
+    drift_filter,
+    equivalence_filter,
+    lexical_filter,
+    parse_paraphrases,
+    parse_yes_no,
+)
+from selfpara.pipeline.request import RequestState
+from selfpara.result import Message, RejectedParaphrase, Usage, WrappedAnswer
+from selfpara.util.messages import content_text
+from selfpara.util.text import words
+
+log = logging.getLogger(__name__)
+
+
+def client_from_config(config: WrapConfig, **changes: Any) -> ModelClient:
+    """The client `config` describes: its base URL, key, timeout, retries, concurrency, call
+    cache and transport, with the base URL and key sent only to the answering model's provider.
+
+    Args:
+        config: the settings to read.
+        **changes: `ModelClient` arguments that replace what `config` gives (e.g.
+            `concurrency=`, `backoff_s=`, `http=`, `backend=`, or `provider=None` to send the
+            base URL and key to every model, `cache=None` for no cache).
+    """
+    if "cache" not in changes:
+        changes["cache"] = open_call_cache(
+            config.cache,
+            size=config.cache_size,
+            ttl_s=config.cache_ttl_s,
+            # a Redis connection per call in flight: lookups beyond it wait for one
+            max_connections=int(changes.get("concurrency", config.concurrency)),
+        )
+    values: dict[str, Any] = {
+        "api_base": config.api_base,
+        "api_key": config.api_key.get_secret_value() if config.api_key else None,
+        "timeout_s": config.call_timeout_s,
+        "retries": config.retries,
+        "concurrency": config.concurrency,
+        "provider": provider_of(config.model),
+        "transport": config.transport,
+    }
+    return ModelClient(**{**values, **changes})
+
+
+MAX_QUESTION_CHARS = 32_000
+MAX_EQUIVALENCES = 32
+
+
+def split_messages(question: str | list[Message]) -> tuple[list[Message], str]:
+    """Validate the input and return (messages, question text); the question is the last user message."""
+    messages: list[Message] = [{"role": "user", "content": question}] if isinstance(question, str) else list(question)
+    if not messages:
+        raise InputError("no messages given")
+    idx = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), None)
+    if idx is None:
+        raise InputError("the conversation has no user message to answer")
+    if idx != len(messages) - 1:
+        raise InputError("the last message must be the user's question")
+    content = content_text(messages[idx].get("content"))
+    if not content.strip():
+        raise InputError("the question is empty")
+    if len(content) > MAX_QUESTION_CHARS:
+        raise InputError(f"the question is {len(content)} characters; the limit is {MAX_QUESTION_CHARS}")
+    return messages, content.strip()
+
+
+def paraphrase_budget(question: str, k: int) -> int:
+    """Tokens to allow for k rewordings: about twice the question's words each, plus list markup."""
+    return min(4096, 16 + k * (2 * len(words(question)) + 12))
+
+
+def paraphrase_request(question: str, cfg: WrapConfig) -> tuple[str, list[Message], dict[str, Any]]:
+    """(model, messages, call parameters) of the paraphrase call asking for cfg.k rewordings of `question`."""
+    model = cfg.paraphrase_model or cfg.model
+    params: dict[str, Any] = {
+        "temperature": cfg.paraphrase_temperature,
+        "max_tokens": paraphrase_budget(question, cfg.k),
+    }
+    if cfg.paraphrase_seed is not None and takes_openai_params(model):
+        params["seed"] = cfg.paraphrase_seed
+    return model, prompts.paraphrase_messages(question, cfg.k), params
+
+
+class SelfParaphraser:
+    """Answers questions by self-paraphrase majority vote.
+
+    Args:
+        config: settings (default: the embedded model, k=5).
+        client: the model door; default one built from `config` (pass one to share a
+            concurrency limit or plug in a fake backend).
+        **settings: shorthand for WrapConfig fields when `config` is not given.
+    """
+
+    def __init__(
+        self, config: WrapConfig | None = None, *, client: ModelClient | None = None, **settings: object
+    ) -> None:
+        if config is not None and settings:
+            raise TypeError("pass either config or keyword settings, not both")
+        self.config = config or build_config(**settings)
+        self.client = client or client_from_config(self.config)
+        # Bounded: a server's clients may name many judge models over time.
+        self._equivalences: OrderedDict[tuple[str, ...], Equivalence] = OrderedDict()
+
+    # --- public entry points -------------------------------------------------
+
+    def answer(
+        self,
+        question: str | list[Message],
+        *,
+        paraphrases: Sequence[str] | None = None,
+        seeds: Sequence[int] | None = None,
+        **overrides: object,
+    ) -> WrappedAnswer:
+        """Blocking form of `aanswer` (not for use inside a running event loop)."""
+        return asyncio.run(self.aanswer(question, paraphrases=paraphrases, seeds=seeds, **overrides))
+
+    async def aanswer(
+        self,
+        question: str | list[Message],
+        *,
+        paraphrases: Sequence[str] | None = None,
+        seeds: Sequence[int] | None = None,
+        **overrides: object,
+    ) -> WrappedAnswer:
+        """Answer a question (a string, or chat messages whose last user message is the question).
+
+        Args:
+            question: the question, or messages whose last (user) message is the question.
+            paraphrases: answer exactly these wordings beside the original instead of
+                generating and filtering k of them (saved variants; repeats allowed, as
+                self-consistency's samples of one wording). None: generate.
+            seeds: seed of each answer call, the original's first, then one per
+                paraphrase in order (reproducible sampled answers); None: unseeded.
+            overrides: WrapConfig fields for this request only (k, equivalence, temperature, ...).
+
+        Raises InputError, ConfigError, or UpstreamError when no answer came back at all.
+        """
+        cfg = self.config.with_overrides(**overrides) if overrides else self.config
+        messages, q = split_messages(question)
+        given = None if paraphrases is None else [str(p).strip() for p in paraphrases]
+        if given is not None and not all(given):
+            raise InputError("a given paraphrase is empty")
+        self.equivalence_for(cfg)  # loads an NLI model now: a bad path fails before any model call
+        return await RequestState(self, cfg, messages, q, given=given, seeds=seeds).execute()
+
+    async def paraphrase(self, question: str, **overrides: object) -> tuple[list[str], list[RejectedParaphrase]]:
+        """Generate and filter paraphrases of `question` only (no answers): (kept, rejected).
+
+        The evaluation package uses this to build variant sets once and reuse them.
+        Raises UpstreamError if the paraphrase call fails.
+        """
+        cfg = self.config.with_overrides(**overrides) if overrides else self.config
+        _, q = split_messages(question)
+        usage = Usage()
+        candidates = await self.generate_candidates(q, cfg, usage)
+        return await self.filter_candidates(q, candidates, cfg, usage)
+
+    # --- pieces the run uses ---------------------------------------------------
+
+    async def generate_candidates(self, question: str, cfg: WrapConfig, usage: Usage) -> list[str]:
+        """The parsed candidates of the paraphrase call (at most k), unfiltered. Raises UpstreamError."""
+        model, messages, params = paraphrase_request(question, cfg)
+        reply = await self.client.complete(model, messages, usage=usage, kind="paraphrase", **params)
+        return parse_paraphrases(reply.text)[: cfg.k]
+
+    async def paraphrase_reply(self, question: str, cfg: WrapConfig, usage: Usage) -> AsyncGenerator[str, None]:
+        """The paraphrase call's reply in pieces: streamed as the model writes it where the backend can
+        stream and `cfg.streams_paraphrases`, else the whole reply as one piece.
+
+        An upstream that refuses the stream (a non-retryable error other than a rejected key: no
+        streaming, an unknown `stream_options`, a plain JSON answer) is asked again without it.
+        Raises UpstreamError as `ModelClient.complete` does.
+        """
+        model, messages, params = paraphrase_request(question, cfg)
+        if cfg.streams_paraphrases:
+            try:
+                stream = await self.client.stream_text(model, messages, usage=usage, kind="paraphrase", **params)
+            except UpstreamError as exc:
+                if exc.retryable or exc.status == 401:
+                    raise
+                log.info("the paraphrase call could not stream (%s): asking for the whole reply", exc)
+                stream = None
+            if stream is not None:
+                return stream
+        reply = await self.client.complete(model, messages, usage=usage, kind="paraphrase", **params)
+        return one_piece(reply.text)
+
+    async def filter_candidates(
+        self, question: str, candidates: list[str], cfg: WrapConfig, usage: Usage
+    ) -> tuple[list[str], list[RejectedParaphrase]]:
+        """The lexical filter, the drift checks, then the configured equivalence check: (kept, rejected).
+
+        The cheap drift checks run before the judge so that it is asked only about the candidates that may
+        be kept.
+        """
+        kept, rejected = lexical_filter(
+            question, candidates, cfg.max_overlap, cfg.reject_unrelated, cfg.min_word_changes
+        )
+        kept, rejected_drift = drift_filter(question, kept, cfg.drift_check_names)
+        kept, rejected_eq = await equivalence_filter(question, kept, self.paraphrase_check(cfg, usage))
+        return kept, rejected + rejected_drift + rejected_eq
+
+    def equivalence_for(self, cfg: WrapConfig) -> Equivalence:
+        """The Equivalence (with its pair cache) for these settings, built once per combination."""
+        names = cfg.equivalence_functions
+        key = (*names, cfg.judge_model or cfg.model, cfg.nli_model or "")
+        if key in self._equivalences:
+            self._equivalences.move_to_end(key)
+            return self._equivalences[key]
+        equivalence = self._equivalences[key] = build_equivalence(
+            names, client=self.client, judge_model=cfg.judge_model or cfg.model, nli=self._nli(cfg)
+        )
+        if len(self._equivalences) > MAX_EQUIVALENCES:
+            self._equivalences.popitem(last=False)
+        return equivalence
+
+    def _nli(self, cfg: WrapConfig) -> NLIModel | None:
+        return load_nli(cfg.nli_model) if cfg.nli_model else None
+
+    def paraphrase_check(self, cfg: WrapConfig, usage: Usage) -> EquivalenceCheck | None:
+        """The configured question-equivalence check, or None when it is off."""
+        kind = cfg.resolved_paraphrase_check
+        if kind == "off":
+            return None
+        if kind == "nli":
+            nli = self._nli(cfg)
+            assert nli is not None  # WrapConfig validation guarantees nli_model
+
+            async def nli_check(q: str, p: str) -> tuple[bool, str]:
+                fwd, back = await nli.aprobs([(q, p), (p, q)])
+                score = (fwd.entailment + back.entailment) / 2
+                return score >= cfg.nli_threshold, f"entailment {score:.2f}"
+
+            return nli_check
+        judge = cfg.judge_model or cfg.model
+
+        async def llm_check(q: str, p: str) -> tuple[bool, str]:
+            prompt = prompts.same_question(q, p)
+            reply = await self.client.complete(
+                judge, [{"role": "user", "content": prompt}], usage=usage, max_tokens=8, kind="judge"
+            )
+            verdict = parse_yes_no(reply.text)
+            return verdict is True, f"judge said {reply.text.strip()[:40]!r}"
+
+        return llm_check
+
+
+async def aanswer(question: str | list[Message], **settings: object) -> WrappedAnswer:
+    """One-off: build a SelfParaphraser from `settings` and answer `question`."""
+    return await SelfParaphraser(build_config(**settings)).aanswer(question)
+
+
+def answer(question: str | list[Message], **settings: object) -> WrappedAnswer:
+    """Blocking one-off form of `aanswer`."""
+    return SelfParaphraser(build_config(**settings)).answer(question)

@@ -1,0 +1,160 @@
+"""Cheap checks that a paraphrase kept the question's answer-critical content (METHOD §2.6).
+
+Measured on a 1.5B model, fluent paraphrases that quietly changed the question (a
+number dropped, "capital" turned into "largest city", "adult" left out) passed the
+overlap filter and the model's own equivalence judge, then outvoted a correct
+original. Each check here compares one kind of content between the question and a
+candidate and returns a short detail when it changed (None when it survived).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Set
+from fractions import Fraction
+
+from selfpara.pipeline.drift.asks import asks_changed
+from selfpara.util.quantities import NUMBER_WORDS, number_set, numbers
+from selfpara.util.text import STOPWORDS, entity_words, name_survives, words
+
+DriftCheck = Callable[[str, str], "str | None"]
+"""(question, paraphrase) -> what changed, or None when the paraphrase kept it."""
+
+
+def _fmt(values: object) -> str:
+    return ", ".join(sorted(str(v) for v in values))  # type: ignore[attr-defined]
+
+
+def _set_change(q: Set[object], p: Set[object]) -> str | None:
+    """ "dropped ...; added ..." between the question's set `q` and the paraphrase's `p` (None: equal)."""
+    parts = [f"{verb} {_fmt(values)}" for verb, values in (("dropped", q - p), ("added", p - q)) if values]
+    return "; ".join(parts) or None
+
+
+# "Between which two latitudes" counts what "between" implies: "In what range of latitude" asks the same,
+# "What is the latitude of Ghana?" does not (one value).
+_IMPLIED_PAIR = re.compile(r"\bbetween (?:which|what) two\b", re.I)
+_RANGE = re.compile(r"\b(?:range|ranges|between|span|spans)\b|\bfrom\b.*\bto\b", re.I)
+
+
+def numbers_changed(question: str, paraphrase: str) -> str | None:
+    """The question's numbers (digits and number words, normalised) differ from the paraphrase's.
+
+    The one exception: the "two" of "between which two ..." may go where the paraphrase still asks
+    for a range ("range", "between", "span", "from ... to")."""
+    q, p = number_set(question), number_set(paraphrase)
+    if _IMPLIED_PAIR.search(question) and numbers(question).count(Fraction(2)) == 1 and _RANGE.search(paraphrase):
+        q -= {Fraction(2)}
+    return _set_change(q, p)
+
+
+_NEGATORS = frozenset("not no never none nobody nothing neither nor without except excluding cannot non".split())
+
+
+def negated(text: str) -> bool:
+    """Whether `text` holds a negation ("not", "n't", "never", "without", "except", "non-")."""
+    return any(w in _NEGATORS or w.endswith("n't") for w in words(text))
+
+
+def negation_changed(question: str, paraphrase: str) -> str | None:
+    """One of the two is negated and the other is not."""
+    q, p = negated(question), negated(paraphrase)
+    if q == p:
+        return None
+    return "negation dropped" if q else "negation added"
+
+
+# A name a paraphrase may say in other words, and those words: "on Earth" is "in the world" or "on the
+# planet", "the first President" is "the first head of state". An alias counts only where the question
+# does not itself use it ("the closest planet to Earth" said as "the closest planet" has lost Earth).
+_SAID_OTHERWISE = {
+    "earth": ("world", "planet", "globe"),
+    "president": ("head of state",),
+}
+
+
+def _said_otherwise(name: str, question: str, paraphrase: str) -> bool:
+    q, p = question.lower(), paraphrase.lower()
+    return any(
+        re.search(rf"\b{alias}\b", p) and not re.search(rf"\b{alias}\b", q) for alias in _SAID_OTHERWISE.get(name, ())
+    )
+
+
+def entities_changed(question: str, paraphrase: str) -> str | None:
+    """A name of the question (a capitalised content word) is missing from the paraphrase (and not
+    said in the other words `_SAID_OTHERWISE` allows)."""
+    p_words = set(words(paraphrase))
+    missing = sorted(
+        w
+        for w in entity_words(question)
+        if not name_survives(w, p_words) and not _said_otherwise(w, question, paraphrase)
+    )
+    return f"dropped {', '.join(missing)}" if missing else None
+
+
+# Words that narrow what is asked without being a name or a number: "capital" is not
+# "largest city", "the adult body" is not "the body". Measured on hand-labelled Qwen
+# paraphrases (docs/guards.md), these were the drift that numbers and names missed.
+_QUALIFIERS = frozenset(
+    """capital adult largest smallest major most least populous highest lowest longest shortest
+    oldest youngest earliest latest fastest slowest deepest heaviest lightest official main
+    primary current former""".split()
+)
+# Same qualifier, other word: "the biggest ocean" asks what "the largest ocean" asks.
+_QUALIFIER_SYNONYMS = {"biggest": "largest", "tallest": "highest", "adults": "adult", "greatest": "largest"}
+
+
+def _qualifiers(text: str, kept: frozenset[str] = frozenset()) -> set[str]:
+    """The qualifiers in `text`; a word that extends one of `kept` counts as it (capital's, capitals)."""
+    found = set()
+    for w in words(text):
+        w = _QUALIFIER_SYNONYMS.get(w, w)
+        found.add(next((k for k in kept if w.startswith(k)), w))
+    return found & _QUALIFIERS
+
+
+def qualifiers_changed(question: str, paraphrase: str) -> str | None:
+    """A narrowing word ("capital", "adult", "largest", "most", ...) was dropped or added."""
+    q = frozenset(_qualifiers(question))
+    return _set_change(q, _qualifiers(paraphrase, kept=q))
+
+
+_DISTRIBUTIVE = frozenset({"each", "per", "every"})
+
+
+def _rates(text: str) -> tuple[set[str], int]:
+    """(4-letter stems of the nouns rates are counted by, rates whose noun is left implicit):
+    "5 tons per acre" -> ({"acre"}, 0); "3 packs with 5 in each" -> (set(), 1)."""
+    ws = [*words(text), ""]
+    nouns, implicit = set(), 0
+    for a, b in zip(ws, ws[1:], strict=False):
+        if a not in _DISTRIBUTIVE:
+            continue
+        if not b or b in STOPWORDS:
+            implicit += 1
+        elif b not in NUMBER_WORDS and not b.isdigit():
+            nouns.add(b[:4])
+    return nouns, implicit
+
+
+def rates_changed(question: str, paraphrase: str) -> str | None:
+    """A rate of the question ("each acre", "per hour", "every day") lost its unit in the paraphrase.
+
+    Measured on GSM8K: "Each acre produces 5 tons" became "the farm produces 5 tons" in all
+    three paraphrases, numbers intact, and the three outvoted a correct original.
+    """
+    q, _ = _rates(question)
+    p, implicit = _rates(paraphrase)
+    dropped = q - p
+    return f"dropped per {', '.join(sorted(dropped))}…" if len(dropped) > implicit else None
+
+
+DRIFT_CHECKS: dict[str, tuple[str, DriftCheck]] = {
+    "numbers": ("numbers_changed", numbers_changed),
+    "entities": ("entities_changed", entities_changed),
+    "negation": ("negation_changed", negation_changed),
+    "qualifiers": ("qualifiers_changed", qualifiers_changed),
+    "rates": ("rates_changed", rates_changed),
+    "asks": ("asks_changed", asks_changed),
+}
+"""Check name -> (rejection reason, check)."""

@@ -1,0 +1,326 @@
+"""What an answer adds to its question: the core that two sentence answers must share to be one answer.
+
+Natural answers restate the question ("The capital of France is Paris.", "The capital city
+of France's nation is Paris."), so they rarely match exactly, and the short-answer checks
+(`contains`, `numeric`) do not reach whole sentences. Take away the question's own words
+and the words answers are framed with, and what stays is the answer: its names, numbers,
+yes or no, and remaining content words. A long answer usually states its answer first and then
+elaborates, so its first sentence counts first; when that leaves a pair open, every
+sentence of it is tried, since some answers lead with context and say the answer later
+("... The process of this conversion is known as photosynthesis.").
+
+`same_core` decides only "same" (or nothing): a core can miss that two answers differ, so
+it runs after the `distinct` check, which vetoes answers that name different things.
+Measured on hand-labelled pairs of the default model's answers by
+`benchmarks/bench_equivalence.py` (docs/guards.md).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+from selfpara.util import mathanswer
+from selfpara.util.quantities import number_set
+from selfpara.util.text import STOPWORDS, entity_words, words
+
+FRAMING = frozenset(
+    # how answers frame an answer, whatever the question
+    "answer answers correct called call known named also approximately about around roughly exactly nearly almost "
+    "total equals equal sum result therefore thus hence so then because since which means indeed actually generally "
+    "usually typically commonly often considered regarded widely one has have had yes no type kind part thing things "
+    "process located lies lie situated found stands stand earth world "
+    # where on a map, around the name that answers a "where" or "which continent" question
+    "north south east west northern southern eastern western central sub region regions hemisphere continent "
+    "northeast northwest southeast southwest northeastern northwestern southeastern southwestern coast "
+    # common verbs a rewording swaps for one another (make / produce, carry / transport)
+    "make makes made produce produces produced carry carries carried transport transports transported change changes "
+    "changed become becomes became turn turns turning turned use uses used give gives gave pull pulls pulled cause "
+    "causes caused form forms formed occur occurs involve involves include includes contain contains get gets got "
+    # prepositions STOPWORDS leaves in
+    "through into onto around toward towards across along during within without upon over under above below "
+    "between among via per than as".split()
+)
+"""Words answers wrap an answer in, whatever the question: never part of a core."""
+
+NEGATIONS = frozenset(
+    "not no never none neither nor isn't aren't wasn't weren't doesn't don't didn't cannot can't".split()
+)
+
+_YES_NO_QUESTION = re.compile(
+    r"^\s*(is|are|was|were|do|does|did|can|could|will|would|should|has|have|had|am)\b", re.IGNORECASE
+)
+_NUMBER_QUESTION = re.compile(
+    r"\b(how (many|much|long|far|old|tall|high|big|large|fast|heavy|deep|wide)|what (year|percentage|percent|number|"
+    r"time|date|age)|which year|when)\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])|\n+")
+_ASIDE = re.compile(
+    r",\s*(which|who|whose|where|known|with|located|situated|specifically|particularly|especially|notably|mainly|"
+    r"primarily|mostly|(?-i:[a-z]{3,}ing))\b",  # a lower-case participle: not "Beijing" after a comma
+    re.IGNORECASE,
+)
+"""Where an aside about the answer starts ("honey, which is a sweet ...", "Everest, located in ...", "Poland
+is in Central Europe, bordering the Baltic Sea ...": a participle clause)."""
+_ASIDE_ENDS = re.compile(r",\s+(is|are|was|were|has|have|lies|stands|remains)\b", re.IGNORECASE)
+"""An aside's closing comma where the sentence resumes ("The powerhouse of the cell, which ..., is the ...")."""
+_BRACKETS = re.compile(r"\s*[(（][^()（）]*[)）]|\s*[(（].*$", re.DOTALL)
+"""A bracketed aside ("Everest (8,848 m) is ..."), or an unclosed one to the end."""
+_MOUNT = re.compile(r"\bMt\b\.?")
+_NAME_RUN = re.compile(r"[A-Z][A-Za-z'’]*(?:[ -][A-Z][A-Za-z'’]*)*")
+"""Capitalised words in a row: one name ("Mexico City", "Northern Europe")."""
+_LISTS = re.compile(r"\b(and|or)\b", re.IGNORECASE)
+
+LONG = 30
+"""Words past which only an answer's first sentence counts."""
+
+STEM = 5
+"""Letters kept of a word to compare two answers (a crude stem: transport ~ transported, gravity ~ gravitational)."""
+
+
+@dataclass(frozen=True)
+class Core:
+    """What one answer says beyond its question."""
+
+    names: frozenset[str]
+    """Stems of capitalised names the question does not hold (with the question's words a name holds:
+    "Mexico City" to "What is the capital of Mexico?" is {mexic, city})."""
+    numbers: frozenset[Fraction]
+    """Values of the numbers the question does not hold."""
+    content: frozenset[str]
+    """Stems of every other content word the question does not hold."""
+    polarity: str | None
+    """'yes' or 'no' when the answer opens with one, else None."""
+    negated: bool
+    """Whether the answer holds a negation word the question does not."""
+    final: Fraction | None
+    """The value of the answer's final number (the result of a worked answer), if any."""
+    lists: bool
+    """Whether the counted text joins several things ("carbon dioxide and oxygen")."""
+    name_runs: tuple[tuple[frozenset[str], frozenset[str]], ...] = ()
+    """Each name in `names` that holds a name of the question: (its other stems, its question stems), as
+    ({city}, {mexic}) for "Mexico City" answering "What is the capital of Mexico?"."""
+    echoes: frozenset[str] = frozenset()
+    """Stems of the question's words said after the answer began ("the city of Mexico" echoes mexic)."""
+
+    @property
+    def empty(self) -> bool:
+        return not (self.names or self.numbers or self.content or self.polarity)
+
+
+def _base(word: str) -> str:
+    """A word without possessive or plural ending, to tell whether the question already holds it."""
+    word = word.lower().removesuffix("'s").removesuffix("’s").strip("'’")
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _without_asides(text: str) -> str:
+    """`text` without its asides: brackets, and a comma clause about the answer.
+
+    A comma aside that closes with a comma where the main verb resumes ("The powerhouse of
+    the cell, which is part of ..., is the mitochondria.") is cut out; one that does not
+    close runs to the end ("honey, which is a sweet, sticky substance ...") and is cut off.
+    """
+    text = _BRACKETS.sub("", text)
+    while found := _ASIDE.search(text):
+        resumes = _ASIDE_ENDS.search(text, found.end())
+        stop = re.search(r"[.!?;]", text[found.end() : resumes.start()]) if resumes else True
+        if resumes and not stop:
+            text = text[: found.start()] + " " + text[resumes.start() + 1 :]
+        else:
+            return text[: found.start()] or text
+    return text
+
+
+def _counted(question: str, answer: str, *, cut: bool = True) -> str:
+    """The part of `answer` its core is read from: its first sentence if the answer is long or that
+    sentence restates the whole question (see `_restates`), else all of it; without brackets, and
+    with `cut`, without comma asides (see `_without_asides`)."""
+    text = answer.strip()
+    first = _SENTENCE.split(text, maxsplit=1)[0]
+    if len(words(text)) > LONG or _restates(question, first):
+        text = first
+    return (_without_asides(text) if cut else _BRACKETS.sub("", text)) or text
+
+
+def _restates(question: str, sentence: str) -> bool:
+    """Whether `sentence` says every content word of `question` (by stem): where an answer states its answer."""
+    asked = {_base(w)[:STEM] for w in words(question)} - {_base(w)[:STEM] for w in STOPWORDS | FRAMING}
+    return asked <= {_base(w)[:STEM] for w in words(sentence)}
+
+
+def _sentences(answer: str) -> list[str]:
+    """The sentences of `answer`, each without asides; [] if it has only one."""
+    found = [s for s in _SENTENCE.split(answer.strip()) if words(s)]
+    return [_without_asides(s) or s for s in found] if len(found) > 1 else []
+
+
+def answer_core(question: str, answer: str) -> Core:
+    """The core of `answer` as an answer to `question` (see the module docstring)."""
+    return _core_of(question, _counted(question, answer), answer)
+
+
+def _core_of(question: str, text: str, answer: str) -> Core:
+    """The core of `text`, the counted part (or one sentence) of `answer`; if cutting an aside off the
+    counted part left nothing, with the aside ("Norway is on the Northern hemisphere, located in
+    Europe.": the aside is the answer)."""
+    core = _read_core(question, text, answer)
+    if core.empty and text == _counted(question, answer):
+        return _read_core(question, _counted(question, answer, cut=False), answer)
+    return core
+
+
+def _read_core(question: str, text: str, answer: str) -> Core:
+    """The core read from `text`, a part of `answer` (the whole answer gives the final number)."""
+    text = _MOUNT.sub("Mount", text)
+    asked = {_base(w) for w in words(question)}
+    asked_names = {_base(w) for w in entity_words(question)}
+    framing = {_base(w) for w in STOPWORDS | FRAMING | NEGATIONS}
+    ignored = asked | framing
+    said = words(text)
+    names: set[str] = set()
+    runs = []
+    for run in _NAME_RUN.finditer(text):
+        parts = [w for w in entity_words(run.group()) if _base(w) not in framing]
+        if any(_base(w) not in asked for w in parts):  # a name beyond the question, with any question word in it
+            names |= {w[:STEM] for w in parts}
+            # only the question's own names ("Mexico"), not its common nouns ("river" of "the Danube River")
+            held = frozenset(w[:STEM] for w in parts if _base(w) in asked_names)
+            if held:
+                runs.append((frozenset(w[:STEM] for w in parts) - held, held))
+    content = frozenset(
+        w[:STEM] for w in said if _base(w) not in ignored and w[:STEM] not in names and not number_set(w) and len(w) > 1
+    )
+    start = next((i for i, w in enumerate(said) if w[:STEM] in names | content), len(said))
+    echoes = frozenset(w[:STEM] for w in said[start + 1 :] if _base(w) in asked and _base(w) not in framing)
+    polarity = said[0] if said and said[0] in ("yes", "no") else None
+    # "not only ... but also" adds, it does not deny
+    denials = [i for i, w in enumerate(said) if w in NEGATIONS and said[i + 1 : i + 2] != ["only"]]
+    negated = any(i > 0 or not polarity for i in denials) and not set(words(question)) & NEGATIONS
+    found = mathanswer.final_answer(answer)
+    final = mathanswer.to_number(found) if found is not None else None
+    numbers = frozenset(number_set(text) - number_set(question))
+    lists = bool(_LISTS.search(text))
+    return Core(frozenset(names), numbers, content, polarity, negated, final, lists, tuple(runs), echoes)
+
+
+def is_yes_no_question(question: str) -> bool:
+    """Whether `question` asks for a yes or a no ("Is ...?", "Does ...?")."""
+    return bool(_YES_NO_QUESTION.match(question))
+
+
+def asks_for_number(question: str) -> bool:
+    """Whether `question` asks for a quantity, a year or a date, or to compute with its numbers."""
+    return bool(_NUMBER_QUESTION.search(question)) or bool(number_set(question))
+
+
+def same_core(question: str, a: str, b: str) -> bool | None:
+    """True when answers `a` and `b` give the same answer to `question`; None when their cores cannot tell.
+
+    What decides, by what the question asks: a yes/no question, the same yes or no; a
+    question asking for a number, the same final result of two worked (long) answers, or
+    the same numbers (or final result) where both state some, as also where numbers are
+    all an answer states; otherwise the same names where both give some, else the same
+    other content words. Two sets are the same when they overlap by more than half
+    (Jaccard > 0.5), or when one holds the other and the larger lists nothing beside it
+    ("Paris" and "Paris, the City of Light" agree; "oxygen" and "carbon dioxide and
+    oxygen" do not); failing that, the same without the question's words in another form
+    ("Indian Rupee" and "rupee" for "the currency of India"), unless the other answer names
+    something else in their place. A negation on one side only leaves the pair undecided, and so does
+    a name that holds a question's word the other answer never says after its own answer
+    ("Mexico City" and "The capital of Mexico is City"; "the city of Mexico" agrees).
+    When the first sentences leave a pair open, every sentence of an answer of several is
+    compared with the other answer (or its every sentence), and one that agrees decides,
+    unless the answer's first sentence restates the whole question (then it is the answer).
+    """
+    worked = len(words(a)) > LONG and len(words(b)) > LONG
+    if asks_for_number(question) and worked:  # reasoning first, the result last
+        ca, cb = answer_core(question, a), answer_core(question, b)
+        if ca.negated != cb.negated or ca.empty or cb.empty:
+            return None
+        # A final number the question gave is a restated given (an answer cut off mid-way), not a result.
+        result = ca.final is not None and ca.final == cb.final and ca.final not in number_set(question)
+        return True if result else None
+    if _same_counted(question, answer_core(question, a), answer_core(question, b)):
+        return True
+    first_a, first_b = answer_core(question, a), answer_core(question, b)
+    if first_a.negated != first_b.negated:  # "Ethiopia has no official capital. It's using Addis Ababa ..."
+        return None
+    sa = _later_answers(question, a) or [first_a]
+    sb = _later_answers(question, b) or [first_b]
+    if len(sa) == len(sb) == 1:
+        return None
+    return True if any(_same_counted(question, x, y) for x in sa for y in sb) else None
+
+
+def _later_answers(question: str, answer: str) -> list[Core]:
+    """The cores of every sentence of `answer`, if it has several and its first does not restate the question.
+
+    A first sentence that says all the question's words ("The capital of Australia is Canberra.")
+    is where the answer is stated; a later one ("Sydney is the largest city.") is then no answer.
+    """
+    sentences = _sentences(answer)
+    if not sentences or _restates(question, sentences[0]):
+        return []
+    return [_core_of(question, sentence, answer) for sentence in sentences]
+
+
+def _same_counted(question: str, ca: Core, cb: Core) -> bool:
+    """Whether two cores (of short answers, or of one sentence each) give the same answer (see `same_core`)."""
+    if ca.negated != cb.negated or ca.empty or cb.empty:
+        return False
+    if is_yes_no_question(question) and ca.polarity and cb.polarity:
+        return ca.polarity == cb.polarity
+    textless = not (ca.names or ca.content) or not (cb.names or cb.content)
+    if (asks_for_number(question) or textless) and ca.numbers and cb.numbers:
+        agree = ca.numbers == cb.numbers or (ca.final is not None and ca.final == cb.final)
+        # Names beside the same number need only not contradict ("The RMS Titanic" / "the Titanic ... 1912").
+        return agree and (not ca.names or not cb.names or bool(ca.names & cb.names))
+    if ca.names and cb.names:
+        return _agree(question, ca.names, cb.names, ca, cb)
+    return _agree(question, ca.names | ca.content, cb.names | cb.content, ca, cb)
+
+
+def _agree(question: str, sa: frozenset[str], sb: frozenset[str], ca: Core, cb: Core) -> bool:
+    """Whether two cores' sets say the same (see `same_core`)."""
+    if not sa or not sb:
+        return False
+    # A name holding a question's word, of which the other answer says the rest but that word only in
+    # restating the question: "Mexico City" and "The capital of Mexico is City".
+    for runs, other, other_core in ((ca.name_runs, sb, cb), (cb.name_runs, sa, ca)):
+        if any(rest <= other and not held <= other | other_core.echoes for rest, held in runs):
+            return False
+    sa, sb = _same_stems(sa, sb)
+    if _overlap(sa, sb, ca, cb):
+        return True
+    # The question's words in another form ("Indian Rupee" to "the currency of India") say nothing, unless
+    # the other answer names something else in their place ("Pakistani Rupee").
+    asked = {_base(w)[:STEM] for w in words(question)}
+    ra, rb = sa - asked, sb - asked
+    if (ra, rb) == (sa, sb) or not ra or not rb or (ra ^ rb) & (ca.names | cb.names):
+        return False
+    return _overlap(ra, rb, ca, cb)
+
+
+def _overlap(sa: frozenset[str], sb: frozenset[str], ca: Core, cb: Core) -> bool:
+    """Jaccard above one half, or one set inside the other with no list beside it (see `same_core`)."""
+    if len(sa & sb) / len(sa | sb) > 0.5:
+        return True
+    small, large = (sa, sb) if len(sa) <= len(sb) else (sb, sa)
+    lister = cb if large is sb else ca
+    return small <= large and not lister.lists
+
+
+def _same_stems(sa: frozenset[str], sb: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """Both sets with a stem cut to a shorter one of the pair it begins with ("asian" to "asia"): a
+    word of four letters keeps them all, so its adjective's stem is longer."""
+    short = {w for w in sa | sb if len(w) == STEM - 1}
+    if not short:
+        return sa, sb
+
+    def cut(stems: frozenset[str]) -> frozenset[str]:
+        return frozenset(w[: STEM - 1] if len(w) == STEM and w[: STEM - 1] in short else w for w in stems)
+
+    return cut(sa), cut(sb)
