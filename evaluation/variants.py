@@ -89,14 +89,16 @@ async def generate_variants(
     async def one(item: Item) -> Item:
         original = item.original
         async with limit:  # the pipeline's own paraphrase and filter steps, not a copy
-            candidates = await sp.generate_candidates(original.question, cfg, usage)
-            kept, rejected = await sp.filter_candidates(original.question, candidates, cfg, usage)
+            kept, rejected, sources = await sp.paraphrase(original.question, usage=usage)
         paraphrases = [ItemVariant(id=i + 1, question=t, context=original.context) for i, t in enumerate(kept)]
         variants = [original, *paraphrases]
-        meta = {
-            **item.meta,
-            "generated_variants": {"requested": n, "kept": len(kept), "rejected": [r.model_dump() for r in rejected]},
+        generated = {
+            "requested": n,
+            "kept": len(kept),
+            "sources": [sources[t] for t in kept],
+            "rejected": [r.model_dump() for r in rejected],
         }
+        meta = {**item.meta, "generated_variants": generated}
         return item.model_copy(update={"variants": variants, "meta": meta})
 
     return list(await asyncio.gather(*(one(item) for item in items)))

@@ -8,7 +8,7 @@ original with every sc sample, and with both (`mixes`). Each combination is vote
 selfpara's own `vote`, at margins 1 and 2, its answer returned as the live run would (`decide_answer`,
 under the selfpara arm's low-vote-share policy), and graded like the run.
 
-    python scripts/replay_top_up.py RUN_DIR
+    python scripts/replay_top_up.py RUN_DIR [SELFPARA_ARM]     # the selfpara arm's label, default selfpara
 
 Prints A_strict, A_orig and the questions raw answered right in every wording that each
 combination lost. This is how docs/results/qwen-gsm8k-topup.md replays the sample set.
@@ -36,7 +36,7 @@ from selfpara.pipeline.vote import VoteRule, vote
 from selfpara.result import Answer
 
 CHECKS = build_config().drift_check_names
-ARMS = ("raw", "sc", "selfpara")
+BASELINES = ("raw", "sc")
 
 
 def mixes(original: str, paraphrased: list[str], samples: list[str], k: int) -> dict[str, list[str]]:
@@ -54,19 +54,19 @@ def mixes(original: str, paraphrased: list[str], samples: list[str], k: int) -> 
     }
 
 
-async def replay(run: Path) -> dict[str, dict[str, dict[int, bool]]]:
-    """Correctness per combination, question and wording."""
+async def replay(run: Path, selfpara: str = "selfpara") -> dict[str, dict[str, dict[int, bool]]]:
+    """Correctness per combination, question and wording (`selfpara`: the label of the selfpara arm)."""
     items = {i.id: i for i in (Item.model_validate_json(x) for x in (run / ITEMS_FILE).read_text().splitlines() if x)}
     rows: dict[tuple[str, int], dict[str, SampleRecord]] = defaultdict(dict)
     for r in latest_records(read_samples(run / SAMPLES_FILE)):
         rows[(r.item_id, r.variant_id)][r.arm] = r
     # the selfpara arm's own equivalence functions (a re-vote runs no model, so cheap ones only)
     # and low-vote-share policy (an arm that abstained returns abstention_text here too)
-    cfg = arm_config(read_config(run), "selfpara")
+    cfg = arm_config(read_config(run), selfpara)
     equivalence = build_equivalence(cfg.equivalence_functions, client=None, judge_model="")  # type: ignore[arg-type]
     out: dict[str, dict[str, dict[int, bool]]] = defaultdict(lambda: defaultdict(dict))
     for (item_id, vid), arms in rows.items():
-        if not set(ARMS) <= set(arms) or not (evidence := arms["selfpara"].details.get("evidence")):
+        if not {*BASELINES, selfpara} <= set(arms) or not (evidence := arms[selfpara].details.get("evidence")):
             continue
         item = items[item_id]
         variants = {v["index"]: v["text"] for v in evidence["variants"] if not v.get("top_up")}
@@ -104,8 +104,8 @@ def strict_gain(a: list[bool], b: list[bool]) -> str:
     return f"{point[0]:+.3f} [{lo[0]:+.3f}, {hi[0]:+.3f}]"
 
 
-def main(run: Path) -> None:
-    results = asyncio.run(replay(run))
+def main(run: Path, selfpara: str = "selfpara") -> None:
+    results = asyncio.run(replay(run, selfpara))
     raw = results["raw"]
     questions = list(raw)
     consistent = [q for q in questions if all(raw[q].values())]
@@ -124,6 +124,6 @@ def main(run: Path) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), *sys.argv[2:])

@@ -56,7 +56,26 @@ class WrapConfig(BaseModel):
 
     k: int = Field(5, ge=1, le=MAX_K, description="Paraphrases requested per question.")
     paraphrase_model: str | None = Field(None, description="Model that paraphrases; default: `model` itself.")
-    paraphrase_temperature: float = Field(0.7, ge=0.0, le=2.0)
+    renamings: bool = Field(
+        True,
+        description="Fill vote slots first with rewordings made without a model that name the asked-for thing or "
+        "relation another way ('seat of government' for 'capital', '74 protons' for 'atomic number 74', 'the "
+        "author of' for 'wrote'; selfpara.pipeline.paraphrase.renamings), through the same checks.",
+    )
+    paraphrase_method: Literal["auto", "forms", "list"] = Field(
+        "auto",
+        description="How the model writes the rewordings the renamings leave: forms (one call per rewording, each "
+        "in one named form that keeps the question's words, all at once) or list (one call asking for them all). "
+        "auto: forms when the paraphrasing model is embedded (a small model's free rewordings drift into its "
+        "own confusion), list for a remote one (one call, and a capable model writes varied wordings itself).",
+    )
+    paraphrase_temperature: float = Field(
+        0.0,
+        ge=0.0,
+        le=2.0,
+        description="Temperature of the paraphrase calls. 0: measured on the default model, half of the "
+        "candidates sampled at 0.7 drifted; the diversity comes from the forms and hints instead.",
+    )
     paraphrase_seed: int | None = Field(
         0,
         description="Seed of the paraphrase call, so reruns reproduce the same candidates without a cache "
@@ -257,6 +276,13 @@ class WrapConfig(BaseModel):
             cheap = ["exact", "numeric", "contains", "distinct", "core"]
             return cheap if is_embedded(self.model) else [*cheap, "llm"]
         return self.equivalence.split(",")
+
+    @property
+    def paraphrases_by(self) -> str:
+        """How the model writes rewordings: `paraphrase_method` resolved (forms or list)."""
+        if self.paraphrase_method != "auto":
+            return self.paraphrase_method
+        return "forms" if is_embedded(self.paraphrase_model or self.model) else "list"
 
     @property
     def streams_paraphrases(self) -> bool:

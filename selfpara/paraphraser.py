@@ -1,10 +1,7 @@
-"""The one path from a question to a WrappedAnswer, shared by the library, server, CLI and benchmark.
-
-question ──► paraphrase ──► filter ──► answer (fan-out) ──► cluster ──► vote
-    └──────────── original answered at once, in parallel ─┘
-
-SelfParaphraser holds what outlives a request (the client, the equivalences with their pair
-caches); one request's state, with its streaming and adaptive k, is `selfpara.pipeline.request.RequestState`.
+"""SelfParaphraser: the one entry to the path from a question to a WrappedAnswer, shared by the library,
+server, CLI and benchmark. It holds what outlives a request (the client, the equivalences with their
+pair caches) and makes the paraphrase calls; one request's stages, in order, are
+`selfpara.pipeline.request.RequestState`'s (see `selfpara.pipeline`).
 """
 
 from __future__ import annotations
@@ -19,22 +16,17 @@ from selfpara.config import WrapConfig, build_config
 from selfpara.errors import InputError, UpstreamError
 from selfpara.models.cache import open_call_cache
 from selfpara.models.client import ModelClient, one_piece
-from selfpara.models.names import provider_of, takes_openai_params
+from selfpara.models.names import provider_of
 from selfpara.pipeline import prompts
 from selfpara.pipeline.equivalence import Equivalence, build_equivalence
 from selfpara.pipeline.equivalence.nli import NLIModel, load_nli
-from selfpara.pipeline.paraphrase import (
-    EquivalenceCheck,
-    drift_filter,
-    equivalence_filter,
-    lexical_filter,
-    parse_paraphrases,
-    parse_yes_no,
-)
+from selfpara.pipeline.paraphrase import EquivalenceCheck, equivalence_filter, parse_yes_no
+from selfpara.pipeline.paraphrase.calls import form_request, list_request
+from selfpara.pipeline.paraphrase.lines import LineSource, Restart
+from selfpara.pipeline.prompts import Form
 from selfpara.pipeline.request import RequestState
-from selfpara.result import Message, RejectedParaphrase, Usage, WrappedAnswer
+from selfpara.result import Message, RejectedParaphrase, Timings, Usage, WrappedAnswer
 from selfpara.util.messages import content_text
-from selfpara.util.text import words
 
 log = logging.getLogger(__name__)
 
@@ -89,23 +81,6 @@ def split_messages(question: str | list[Message]) -> tuple[list[Message], str]:
     if len(content) > MAX_QUESTION_CHARS:
         raise InputError(f"the question is {len(content)} characters; the limit is {MAX_QUESTION_CHARS}")
     return messages, content.strip()
-
-
-def paraphrase_budget(question: str, k: int) -> int:
-    """Tokens to allow for k rewordings: about twice the question's words each, plus list markup."""
-    return min(4096, 16 + k * (2 * len(words(question)) + 12))
-
-
-def paraphrase_request(question: str, cfg: WrapConfig) -> tuple[str, list[Message], dict[str, Any]]:
-    """(model, messages, call parameters) of the paraphrase call asking for cfg.k rewordings of `question`."""
-    model = cfg.paraphrase_model or cfg.model
-    params: dict[str, Any] = {
-        "temperature": cfg.paraphrase_temperature,
-        "max_tokens": paraphrase_budget(question, cfg.k),
-    }
-    if cfg.paraphrase_seed is not None and takes_openai_params(model):
-        params["seed"] = cfg.paraphrase_seed
-    return model, prompts.paraphrase_messages(question, cfg.k), params
 
 
 class SelfParaphraser:
@@ -170,35 +145,50 @@ class SelfParaphraser:
         self.equivalence_for(cfg)  # loads an NLI model now: a bad path fails before any model call
         return await RequestState(self, cfg, messages, q, given=given, seeds=seeds).execute()
 
-    async def paraphrase(self, question: str, **overrides: object) -> tuple[list[str], list[RejectedParaphrase]]:
-        """Generate and filter paraphrases of `question` only (no answers): (kept, rejected).
+    async def paraphrase(
+        self, question: str, *, usage: Usage | None = None, **overrides: object
+    ) -> tuple[list[str], list[RejectedParaphrase], dict[str, str]]:
+        """Make and filter paraphrases of `question` only (no answers), as a request would: (kept,
+        rejected, where each kept one came from).
 
         The evaluation package uses this to build variant sets once and reuse them.
-        Raises UpstreamError if the paraphrase call fails.
+
+        Args:
+            question: the question.
+            usage: where to count the calls (default: a fresh Usage).
+            overrides: WrapConfig fields for this call only.
+
+        Raises UpstreamError when a paraphrase call failed and nothing was kept.
         """
         cfg = self.config.with_overrides(**overrides) if overrides else self.config
         _, q = split_messages(question)
-        usage = Usage()
-        candidates = await self.generate_candidates(q, cfg, usage)
-        return await self.filter_candidates(q, candidates, cfg, usage)
+        usage = usage if usage is not None else Usage()
+        source = LineSource(self, cfg, q, usage, flags=[], timings=Timings())
+        lines: list[str] = []
+        async for item in source.lines():
+            lines = lines[: item.keep] if isinstance(item, Restart) else lines + item
+        kept, rejected = await equivalence_filter(q, lines, self.paraphrase_check(cfg, usage))
+        if not kept and source.failure is not None:
+            raise source.failure
+        return kept, source.cheap_rejected + rejected, {line: source.sources[line] for line in kept}
 
-    # --- pieces the run uses ---------------------------------------------------
+    # --- the calls a request makes ------------------------------------------------
 
-    async def generate_candidates(self, question: str, cfg: WrapConfig, usage: Usage) -> list[str]:
-        """The parsed candidates of the paraphrase call (at most k), unfiltered. Raises UpstreamError."""
-        model, messages, params = paraphrase_request(question, cfg)
+    async def paraphrase_form(self, question: str, form: Form, cfg: WrapConfig, usage: Usage) -> str:
+        """The reply of the call asking for `question` in `form` (one line). Raises UpstreamError."""
+        model, messages, params = form_request(question, cfg, form)
         reply = await self.client.complete(model, messages, usage=usage, kind="paraphrase", **params)
-        return parse_paraphrases(reply.text)[: cfg.k]
+        return reply.text
 
-    async def paraphrase_reply(self, question: str, cfg: WrapConfig, usage: Usage) -> AsyncGenerator[str, None]:
-        """The paraphrase call's reply in pieces: streamed as the model writes it where the backend can
-        stream and `cfg.streams_paraphrases`, else the whole reply as one piece.
+    async def paraphrase_reply(self, question: str, cfg: WrapConfig, usage: Usage, n: int) -> AsyncGenerator[str, None]:
+        """The reply of the call asking for `n` rewordings in a list, in pieces: streamed as the model
+        writes it where the backend can stream and `cfg.streams_paraphrases`, else whole.
 
         An upstream that refuses the stream (a non-retryable error other than a rejected key: no
         streaming, an unknown `stream_options`, a plain JSON answer) is asked again without it.
         Raises UpstreamError as `ModelClient.complete` does.
         """
-        model, messages, params = paraphrase_request(question, cfg)
+        model, messages, params = list_request(question, cfg, n)
         if cfg.streams_paraphrases:
             try:
                 stream = await self.client.stream_text(model, messages, usage=usage, kind="paraphrase", **params)
@@ -211,21 +201,6 @@ class SelfParaphraser:
                 return stream
         reply = await self.client.complete(model, messages, usage=usage, kind="paraphrase", **params)
         return one_piece(reply.text)
-
-    async def filter_candidates(
-        self, question: str, candidates: list[str], cfg: WrapConfig, usage: Usage
-    ) -> tuple[list[str], list[RejectedParaphrase]]:
-        """The lexical filter, the drift checks, then the configured equivalence check: (kept, rejected).
-
-        The cheap drift checks run before the judge so that it is asked only about the candidates that may
-        be kept.
-        """
-        kept, rejected = lexical_filter(
-            question, candidates, cfg.max_overlap, cfg.reject_unrelated, cfg.min_word_changes
-        )
-        kept, rejected_drift = drift_filter(question, kept, cfg.drift_check_names)
-        kept, rejected_eq = await equivalence_filter(question, kept, self.paraphrase_check(cfg, usage))
-        return kept, rejected + rejected_drift + rejected_eq
 
     def equivalence_for(self, cfg: WrapConfig) -> Equivalence:
         """The Equivalence (with its pair cache) for these settings, built once per combination."""

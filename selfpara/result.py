@@ -69,6 +69,11 @@ class Variant(BaseModel):
     top_up: bool = Field(
         False, description="A slot no kept paraphrase filled: the original asked again at top_up_temperature."
     )
+    source: str | None = Field(
+        None,
+        description="Where a paraphrase came from: renaming:<relation> (made without a model), form:<name> (the "
+        "model put the question in that form), list (the model's list), given (the caller's wording).",
+    )
 
     @property
     def is_original(self) -> bool:
@@ -91,7 +96,6 @@ class RejectedParaphrase(BaseModel):
         "not_equivalent",
         "empty",
         "check_failed",
-        "surplus",  # over-generation kept k others, more different from the question and each other
     ]
     detail: str = ""
 

@@ -12,7 +12,14 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from selfpara.pipeline.prompts import JUDGE_MARKER, PARAPHRASE_MARKER, untagged
+from selfpara.pipeline.prompts import (
+    FORM_MARKER,
+    JUDGE_MARKER,
+    PARAPHRASE_MARKER,
+    SHORT_FORMS,
+    WORD_PROBLEM_FORMS,
+    untagged,
+)
 from selfpara.result import Completion, Message
 
 Responder = Callable[[str, list[Message], dict[str, Any]], "str | Completion | Exception"]
@@ -27,7 +34,8 @@ def last_user_text(messages: list[Message]) -> str:
 
 
 def default_responder(answer: str = "Paris") -> Responder:
-    """A responder that paraphrases by templates, judges YES, and answers `answer`."""
+    """A responder that paraphrases by templates (form i of a one-form call, or line i of a list, gets
+    template i and the mark "(vi)"), judges YES, and answers `answer`."""
 
     # Each template shares only the question's last words, so paraphrases pass the overlap filter.
     templates = [
@@ -48,8 +56,12 @@ def default_responder(answer: str = "Paris") -> Responder:
     def respond(model: str, messages: list[Message], params: dict[str, Any]) -> str:
         text = last_user_text(messages)
         if PARAPHRASE_MARKER in text:
-            k = int(m.group(1)) if (m := re.search(r"in (\d+) different ways", text)) else 3
             tail = " ".join((untagged("question", text) or "").split()[-3:])
+            if FORM_MARKER in text:
+                forms = [*SHORT_FORMS, *WORD_PROBLEM_FORMS]
+                i = next((j for j, f in enumerate(forms) if f.instruction in text), 0) % len(SHORT_FORMS)
+                return f"{templates[i % len(templates)].format(tail=tail)} (v{i})"
+            k = int(m.group(1)) if (m := re.search(r"in (\d+) different ways", text)) else 3
             return "\n".join(f"{i + 1}. {templates[i % len(templates)].format(tail=tail)} (v{i})" for i in range(k))
         if JUDGE_MARKER in text:
             return "YES"

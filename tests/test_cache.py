@@ -254,6 +254,7 @@ def test_a_sqlite_cache_outlives_the_process_that_wrote_it(tmp_path: Path) -> No
 
 
 def paraphraser(fake: FakeBackend, **settings: Any) -> SelfParaphraser:
+    settings.setdefault("renamings", False)  # the paraphrase call is what these tests cache
     cfg = build_config(model="openai/fake", k=3, paraphrase_check="off", equivalence="exact", **settings)
     return SelfParaphraser(cfg, client=client_from_config(cfg, backend=fake))
 
@@ -273,7 +274,7 @@ async def test_a_repeated_request_makes_no_upstream_call_and_reports_its_hits() 
 
 async def test_unseeded_paraphrasing_is_drawn_afresh_while_greedy_answers_are_reused() -> None:
     fake = FakeBackend()
-    sp = paraphraser(fake, paraphrase_seed=None)
+    sp = paraphraser(fake, paraphrase_seed=None, paraphrase_temperature=0.7)
     await sp.aanswer(Q)
     made = len(fake.calls)
     second = await sp.aanswer(Q)

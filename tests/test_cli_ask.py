@@ -119,6 +119,7 @@ def _ask(upstream, *args):
             upstream.url,
             "-k",
             "3",
+            "--no-renamings",  # the fake upstream scripts the model's list
             *args,
         ],
         env={"OPENAI_API_KEY": "sk-test-0000"},

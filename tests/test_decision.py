@@ -88,7 +88,9 @@ def test_a_revote_under_the_abstain_policy_withholds_as_the_live_run_would(tmp_p
     data = save_items(items, tmp_path / "d.jsonl")
     client = ModelClient(backend=FakeBackend(_responder), retries=0, timeout_s=5)
     # fixed k, so that every paraphrase is answered (on the default embedded model it adapts)
-    config = BenchConfig(dataset=str(data), arms=["selfpara[adaptive=false]"], k=3)
+    config = BenchConfig(
+        dataset=str(data), arms=["selfpara[adaptive=false;renamings=false;paraphrase_method=list]"], k=3
+    )
     asyncio.run(run_bench(config, tmp_path / "run", RunOptions(client=client, progress=False)))
     recorded = json.loads((tmp_path / "run" / "samples.jsonl").read_text().splitlines()[0])
     assert recorded["answer"] == "Lima" and recorded["details"]["vote_share"] == 0.5
@@ -97,7 +99,7 @@ def test_a_revote_under_the_abstain_policy_withholds_as_the_live_run_would(tmp_p
             tmp_path / "run",
             tmp_path / "re",
             {"low_vote_share": "abstain", "abstention_text": "Not sure."},
-            arm="selfpara[adaptive=false]",
+            arm="selfpara[adaptive=false;renamings=false;paraphrase_method=list]",
         )
     )
     assert [(c.before, c.after, c.label_after) for c in changed] == [("Lima", "Not sure.", "not_attempted")]

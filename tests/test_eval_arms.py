@@ -215,7 +215,9 @@ def pipeline_responder(answer_for: dict[str, str]) -> Any:
 
 async def test_selfpara_arm_runs_the_real_pipeline_with_the_template_as_context() -> None:
     client, fake = make_client(pipeline_responder({"Name the French capital city.": "Lyon"}))
-    arm = make_arm("selfpara[adaptive=false]", client, MODEL, k=3, max_tokens=20)  # fixed k: every answer
+    arm = make_arm(
+        "selfpara[adaptive=false;renamings=false;paraphrase_method=list]", client, MODEL, k=3, max_tokens=20
+    )  # fixed k: every answer
     out = await arm.answer(Q, "factual")
     assert out.answer == "Paris"
     assert out.details["k_kept"] == 3 and out.usage.calls == 1 + 1 + 3

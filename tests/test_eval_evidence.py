@@ -29,7 +29,13 @@ def _responder(model: str, messages: list, params: dict) -> str:
 
 async def test_selfpara_arm_records_rejections_answers_and_clusters() -> None:
     client = ModelClient(backend=FakeBackend(_responder), retries=0, timeout_s=5)
-    arm = make_arm("selfpara[equivalence=exact]", client, "local/smollm2", k=3, max_tokens=20)
+    arm = make_arm(
+        "selfpara[equivalence=exact;renamings=false;paraphrase_method=list]",
+        client,
+        "local/smollm2",
+        k=3,
+        max_tokens=20,
+    )
     out = await arm.answer(ItemVariant(id=0, question=QUESTION))
     ev = out.details["evidence"]
     assert [v["text"] for v in ev["variants"]][1:] == out.details["paraphrases"]
@@ -73,7 +79,11 @@ def test_bench_log_lines_carry_the_evidence(tmp_path: Path) -> None:
     client = ModelClient(backend=FakeBackend(_responder), retries=0, timeout_s=5)
     asyncio.run(
         run_bench(
-            BenchConfig(dataset=str(data), arms=["selfpara[equivalence=exact]", "sc"], k=3),
+            BenchConfig(
+                dataset=str(data),
+                arms=["selfpara[equivalence=exact;renamings=false;paraphrase_method=list]", "sc"],
+                k=3,
+            ),
             tmp_path / "run",
             RunOptions(client=client, progress=False),
         )

@@ -18,7 +18,9 @@ from selfpara.models.client import ModelClient
 from selfpara.pipeline.prompts import untagged
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
 
-SELFPARA = "selfpara[paraphrase_check=off;equivalence=exact]"
+SELFPARA = (
+    "selfpara[paraphrase_check=off;equivalence=exact;renamings=false;paraphrase_method=list]"  # the scripted list
+)
 ORACLE = "oracle[equivalence=exact]"
 # Each wording's paraphrase reply holds this many good rewordings; the rest of its 3 lines copy the question
 # (rejected by the overlap filter), so each wording keeps exactly this many.

@@ -56,6 +56,7 @@ async def test_pipeline_runs_with_nli_equivalence_and_check(nli_dir):
         equivalence="exact,nli",
         paraphrase_check="nli",
         nli_model=str(nli_dir),
+        renamings=False,  # the scripted list's lines are what the NLI check reads
         client=ModelClient(backend=fake),
     )
     r = await sp.aanswer("What is the capital of France?")

@@ -10,6 +10,7 @@ def make(responder=None, delay_s=0.0, **settings):
     fake = FakeBackend(responder, delay_s=delay_s)
     client = ModelClient(backend=fake, retries=1, backoff_s=0.001, timeout_s=5)
     settings.setdefault("model", "openai/fake")
+    settings.setdefault("renamings", False)  # these tests script the model's paraphrases (see test_renamings.py)
     return SelfParaphraser(client=client, **settings), fake
 
 
@@ -168,8 +169,9 @@ def test_sync_entry_point_runs_twice():
 
 async def test_paraphrase_only_entry_point():
     sp, fake = make(k=3, equivalence="exact", paraphrase_check="off")
-    kept, rejected = await sp.paraphrase("What is the capital of France?")
+    kept, rejected, sources = await sp.paraphrase("What is the capital of France?")
     assert len(kept) == 3 and rejected == [] and len(fake.calls) == 1
+    assert [sources[t] for t in kept] == ["list"] * 3
 
 
 async def test_drifted_paraphrases_are_rejected_before_the_judge():

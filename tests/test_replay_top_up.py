@@ -20,7 +20,9 @@ from evaluation.schema import Item, ItemVariant
 from selfpara.models.client import ModelClient
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
 
-TOP_UP = "selfpara[top_up_temperature=0.7;overrule_margin=1]"
+# The responder scripts the model's list, so both voting arms take no renaming and ask for a list.
+SELFPARA = "selfpara[renamings=false;paraphrase_method=list]"
+TOP_UP = "selfpara[renamings=false;paraphrase_method=list;top_up_temperature=0.7;overrule_margin=1]"
 GOLD = {"France": "Paris", "Peru": "Lima", "Chile": "Santiago", "Japan": "Tokyo"}
 GREEDY = {"France": "Paris", "Peru": "Lima", "Chile": "Santiago", "Japan": "Osaka"}  # the original's answer
 PARAPHRASED = {"France": "Paris", "Peru": "Cusco", "Chile": "Santiago", "Japan": "Tokyo"}  # the kept paraphrase's
@@ -67,7 +69,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ]
     dataset = save_items(items, tmp / "data.jsonl")
     client = ModelClient(backend=FakeBackend(responder), retries=0, backoff_s=0.001, timeout_s=5)
-    config = BenchConfig(dataset=str(dataset), arms=["raw", "sc", "selfpara", TOP_UP], k=3)
+    config = BenchConfig(dataset=str(dataset), arms=["raw", "sc", SELFPARA, TOP_UP], k=3)
     result = asyncio.run(run_bench(config, tmp / "run", RunOptions(progress=False, client=client)))
     assert result.complete
     return tmp / "run"
@@ -76,7 +78,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def replayed(run_dir: Path) -> dict[str, dict[str, dict[int, bool]]]:
     script: dict[str, Any] = runpy.run_path(str(Path(__file__).parents[1] / "scripts" / "replay_top_up.py"))
-    return asyncio.run(script["replay"](run_dir))
+    return asyncio.run(script["replay"](run_dir, SELFPARA))
 
 
 def live(run_dir: Path, arm: str) -> dict[str, dict[int, bool]]:
@@ -97,7 +99,7 @@ def test_the_replayed_top_up_and_defaults_are_the_live_arms(
     run_dir: Path, replayed: dict[str, dict[str, dict[int, bool]]]
 ) -> None:
     assert replayed["top-up, margin 1"] == live(run_dir, TOP_UP)
-    assert replayed["selfpara, margin 2"] == live(run_dir, "selfpara")
+    assert replayed["selfpara, margin 2"] == live(run_dir, SELFPARA)
     assert replayed["raw"] == live(run_dir, "raw")
     assert replayed["top-up, margin 1"]["cap-peru"] == {0: False, 1: False}  # the seeds line up (see SAMPLES)
 

@@ -39,6 +39,7 @@ def make(backend, **settings):
     client = ModelClient(backend=backend, retries=0, backoff_s=0.001, timeout_s=5, concurrency=64)
     settings.setdefault("model", "openai/fake")
     settings.setdefault("stream_paraphrases", True)  # by default only adaptive k streams
+    settings.setdefault("renamings", False)  # these tests script the model's paraphrases (see test_renamings.py)
     return SelfParaphraser(client=client, **settings)
 
 
@@ -274,6 +275,7 @@ async def test_over_http_each_paraphrase_is_answered_while_the_reply_still_strea
         paraphrase_check="off",
         retries=0,
         stream_paraphrases=True,
+        renamings=False,
     )
     r = await sp.aanswer(QUESTION)
     assert r.k_kept == 4 and r.answer == "Paris" and r.usage.completion_tokens > 0

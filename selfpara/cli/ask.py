@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from selfpara.cli import app
-from selfpara.cli.choices import LowVoteShare, ParaphraseCheck, Transport
+from selfpara.cli.choices import LowVoteShare, ParaphraseCheck, ParaphraseMethod, Transport
 from selfpara.cli.common import clean_errors, err_console, setup_logging, stdout_to_stderr
 from selfpara.cli.conventions import Command
 from selfpara.cli.presets import default
@@ -43,6 +43,17 @@ def ask(
     ),
     judge_model: Optional[str] = typer.Option(
         None, envvar=JUDGE_MODEL_ENV, help="Model for the LLM judges; default: --model."
+    ),
+    renamings: bool = typer.Option(
+        default("renamings", "ask"),
+        "--renamings/--no-renamings",
+        help="Fill vote slots first with rewordings made without a model that name what is asked another way "
+        "('seat of government' for 'capital').",
+    ),
+    paraphrase_method: ParaphraseMethod = typer.Option(
+        ParaphraseMethod(default("paraphrase_method", "ask")),
+        help="How the model writes the other rewordings: forms (one call each, in a named form), list (one "
+        "call); auto: forms on embedded models, list on remote ones.",
     ),
     paraphrase_check: ParaphraseCheck = typer.Option(
         ParaphraseCheck(default("paraphrase_check", "ask")),
@@ -109,6 +120,8 @@ def ask(
             k=k,
             judge_model=judge_model,
             paraphrase_check=paraphrase_check.value,
+            renamings=renamings,
+            paraphrase_method=paraphrase_method.value,
             nli_model=nli_model,
             temperature=temperature,
             max_tokens=max_tokens,

@@ -17,6 +17,14 @@ class Transport(str, Enum):
     http = "http"
 
 
+class ParaphraseMethod(str, Enum):
+    """WrapConfig.paraphrase_method: how the model writes the rewordings the renamings leave."""
+
+    auto = "auto"
+    forms = "forms"
+    list = "list"
+
+
 class ParaphraseCheck(str, Enum):
     """WrapConfig.paraphrase_check: the check a paraphrase passes before it is answered."""
 

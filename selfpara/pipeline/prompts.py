@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from selfpara.result import Message
 
@@ -125,4 +126,117 @@ def paraphrase_messages(question: str, k: int) -> list[Message]:
         {"role": "user", "content": paraphrase(example, 2)},
         {"role": "assistant", "content": reply},
         {"role": "user", "content": paraphrase(question, k)},
+    ]
+
+
+# ---- one rewording per call, in one named form ------------------------------------------------
+# Each form changes how the question is put, never what it names: a small model asked for free
+# rewordings writes its own confusion ("capital" as "largest city", half of its sampled candidates
+# drift), while a form keeps the question's words. Each call asks for one line, greedily; the
+# calls run side by side, so the engine decodes them together.
+
+FORM_MARKER = "in one form:"
+
+FORM = (
+    PARAPHRASE_MARKER + " between the <question> tags " + FORM_MARKER + " {instruction} " + DATA_NOTE + " "
+    "Keep the words that say what is asked, and every number, name, unit and qualifier; add nothing "
+    "and do not answer it. Reply with the rewritten question only, on one line.\n\n{question}"
+)
+
+
+@dataclass(frozen=True)
+class Form:
+    """One way of putting a question, with a worked example (small models copy an example's shape).
+
+    Attributes:
+        name: what `Variant.source` reports after "form:".
+        instruction: the form, said in one sentence.
+        example: (a question, the question in this form).
+    """
+
+    name: str
+    instruction: str
+    example: tuple[str, str]
+
+
+_SHORT_EXAMPLE = "Who wrote the novel Emma?"
+_WORD_PROBLEM = "Ann has 3 pens. She buys 2 more pens at the shop. How many pens does Ann have now?"
+
+SHORT_FORMS: tuple[Form, ...] = (
+    Form(
+        "which",
+        "start with 'Which' and the kind of thing asked for.",
+        (_SHORT_EXAMPLE, "Which author wrote the novel Emma?"),
+    ),
+    Form(
+        "name",
+        "make it an instruction that starts with 'Name the'.",
+        (_SHORT_EXAMPLE, "Name the author of the novel Emma."),
+    ),
+    Form(
+        "subject first",
+        "start with the question's subject and put the question word at the end.",
+        (_SHORT_EXAMPLE, "The novel Emma was written by whom?"),
+    ),
+    Form(
+        "tell", "make it a request that starts with 'Tell me'.", (_SHORT_EXAMPLE, "Tell me who wrote the novel Emma.")
+    ),
+    Form(
+        "could you",
+        "make it a polite question that starts with 'Could you tell me'.",
+        (_SHORT_EXAMPLE, "Could you tell me who wrote the novel Emma?"),
+    ),
+)
+"""Forms of a short question, in the order they are used."""
+
+WORD_PROBLEM_FORMS: tuple[Form, ...] = (
+    Form(
+        "question first",
+        "put its question first, then every fact of the problem.",
+        (_WORD_PROBLEM, "How many pens does Ann have now, if she has 3 pens and buys 2 more pens at the shop?"),
+    ),
+    Form(
+        "numbers as words",
+        "write every number in words and change nothing else.",
+        (_WORD_PROBLEM, "Ann has three pens. She buys two more pens at the shop. How many pens does Ann have now?"),
+    ),
+    Form(
+        "facts reordered",
+        "give its facts in another order where the order does not matter, the question last.",
+        (_WORD_PROBLEM, "At the shop Ann buys 2 more pens; she had 3 pens. How many pens does Ann have now?"),
+    ),
+    Form(
+        "one sentence",
+        "join its sentences into one sentence, the question last.",
+        (_WORD_PROBLEM, "Ann has 3 pens and buys 2 more pens at the shop, so how many pens does Ann have now?"),
+    ),
+)
+"""Forms of a word problem (a question of more than LONG_QUESTION_WORDS words)."""
+
+
+_SENTENCE_END = re.compile(r"[.!?](?:\s+)(?=\S)")
+_STARTS = {"which": ("which",), "name": ("name",), "tell": ("tell me",), "could you": ("could you", "can you")}
+
+
+def is_word_problem(question: str) -> bool:
+    """A question with facts before it: more than one sentence, or over LONG_QUESTION_WORDS words."""
+    return len(question.split()) > LONG_QUESTION_WORDS or bool(_SENTENCE_END.search(question.strip()))
+
+
+def forms_for(question: str) -> tuple[Form, ...]:
+    """The forms that suit `question`, in order: a word problem's, or a short question's without the
+    one it is already in ("Which city ...?" gains nothing from the 'which' form)."""
+    if is_word_problem(question):
+        return WORD_PROBLEM_FORMS
+    start = question.strip().lower()
+    return tuple(f for f in SHORT_FORMS if not start.startswith(_STARTS.get(f.name, ("\0",))))
+
+
+def form_messages(question: str, form: Form) -> list[Message]:
+    """The messages of the call that puts `question` in `form`: its worked example, then the question."""
+    example, reply = form.example
+    return [
+        {"role": "user", "content": FORM.format(instruction=form.instruction, question=tagged("question", example))},
+        {"role": "assistant", "content": reply},
+        {"role": "user", "content": FORM.format(instruction=form.instruction, question=tagged("question", question))},
     ]

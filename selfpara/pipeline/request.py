@@ -148,7 +148,7 @@ class RequestState:
         answers = [self.original.result(), *(c.answer.result() for c in kept if c.answer is not None), *top_ups]
         variants = [
             Variant(index=0, text=self.question),
-            *(Variant(index=c.variant or 0, text=c.text) for c in kept),
+            *(Variant(index=c.variant or 0, text=c.text, source=self._source_of(c.text)) for c in kept),
             *(Variant(index=a.variant, text=self.question, top_up=True) for a in top_ups),
         ]
         skipped = [c for c in self.candidates if not c.placed]
@@ -214,11 +214,13 @@ class RequestState:
 
     def _take(self, item: list[str] | Restart) -> None:
         if isinstance(item, Restart):  # rare: a JSON list after early lines; start over with the whole list
-            for c in self.candidates:
+            for c in self.candidates[item.keep :]:
                 for task in (c.check, c.answer):
                     if task is not None:
                         task.cancel()
-            self.candidates, self.placed, self.kept = [], 0, 0
+            del self.candidates[item.keep :]
+            self.placed = min(self.placed, item.keep)
+            self.kept = sum(1 for c in self.candidates[: self.placed] if c.variant is not None)
             return
         self.candidates.extend(Candidate(text=line) for line in item)
 
@@ -290,7 +292,7 @@ class RequestState:
                 break
             prefix.append(c.answer.result())
         open_lines = sum(1 for c in self.candidates if c.rejection is None)
-        remaining = open_lines - (len(prefix) - 1) + (0 if stream_over else max(0, self.cfg.k - self.source.seen))
+        remaining = open_lines - (len(prefix) - 1) + (0 if stream_over else self.source.to_come)
         if self._tested == (len(prefix), remaining):
             return False
         self._tested = (len(prefix), remaining)
@@ -328,6 +330,9 @@ class RequestState:
     def _lines(self) -> AsyncGenerator[list[str] | Restart, None]:
         """The caller's own wordings as given, or the paraphrase lines (`LineSource.lines`)."""
         return given_lines(self.given) if self.given is not None else self.source.lines()
+
+    def _source_of(self, text: str) -> str | None:
+        return "given" if self.given is not None else self.source.sources.get(text)
 
     async def _checked(self, text: str) -> tuple[bool, str] | Exception:
         """The paraphrase check's verdict on `text`, or the exception it raised (the line is then rejected)."""

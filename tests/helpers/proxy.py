@@ -46,6 +46,8 @@ def settings_for(fake: FakeUpstream, upstream: dict[str, Any] | None = None, **s
         # These proxies live for a whole module and the tests script and count upstream calls of
         # repeated questions: no call cache here (tests/test_cache_proxy.py tests it).
         "cache": "off",
+        # The tests script the model's paraphrases; the renamings have their own (test_renamings.py).
+        "renamings": False,
         **(upstream or {}),
     }
     srv = {

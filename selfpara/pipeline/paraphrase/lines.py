@@ -1,8 +1,13 @@
-"""Where a request's paraphrases come from: the paraphrase reply's lines, streamed where the backend can,
-through the cheap filters."""
+"""Where a request's paraphrases come from, in order, each through the cheap filters as it arrives:
+
+1. renamings (`renamings`): rewordings made without a model that name what is asked another way;
+2. then, for the slots they leave, the model: one call per rewording, each in one named form, all at
+   once (`forms`), or one call asking for a list (`list`, streamed where the backend can).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -12,16 +17,22 @@ from typing import Protocol
 
 from selfpara.config import WrapConfig
 from selfpara.errors import UpstreamError
-from selfpara.pipeline.paraphrase import LexicalFilter, LineParser, drift_rejection
+from selfpara.pipeline.paraphrase.filter import LexicalFilter, drift_rejection
+from selfpara.pipeline.paraphrase.parse import LineParser, parse_line
+from selfpara.pipeline.paraphrase.renamings import renamings
+from selfpara.pipeline.prompts import Form, forms_for
 from selfpara.result import Flag, RejectedParaphrase, Timings, Usage
 
 log = logging.getLogger(__name__)
 
 
 class ParaphraseSource(Protocol):
-    """The paraphrase call a LineSource makes (the SelfParaphraser's)."""
+    """The paraphrase calls a LineSource makes (the SelfParaphraser's)."""
 
-    async def paraphrase_reply(self, question: str, cfg: WrapConfig, usage: Usage) -> AsyncGenerator[str, None]: ...
+    async def paraphrase_reply(
+        self, question: str, cfg: WrapConfig, usage: Usage, n: int
+    ) -> AsyncGenerator[str, None]: ...
+    async def paraphrase_form(self, question: str, form: Form, cfg: WrapConfig, usage: Usage) -> str: ...
 
 
 @dataclass
@@ -29,10 +40,10 @@ class Restart:
     """Given by the line source when the whole reply's parse disagrees with the lines given early.
 
     Attributes:
-        lexical: the near-copy filter started afresh for the lines that follow.
+        keep: the lines given out before the reply's (the renamings'), which stand; later ones are void.
     """
 
-    lexical: LexicalFilter
+    keep: int
 
 
 async def given_lines(given: list[str]) -> AsyncGenerator[list[str] | Restart, None]:
@@ -52,8 +63,10 @@ class LineSource:
         timings: the request's timings (`paraphrase_s` is set).
 
     Attributes:
-        seen: lines parsed so far, cheap-rejected ones included.
-        cheap_rejected: the lines the cheap filters rejected.
+        seen: candidates read so far, cheap-rejected ones included.
+        cheap_rejected: the candidates the cheap filters rejected.
+        sources: each line given out -> where it came from ("renaming:capital", "form:name", "list").
+        failure: the last paraphrase call's error, when one failed.
     """
 
     def __init__(
@@ -69,48 +82,128 @@ class LineSource:
         self.usage, self.flags, self.timings = usage, flags, timings
         self.seen = 0
         self.cheap_rejected: list[RejectedParaphrase] = []
+        self.sources: dict[str, str] = {}
+        self.failure: UpstreamError | None = None
+        self._given_lines: list[str] = []  # given out since the last restart
+        self._to_come = cfg.k
+
+    @property
+    def to_come(self) -> int:
+        """At most how many more lines may still be given out (adaptive k counts them as answers to come)."""
+        return max(0, min(self._to_come, self.cfg.k - len(self._given_lines)))
 
     async def lines(self) -> AsyncGenerator[list[str] | Restart, None]:
-        """The lines of the paraphrase reply that pass the cheap filters (lexical, drift), in order, as the
-        reply arrives (those of each piece together). A failed call ends the lines (flagged)."""
+        """Lines that pass the cheap filters (lexical, drift), as they arrive: the renamings' together,
+        then the model's. A failed call gives no line (flagged `paraphrase_failed`)."""
         lexical = LexicalFilter(
             self.question, self.cfg.max_overlap, self.cfg.reject_unrelated, self.cfg.min_word_changes
         )
         started = time.perf_counter()
         try:
-            model_lines = self._reply_lines(lexical)
-            async with contextlib.aclosing(model_lines):  # stopped early: close the stream now, not at GC
+            if self.cfg.renamings and (renamed := self._renamed(lexical)):
+                yield renamed
+            open_slots = self.cfg.k - len(self._given_lines)
+            self._to_come = open_slots
+            if open_slots <= 0:
+                return
+            if self.cfg.paraphrases_by == "forms":
+                model_lines = self._form_lines(lexical, open_slots)
+            else:
+                model_lines = self._reply_lines(lexical, open_slots)
+            async with contextlib.aclosing(model_lines):  # stopped early: close the calls now, not at GC
                 async for item in model_lines:
                     yield item
         finally:
+            self._to_come = 0
             self.timings.paraphrase_s = time.perf_counter() - started
 
-    async def _reply_lines(self, lexical: LexicalFilter) -> AsyncGenerator[list[str] | Restart, None]:
-        """`lines` of the one paraphrase call, streamed where it can be."""
-        parser = LineParser(self.cfg.k)
+    def _renamed(self, lexical: LexicalFilter) -> list[str]:
+        """The renamings that pass the cheap filters, at most k."""
+        passed: list[str] = []
+        for made in renamings(self.question):
+            if len(passed) == self.cfg.k:
+                break
+            self.seen += 1
+            if self._cheap_filter(lexical, made.text):
+                passed.append(made.text)
+                self.sources[made.text] = f"renaming:{made.renaming}"
+        self._given_lines += passed
+        return passed
+
+    async def _form_lines(self, lexical: LexicalFilter, n: int) -> AsyncGenerator[list[str] | Restart, None]:
+        """One line per form, the calls made at once and their lines given out in form order (so that
+        a request's variants are numbered alike whichever call ends first; they end close together)."""
+        forms = forms_for(self.question)[:n]
+        calls = [
+            asyncio.ensure_future(self.source.paraphrase_form(self.question, form, self.cfg, self.usage))
+            for form in forms
+        ]
+        self._to_come = len(calls)
         try:
-            pieces = await self.source.paraphrase_reply(self.question, self.cfg, self.usage)
+            for form, call in zip(forms, calls, strict=True):
+                try:
+                    reply = await call
+                except UpstreamError as exc:
+                    self._failed(exc, f"the {form.name!r} paraphrase call failed")
+                    continue
+                finally:
+                    self._to_come -= 1
+                self.seen += 1
+                line = next((p for raw in reply.splitlines() if (p := parse_line(raw))), "")
+                if self._cheap_filter(lexical, line):
+                    self.sources[line] = f"form:{form.name}"
+                    self._given_lines.append(line)
+                    yield [line]
+        finally:
+            for call in calls:
+                call.cancel()
+
+    async def _reply_lines(self, lexical: LexicalFilter, n: int) -> AsyncGenerator[list[str] | Restart, None]:
+        """The lines of one call asking for `n` rewordings, streamed where it can be."""
+        parser = LineParser(n)
+        given_before, seen_before, rejected_before = len(self._given_lines), self.seen, len(self.cheap_rejected)
+        try:
+            pieces = await self.source.paraphrase_reply(self.question, self.cfg, self.usage, n)
             async with contextlib.aclosing(pieces):
                 async for piece in pieces:
                     lines = parser.feed(piece)
-                    self.seen += len(lines)
-                    if passed := [line for line in lines if self._cheap_filter(lexical, line)]:
+                    self._read(len(lines))
+                    if passed := self._passed(lexical, lines):
                         yield passed
             rest, restart = parser.finish()
         except UpstreamError as exc:
-            log.warning("paraphrase call failed, voting over the lines received (%d): %s", self.seen, exc)
-            self.flags.append("paraphrase_failed")
+            self._failed(exc, f"paraphrase call failed, voting over the lines received ({self.seen})")
             rest, restart = [], False
         if restart:
             log.warning("the paraphrase reply ended in a JSON list: starting over with it")
-            self.seen, self.cheap_rejected = 0, []
+            self.seen = seen_before
+            del self._given_lines[given_before:]
+            del self.cheap_rejected[rejected_before:]
+            self.sources = {text: where for text, where in self.sources.items() if where != "list"}
             lexical = LexicalFilter(
                 self.question, self.cfg.max_overlap, self.cfg.reject_unrelated, self.cfg.min_word_changes
             )
-            yield Restart(lexical)
-        self.seen += len(rest)
-        if passed := [line for line in rest if self._cheap_filter(lexical, line)]:
+            lexical.kept = list(self._given_lines)
+            yield Restart(given_before)
+        self._read(len(rest))
+        if passed := self._passed(lexical, rest):
             yield passed
+
+    def _read(self, lines: int) -> None:
+        self.seen += lines
+        self._to_come = max(0, self._to_come - lines)
+
+    def _passed(self, lexical: LexicalFilter, lines: list[str]) -> list[str]:
+        passed = [line for line in lines if self._cheap_filter(lexical, line)]
+        self.sources.update({line: "list" for line in passed})
+        self._given_lines += passed
+        return passed
+
+    def _failed(self, exc: UpstreamError, what: str) -> None:
+        log.warning("%s: %s", what, exc)
+        self.failure = exc
+        if "paraphrase_failed" not in self.flags:
+            self.flags.append("paraphrase_failed")
 
     def _cheap_filter(self, lexical: LexicalFilter, line: str) -> bool:
         """Whether `line` passes the lexical filter and the drift checks (a rejection is recorded)."""

@@ -1,0 +1,375 @@
+"""Faithful rewordings made without a model: the asked-for thing or relation named another way.
+
+A vote gains only where the wordings' errors are independent, and on a small model that takes
+wordings that name what is asked differently ("seat of government" for "capital", "74 protons"
+for "atomic number 74", "the author of" for "wrote"); asked to write them itself, the model writes
+its own confusion instead ("the largest city in X"). So they come from this table: each entry reads
+one shape of question that asks for one relation and writes it again in other words that ask the
+same, as people do. Entries are applied mechanically; every wording still goes through the drift
+checks, which also catch a capture that went wrong.
+
+A caveat the table accepts: "seat of government" names the capital everywhere but in a few
+countries whose government sits elsewhere (the Netherlands, Benin, Malaysia, Bolivia, ...).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+NUM = r"-?\d[\d,]*(?:\.\d+)?"
+"""A number as a question writes it: digits, thousands commas, a decimal part."""
+ASK = r"(?:what is|how much is|calculate|compute)"
+"""How an arithmetic question starts (`what's` is read as `what is`)."""
+YEAR = r"(?P<lead>in what year|in which year|what year|which year)"
+VERB = r"(?:did|was|were|is|does|do|had|has)"
+
+_MUSIC = re.compile(r"\b(music|song|songs|symphony|opera|score|lyrics|anthem|concerto|sonata|ballet)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Renaming:
+    """One shape of question and the other wordings that ask the same.
+
+    Attributes:
+        name: the relation renamed (what `Variant.source` reports after "renaming:").
+        patterns: regular expressions that must match the whole question (without its final
+            "?" or "."), case-insensitively, capturing what the templates reuse.
+        templates: the rewordings, in the order they are offered; `{x}` is a captured group as
+            written, `{X}` the same with a capital first letter, `{x_s}` / `{X_s}` its possessive.
+        accept: a test on the captured groups; the entry does not apply when it returns False.
+    """
+
+    name: str
+    patterns: tuple[str, ...]
+    templates: tuple[str, ...]
+    accept: Callable[[Mapping[str, str]], bool] = lambda groups: True
+
+
+def _no_music(groups: Mapping[str, str]) -> bool:
+    """'Who wrote the music for X?' asks for a composer: not the author entry's."""
+    return not _MUSIC.search(groups.get("x", ""))
+
+
+_DANGLING = re.compile(r"\b(part|of|on|in|at|located|found|situated)$", re.I)
+
+
+def _whole_name(groups: Mapping[str, str]) -> bool:
+    """The captured text is a name ('Vietnam', 'the United States'), and ends where it ends ('Vietnam',
+    not 'Vietnam part of'; not 'covered almost entirely by ice')."""
+    x = re.sub(r"^the ", "", groups.get("x", ""), flags=re.I)
+    return x[:1].isupper() and not _DANGLING.search(x)
+
+
+def _divides(groups: Mapping[str, str]) -> bool:
+    """'How many times does B go into A' asks for a whole number: only where B divides A."""
+    try:
+        a, b = float(groups["a"].replace(",", "")), float(groups["b"].replace(",", ""))
+    except ValueError:
+        return False
+    return b != 0 and a % b == 0
+
+
+RENAMINGS: tuple[Renaming, ...] = (
+    Renaming(
+        "capital",
+        (
+            r"(?:what|which city) is the capital(?: city)? of (?P<x>.+)",
+            r"what is (?P<x>.+?)'s? capital(?: city)?",
+            r"(?:what|which) city serves as the capital of (?P<x>.+)",
+            r"(?:can you )?(?:name|tell me) the capital(?: city)? of (?P<x>.+)",
+            r"the capital(?: city)? of (?P<x>.+?) is (?:which|what) city",
+            r"what is the name of the capital(?: city)? of (?P<x>.+)",
+        ),
+        (
+            "Which city is the seat of government of {x}?",
+            "In which city does the government of {x} sit?",
+            "{X_s} seat of government is in which city?",
+            "Which city serves as the capital of {x}?",
+        ),
+        _whole_name,
+    ),
+    Renaming(
+        "author",
+        (
+            r"who wrote (?P<x>.+)",
+            r"who (?:is|was) the (?:author|writer) of (?P<x>.+)",
+            r"(?P<x>.+?) was written by whom",
+            r"which (?:author|writer|novelist|poet|playwright) wrote (?P<x>.+)",
+            r"name the (?:author|writer) of (?P<x>.+)",
+        ),
+        (
+            "Who is the author of {x}?",
+            "{X} was written by which author?",
+            "Which writer penned {x}?",
+            "Name the author of {x}.",
+        ),
+        _no_music,
+    ),
+    Renaming(
+        "composer",
+        (
+            r"who composed (?P<x>.+)",
+            r"who wrote the music (?:for|of|to) (?P<x>.+)",
+            r"which composer wrote (?P<x>.+)",
+            r"who (?:is|was) the composer of (?P<x>.+)",
+            r"(?P<x>.+?) was composed by whom",
+            r"name the composer of (?P<x>.+)",
+        ),
+        (
+            "Who is the composer of {x}?",
+            "Which composer wrote {x}?",
+            "{X} was composed by whom?",
+            "Name the composer of {x}.",
+        ),
+    ),
+    Renaming(
+        "painter",
+        (
+            r"who painted (?P<x>.+)",
+            r"which (?:artist|painter) painted (?P<x>.+)",
+            r"who (?:is|was) the (?:painter|artist) of (?P<x>.+)",
+            r"(?P<x>.+?) was painted by whom",
+            r"name the (?:painter|artist) of (?P<x>.+)",
+        ),
+        (
+            "Which artist painted {x}?",
+            "Who is the painter of {x}?",
+            "{X} was painted by which artist?",
+            "Name the painter of {x}.",
+        ),
+    ),
+    Renaming(
+        "sculptor",
+        (
+            r"who (?:sculpted|carved) (?P<x>.+)",
+            r"which (?:artist|sculptor) (?:sculpted|carved) (?P<x>.+)",
+            r"who (?:is|was) the sculptor of (?P<x>.+)",
+            r"(?P<x>.+?) was (?:sculpted|carved) by whom",
+        ),
+        (
+            "Which artist sculpted {x}?",
+            "Who is the sculptor of {x}?",
+            "{X} was sculpted by which artist?",
+        ),
+    ),
+    Renaming(
+        "inventor",
+        (
+            r"who invented (?P<x>.+)",
+            r"who (?:is|was) the inventor of (?P<x>.+)",
+            r"(?P<x>.+?) was invented by whom",
+            r"who is credited with inventing (?P<x>.+)",
+        ),
+        (
+            "Who was the inventor of {x}?",
+            "{X} was invented by whom?",
+            "Who is credited with inventing {x}?",
+            "Name the inventor of {x}.",
+        ),
+    ),
+    Renaming(
+        "discoverer",
+        (
+            r"who discovered (?P<x>.+)",
+            r"(?P<x>.+?) was discovered by whom",
+            r"who (?:is|was) the discoverer of (?P<x>.+)",
+        ),
+        (
+            "Who is credited with the discovery of {x}?",
+            "{X} was discovered by whom?",
+            "Who was the discoverer of {x}?",
+        ),
+    ),
+    Renaming(
+        "chemical symbol",
+        (
+            r"what is the (?:chemical )?symbol (?:for|of) (?P<x>[a-z][a-z ]*)",
+            r"which (?:chemical )?symbol (?:stands for|represents) (?P<x>[a-z][a-z ]*)",
+            r"what is (?P<x>[a-z][a-z ]*?)'s (?:chemical )?symbol",
+            r"(?:give|name) the (?:chemical )?symbol (?:for|of) (?P<x>[a-z][a-z ]*)",
+        ),
+        (
+            "Which symbol represents {x} on the periodic table?",
+            "What is {x_s} chemical symbol?",
+            "On the periodic table, {x} is written with which symbol?",
+            "Name the chemical symbol of {x}.",
+        ),
+    ),
+    Renaming(
+        "element by atomic number",
+        (
+            r"(?:which|what) (?:chemical )?element has (?:the )?atomic number (?P<n>\d+)",
+            r"what is the (?:chemical )?element (?:with|of) (?:the )?atomic number (?P<n>\d+)",
+            r"which (?:chemical )?element is atomic number (?P<n>\d+)",
+            r"name the (?:chemical )?element with (?:the )?atomic number (?P<n>\d+)",
+        ),
+        (
+            "Which element has {n} protons in its nucleus?",
+            "An atom with {n} protons is which element?",
+            "Which chemical element has {n} protons in each atom?",
+            "Name the element whose atomic number is {n}.",
+        ),
+    ),
+    Renaming(
+        "atomic number",
+        (
+            r"what is the atomic number of (?P<x>[a-z][a-z ]*)",
+            r"what atomic number does (?P<x>[a-z][a-z ]*) have",
+        ),
+        (
+            "How many protons does an atom of {x} have?",
+            "How many protons are in the nucleus of a {x} atom?",
+            "{X} has what atomic number?",
+        ),
+    ),
+    Renaming(
+        "year",
+        (rf"{YEAR} (?P<rest>{VERB} .+)",),
+        (
+            "When, by year, {rest}?",
+            "In which year {rest}?",
+            "In what year {rest}?",
+        ),
+    ),
+    Renaming(
+        "product",
+        (
+            rf"{ASK} (?P<a>{NUM}) (?:times|multiplied by|x|\*|×) (?P<b>{NUM})",
+            rf"what is the product of (?P<a>{NUM}) and (?P<b>{NUM})",
+        ),
+        (
+            "What is the product of {a} and {b}?",
+            "What do you get when you multiply {a} by {b}?",
+            "How much is {a} multiplied by {b}?",
+        ),
+    ),
+    Renaming(
+        "sum",
+        (
+            rf"{ASK} (?P<a>{NUM}) (?:plus|\+) (?P<b>{NUM})",
+            rf"what is the sum of (?P<a>{NUM}) and (?P<b>{NUM})",
+        ),
+        (
+            "What is the sum of {a} and {b}?",
+            "What do you get when you add {a} and {b}?",
+            "How much is {a} and {b} added together?",
+        ),
+    ),
+    Renaming(
+        "difference",
+        (rf"{ASK} (?P<a>{NUM}) (?:minus|-|−) (?P<b>{NUM})",),
+        (
+            "What do you get when you subtract {b} from {a}?",
+            "How much is left when {b} is taken away from {a}?",
+            "What is {a} take away {b}?",
+        ),
+    ),
+    Renaming(
+        "quotient",
+        (rf"{ASK} (?P<a>{NUM}) (?:divided by|/|÷) (?P<b>{NUM})",),
+        (
+            "What do you get when you divide {a} by {b}?",
+            "How many times does {b} go into {a}?",
+            "What is the quotient when {a} is divided by {b}?",
+        ),
+        _divides,
+    ),
+    Renaming(
+        "percent",
+        (rf"{ASK} (?P<p>{NUM})(?: ?%| percent) of (?P<y>{NUM})",),
+        (
+            "How much is {p} percent of {y}?",
+            "What number is {p}% of {y}?",
+            "Calculate {p} percent of {y}.",
+        ),
+    ),
+    Renaming(
+        "currency",
+        (
+            r"what is the currency of (?P<x>.+)",
+            r"what currency is used in (?P<x>.+)",
+            r"what currency does (?P<x>.+?) use",
+        ),
+        (
+            "What money is used in {x}?",
+            "Which currency do people in {x} pay with?",
+            "{X_s} currency is called what?",
+        ),
+        _whole_name,
+    ),
+    Renaming(
+        "continent",
+        (
+            r"(?:on )?(?:which|what) continent is (?P<x>.+?)(?: located| found)?(?: on| in)?",
+            r"(?P<x>.+?) is (?:located |found )?on which continent",
+        ),
+        (
+            "{X} lies on which continent?",
+            "Which continent is {x} part of?",
+            "Name the continent where {x} lies.",
+        ),
+        _whole_name,
+    ),
+)
+"""Every renaming, in the order they are tried; a question takes the first that matches."""
+
+
+@dataclass(frozen=True)
+class Renamed:
+    """One wording the table made: its text and the entry that made it."""
+
+    text: str
+    renaming: str
+
+
+def _possessive(text: str) -> str:
+    return text + ("'" if text.endswith("s") else "'s")
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _fill(template: str, groups: Mapping[str, str]) -> str:
+    values: dict[str, str] = {}
+    for key, value in groups.items():
+        values[key] = value
+        values[key.upper()] = _cap(value)
+        values[f"{key}_s"] = _possessive(value)
+        values[f"{key.upper()}_s"] = _cap(_possessive(value))
+    return template.format(**values)
+
+
+def _normalised(question: str) -> str:
+    """The question as the patterns read it: one line, no final ? or ., `what's` spelled out."""
+    text = " ".join(question.split()).rstrip("?.! ").strip()
+    return re.sub(r"^what's\b", "what is", text, flags=re.I)
+
+
+def renamings(question: str, table: tuple[Renaming, ...] = RENAMINGS) -> list[Renamed]:
+    """The wordings the first matching entry of `table` makes of `question`, in its order, without
+    one that only repeats the question; [] when no entry reads it.
+
+    Args:
+        question: the question as the user wrote it.
+        table: the entries to try (the default table unless a test passes its own).
+    """
+    text = _normalised(question)
+    for entry in table:
+        for pattern in entry.patterns:
+            match = re.fullmatch(pattern, text, flags=re.I)
+            if match is None:
+                continue
+            groups = {k: v.strip() for k, v in match.groupdict().items() if v is not None}
+            if not entry.accept(groups):
+                break
+            out: list[Renamed] = []
+            for template in entry.templates:
+                made = _fill(template, groups)
+                same = _normalised(made).lower() == text.lower()
+                if not same and all(made.lower() != r.text.lower() for r in out):
+                    out.append(Renamed(made, entry.name))
+            return out
+    return []

@@ -1,0 +1,134 @@
+"""The renamings table: each entry reads its shapes of question and writes the relation another way,
+and what a request does with them (made without a model, checked, answered first)."""
+
+from __future__ import annotations
+
+import pytest
+
+from selfpara import SelfParaphraser
+from selfpara.models.client import ModelClient
+from selfpara.pipeline.paraphrase.renamings import RENAMINGS, renamings
+from selfpara.pipeline.prompts import PARAPHRASE_MARKER
+from selfpara.testing import FakeBackend, default_responder, last_user_text
+
+# (question, the entry that reads it, its first rewording): one case per entry, and the shapes people write
+CASES = [
+    ("What is the capital of Canada?", "capital", "Which city is the seat of government of Canada?"),
+    ("What's Iceland's capital city?", "capital", "Which city is the seat of government of Iceland?"),
+    ("The capital of Austria is which city?", "capital", "Which city is the seat of government of Austria?"),
+    (
+        "Name the capital city of the United States.",
+        "capital",
+        "Which city is the seat of government of the United States?",
+    ),
+    ("Who wrote Moby-Dick?", "author", "Who is the author of Moby-Dick?"),
+    ("Hamlet was written by whom?", "author", "Who is the author of Hamlet?"),
+    ("Who composed the Moonlight Sonata?", "composer", "Who is the composer of the Moonlight Sonata?"),
+    ("Who wrote the music for The Nutcracker?", "composer", "Who is the composer of The Nutcracker?"),
+    ("Who painted The Night Watch?", "painter", "Which artist painted The Night Watch?"),
+    ("Who sculpted The Thinker?", "sculptor", "Which artist sculpted The Thinker?"),
+    ("Who invented the telephone?", "inventor", "Who was the inventor of the telephone?"),
+    ("Who discovered penicillin?", "discoverer", "Who is credited with the discovery of penicillin?"),
+    (
+        "What is the chemical symbol for tungsten?",
+        "chemical symbol",
+        "Which symbol represents tungsten on the periodic table?",
+    ),
+    ("Which element has atomic number 74?", "element by atomic number", "Which element has 74 protons in its nucleus?"),
+    ("What is the atomic number of carbon?", "atomic number", "How many protons does an atom of carbon have?"),
+    ("In what year did the Berlin Wall fall?", "year", "When, by year, did the Berlin Wall fall?"),
+    ("What is 17 times 6?", "product", "What is the product of 17 and 6?"),
+    ("What is 40 plus 23?", "sum", "What is the sum of 40 and 23?"),
+    ("What is 48 minus 27?", "difference", "What do you get when you subtract 27 from 48?"),
+    ("What is 144 divided by 12?", "quotient", "What do you get when you divide 144 by 12?"),
+    ("What is 20% of 50?", "percent", "How much is 20 percent of 50?"),
+    ("What is the currency of Japan?", "currency", "What money is used in Japan?"),
+    ("On which continent is Kenya?", "continent", "Kenya lies on which continent?"),
+]
+
+
+@pytest.mark.parametrize(("question", "entry", "first"), CASES, ids=[c[0] for c in CASES])
+def test_each_entry_renames_its_question(question: str, entry: str, first: str) -> None:
+    made = renamings(question)
+    assert made and {m.renaming for m in made} == {entry}
+    assert made[0].text == first
+    assert all(m.text.lower().rstrip("?.") != question.lower().rstrip("?.") for m in made)  # never the question again
+    assert len({m.text for m in made}) == len(made)
+
+
+def test_every_entry_has_a_case() -> None:
+    assert {entry for _, entry, _ in CASES} == {r.name for r in RENAMINGS}
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What sweet food do honeybees make?",  # no relation of the table
+        "Who wrote the music for Swan Lake and the lyrics?",  # music: the composer entry reads it, not the author's
+        "Which continent is covered almost entirely by ice?",  # a description, not a name
+        "Which continent is Vietnam part of?",  # the name ends before 'part of'
+        "How many times does 7 go into 10?",  # not a quotient question the table reads
+    ],
+)
+def test_questions_the_table_must_not_rename(question: str) -> None:
+    made = renamings(question)
+    assert all(m.renaming == "composer" for m in made)  # only the music question has a reading, the composer's
+
+
+def test_a_quotient_that_is_not_whole_is_never_asked_as_how_many_times() -> None:
+    assert not any("go into" in m.text for m in renamings("What is 7 divided by 2?"))
+    assert any("go into" in m.text for m in renamings("What is 8 divided by 2?"))
+
+
+def _paraphraser(respond, **settings):
+    fake = FakeBackend(respond)
+    client = ModelClient(backend=fake, retries=0, backoff_s=0.001, timeout_s=5)
+    return SelfParaphraser(client=client, model="openai/fake", equivalence="exact", **settings), fake
+
+
+async def test_renamings_fill_the_vote_without_a_paraphrase_call_and_say_where_they_came_from() -> None:
+    sp, fake = _paraphraser(default_responder("Paris"), k=3, paraphrase_check="off", adaptive=False)
+    r = await sp.aanswer("Who wrote Hamlet?")
+    assert not [c for c in fake.calls if PARAPHRASE_MARKER in last_user_text(c[1])]
+    assert r.k_kept == 3 and [v.source for v in r.variants[1:]] == ["renaming:author"] * 3
+    assert r.variants[1].text == "Who is the author of Hamlet?" and r.usage.calls == 4  # four answers, nothing else
+    off, fake_off = _paraphraser(default_responder("Paris"), k=3, paraphrase_check="off", renamings=False)
+    r = await off.aanswer("Who wrote Hamlet?")
+    assert all(v.source == "list" for v in r.variants[1:])
+
+
+async def test_the_model_fills_only_the_slots_the_renamings_leave() -> None:
+    sp, fake = _paraphraser(default_responder("Paris"), k=5, paraphrase_check="off", adaptive=False)
+    r = await sp.aanswer("In what year did the Berlin Wall fall?")  # the year entry has two rewordings
+    sources = [v.source for v in r.variants[1:]]
+    assert sources[:2] == ["renaming:year", "renaming:year"] and set(sources[2:]) == {"list"}
+    (call,) = [c for c in fake.calls if PARAPHRASE_MARKER in last_user_text(c[1])]
+    assert "in 3 different ways" in last_user_text(call[1])  # asked for the 3 slots left
+
+
+async def test_a_renaming_that_fails_a_check_is_not_answered(monkeypatch: pytest.MonkeyPatch) -> None:
+    from selfpara.pipeline.paraphrase import lines
+    from selfpara.pipeline.paraphrase.renamings import Renamed
+
+    def table(question: str) -> list[Renamed]:  # one faithful, one that drops the number
+        return [
+            Renamed("Which element has 74 protons in its nucleus?", "test"),
+            Renamed("Which element is it?", "test"),
+        ]
+
+    monkeypatch.setattr(lines, "renamings", table)
+    answered: list[str] = []
+
+    def respond(model, messages, params):
+        text = last_user_text(messages)
+        if PARAPHRASE_MARKER in text:
+            return "1. Name the element with atomic number 74."
+        answered.append(text)
+        return "Tungsten"
+
+    sp, _ = _paraphraser(respond, k=2, paraphrase_check="off", adaptive=False)
+    r = await sp.aanswer("Which element has atomic number 74?")
+    assert [x.reason for x in r.rejected] == ["numbers_changed"] and r.rejected[0].text == "Which element is it?"
+    assert "Which element is it?" not in answered
+    assert [v.source for v in r.variants[1:]] == ["renaming:test", "list"]
+    assert sorted(answered) == sorted(v.text for v in r.variants)
