@@ -101,6 +101,14 @@ def test_drift_that_asks_for_something_else_is_caught(question, paraphrase, deta
         ("Name the country where Mount Kilimanjaro stands.", "In which country is Mount Kilimanjaro situated?"),
         ("What city serves as the capital of France?", "What's the capital of France?"),
         ("Who wrote War and Peace?", "By whom was War and Peace written?"),
+        # renamed before reading: a seat of government is a place, a monetary unit the currency
+        ("What is the capital of France?", "What is the seat of government of France?"),
+        ("What is the currency of Japan?", "What is the monetary unit of Japan?"),
+        (
+            "Which part of the cell is known as the powerhouse of the cell?",
+            "In the cell, which component is designated as the chief power generator?",
+        ),
+        ("Which element has atomic number 74?", "The element with 74 protons is called what?"),
     ],
 )
 def test_faithful_rewordings_pass(question, paraphrase):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from selfpara.pipeline.drift.operations import operation_changed
+from selfpara.pipeline.drift.renamings import reads_renamed
 from selfpara.util.quantities import NUMBER_WORDS
 from selfpara.util.text import STOPWORDS, entity_words, name_survives, words
 
@@ -257,11 +258,14 @@ def alternatives_added(question: str, paraphrase: str) -> str | None:
     return None
 
 
+@reads_renamed
 def asks_changed(question: str, paraphrase: str) -> str | None:
     """A short question's paraphrase asks for something else: another kind of answer ("who" ->
-    "which book"), another arithmetic operation or its operands swapped (selfpara.pipeline.drift.operations), a
-    dropped relation ("symbol"), a new name, a choice added ("in science or literature") or an added
-    question. Questions over SHORT_QUESTION_WORDS words are not read (None)."""
+    "which book"), another arithmetic operation or its operands swapped
+    (selfpara.pipeline.drift.operations), a dropped relation ("symbol"), a new name, a choice added ("in
+    science or literature") or an added question. Both are read with their faithful renamings
+    (selfpara.pipeline.drift.renamings: "seat of government" is "capital"). Questions over
+    SHORT_QUESTION_WORDS words are not read (None)."""
     if len(question.split()) > SHORT_QUESTION_WORDS:
         return None
     q_type, p_type = answer_type(question), answer_type(paraphrase)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Set
 from fractions import Fraction
 
 from selfpara.pipeline.drift.asks import asks_changed
+from selfpara.pipeline.drift.renamings import reads_renamed
 from selfpara.util.quantities import NUMBER_WORDS, number_set, numbers
 from selfpara.util.text import STOPWORDS, entity_words, name_survives, words
 
@@ -37,6 +38,7 @@ _IMPLIED_PAIR = re.compile(r"\bbetween (?:which|what) two\b", re.I)
 _RANGE = re.compile(r"\b(?:range|ranges|between|span|spans)\b|\bfrom\b.*\bto\b", re.I)
 
 
+@reads_renamed
 def numbers_changed(question: str, paraphrase: str) -> str | None:
     """The question's numbers (digits and number words, normalised) differ from the paraphrase's.
 
@@ -80,6 +82,7 @@ def _said_otherwise(name: str, question: str, paraphrase: str) -> bool:
     )
 
 
+@reads_renamed
 def entities_changed(question: str, paraphrase: str) -> str | None:
     """A name of the question (a capitalised content word) is missing from the paraphrase (and not
     said in the other words `_SAID_OTHERWISE` allows)."""
@@ -113,6 +116,7 @@ def _qualifiers(text: str, kept: frozenset[str] = frozenset()) -> set[str]:
     return found & _QUALIFIERS
 
 
+@reads_renamed
 def qualifiers_changed(question: str, paraphrase: str) -> str | None:
     """A narrowing word ("capital", "adult", "largest", "most", ...) was dropped or added."""
     q = frozenset(_qualifiers(question))
