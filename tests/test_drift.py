@@ -184,6 +184,10 @@ def default_rejects(question: str, paraphrase: str) -> dict[str, str]:
         ("What is the capital of Kazakhstan?", "Kazakhstan's government sits in which city?"),
         ("What is the capital of France?", "What is the seat of government of France?"),
         ("What is the capital of France?", "What is the city where the government of France sits?"),
+        # least: smallest, fewest (rejected as "dropped least; added smallest")
+        ("Which planet has the least mass?", "Which planet has the smallest mass?"),
+        ("Which country has the least people?", "Which country has the fewest people?"),
+        ("What is the smallest continent by area?", "Which continent covers the least land area?"),
         # largest by area, tallest: "the most land area", "the greatest height" (human wordings)
         ("What is the largest country in the world by area?", "Which country covers the most land area on Earth?"),
         (
@@ -199,6 +203,8 @@ def default_rejects(question: str, paraphrase: str) -> dict[str, str]:
         ("In what year did World War II end?", "What year did the Second World War end?"),
         ("In what year did World War I begin?", "What year did the First World War start?"),
         ("In what year did World War II end?", "When did WWII end?"),
+        # a negative charge said as an adverb
+        ("Which particle in an atom has a negative charge?", "What particle in an atom is negatively charged?"),
         # relations said otherwise: each passed before this round too, and must keep passing for the
         # renaming table of the vote's wordings
         ("Who wrote War and Peace?", "Who is the author of War and Peace?"),
@@ -245,8 +251,27 @@ def test_faithful_renamings_pass_every_default_check(question, paraphrase):
         ("Who painted the Mona Lisa?", "Who drew the Mona Lisa?", "asks", "dropped relation painter"),
         ("Who painted the Mona Lisa?", "Who sculpted the Mona Lisa?", "asks", "dropped relation painter"),
         ("Who wrote War and Peace?", "Who composed War and Peace?", "asks", "dropped relation author"),
+        # "smallest" is "least" only where what it qualifies is kept
+        (
+            "Which planet has the fewest moons?",
+            "Which planet is the smallest?",
+            "qualifiers",
+            "fewest moons said as smallest",
+        ),
+        (
+            "Which planet has the least mass?",
+            "Which planet has the most mass?",
+            "qualifiers",
+            "dropped least; added most",
+        ),
         # another name, another war, another charge
         ("In what year did World War II end?", "In what year did the First World War end?", "numbers", "added 1"),
+        (
+            "Which particle in an atom has a negative charge?",
+            "Which particle in an atom has a positive charge?",
+            "qualifiers",
+            "dropped negative; added positive",
+        ),
     ],
 )
 def test_renamings_that_change_the_question_stay_rejected(question, paraphrase, check, detail):

@@ -95,32 +95,74 @@ def entities_changed(question: str, paraphrase: str) -> str | None:
     return f"dropped {', '.join(missing)}" if missing else None
 
 
-# Words that narrow what is asked without being a name or a number: "capital" is not
-# "largest city", "the adult body" is not "the body". Measured on hand-labelled Qwen
-# paraphrases (docs/guards.md), these were the drift that numbers and names missed.
+# Words that narrow what is asked without being a name or a number: "capital" is not "largest city",
+# "the adult body" is not "the body", a negative charge not a positive one. Measured on hand-labelled
+# Qwen paraphrases (docs/guards.md), these were the drift that numbers and names missed.
 _QUALIFIERS = frozenset(
     """capital adult largest smallest major most least populous highest lowest longest shortest
     oldest youngest earliest latest fastest slowest deepest heaviest lightest official main
-    primary current former""".split()
+    primary current former positive negative""".split()
 )
-# Same qualifier, other word: "the biggest ocean" asks what "the largest ocean" asks.
-_QUALIFIER_SYNONYMS = {"biggest": "largest", "tallest": "highest", "adults": "adult", "greatest": "largest"}
+# Same qualifier, other word: "the biggest ocean" asks what "the largest ocean" asks, "the fewest
+# moons" what "the least moons" ask.
+_QUALIFIER_SYNONYMS = {
+    "biggest": "largest",
+    "greatest": "largest",
+    "tallest": "highest",
+    "fewest": "least",
+    "adults": "adult",
+    "negatively": "negative",
+    "positively": "positive",
+}
+# The same where what it qualifies is kept: "the smallest mass" is "the least mass", but "the
+# smallest planet" does not ask for "the planet with the fewest moons".
+_NEAR_SYNONYMS = {"smallest": "least"}
+# Skipped when finding what a qualifier qualifies: "the least amount of rain" qualifies rain.
+_NOT_QUALIFIED = frozenset({"amount", "number", "quantity"})
 
 
-def _qualifiers(text: str, kept: frozenset[str] = frozenset()) -> set[str]:
-    """The qualifiers in `text`; a word that extends one of `kept` counts as it (capital's, capitals)."""
-    found = set()
-    for w in words(text):
-        w = _QUALIFIER_SYNONYMS.get(w, w)
-        found.add(next((k for k in kept if w.startswith(k)), w))
-    return found & _QUALIFIERS
+_Qualifiers = dict[str, tuple[str, str | None]]
+"""Qualifier -> (the word that said it, what it qualifies: the next content word, or None)."""
+
+
+def _qualifiers(text: str, kept: frozenset[str] = frozenset()) -> _Qualifiers:
+    """The qualifiers in `text`, each with the word that said it and what it qualifies; a word that
+    extends one of `kept` counts as it (capital's, capitals)."""
+    ws = words(text)
+    found: _Qualifiers = {}
+    for i, w in enumerate(ws):
+        q = _QUALIFIER_SYNONYMS.get(w, _NEAR_SYNONYMS.get(w, w))
+        q = next((k for k in kept if q.startswith(k)), q)
+        if q in _QUALIFIERS and q not in found:
+            after = (x for x in ws[i + 1 :] if x not in STOPWORDS and x not in _NOT_QUALIFIED)
+            found[q] = (w, next(after, None))
+    return found
+
+
+def _synonym_lost_its_noun(q: _Qualifiers, p: _Qualifiers, text: str) -> list[str]:
+    """The question's qualifiers `q` that the paraphrase (`p`, its words `text`) says by a near synonym
+    without the word they qualify: "the fewest moons" said as "the smallest" is another question."""
+    p_stems = {w[:4] for w in words(text)}
+    return [
+        f"{said} {of} said as {p[key][0]}"
+        for key, (said, of) in q.items()
+        if key in p and (said in _NEAR_SYNONYMS) != (p[key][0] in _NEAR_SYNONYMS)
+        if of is not None and of[:4] not in p_stems
+    ]
 
 
 @reads_renamed
 def qualifiers_changed(question: str, paraphrase: str) -> str | None:
-    """A narrowing word ("capital", "adult", "largest", "most", ...) was dropped or added."""
-    q = frozenset(_qualifiers(question))
-    return _set_change(q, _qualifiers(paraphrase, kept=q))
+    """A narrowing word ("capital", "adult", "largest", "most", ...) was dropped or added; a synonym
+    ("smallest" for "least") counts only where what the question's word qualifies is kept."""
+    q = _qualifiers(question)
+    p = _qualifiers(paraphrase, kept=frozenset(q))
+    parts = [
+        f"{verb} {', '.join(sorted(said for said, _ in (a[k] for k in a.keys() - b.keys())))}"
+        for verb, a, b in (("dropped", q, p), ("added", p, q))
+        if a.keys() - b.keys()
+    ]
+    return "; ".join(parts + _synonym_lost_its_noun(q, p, paraphrase)) or None
 
 
 _DISTRIBUTIVE = frozenset({"each", "per", "every"})
