@@ -199,6 +199,11 @@ def default_rejects(question: str, paraphrase: str) -> dict[str, str]:
             "Which gas makes up most of the Earth's atmosphere?",
             "What is the gas that is the majority of the Earth's atmosphere?",
         ),
+        # a name by its acronym or the other way round (round-2 set, human wordings)
+        ("What is the currency of the United Kingdom?", "What is the currency of the UK?"),
+        ("How many states are in the United States?", "What is the number of states in the USA?"),
+        ("Who was the first President of the United States?", "Who served as the first US President?"),
+        ("What is the currency of the UK?", "What is the currency of the United Kingdom?"),
         # the world wars by ordinal (human wordings: "dropped ii", "added 1")
         ("In what year did World War II end?", "What year did the Second World War end?"),
         ("In what year did World War I begin?", "What year did the First World War start?"),
@@ -265,6 +270,18 @@ def test_faithful_renamings_pass_every_default_check(question, paraphrase):
             "dropped least; added most",
         ),
         # another name, another war, another charge
+        (
+            "What is the currency of the United Kingdom?",
+            "What is the currency of the USA?",
+            "entities",
+            "dropped kingdom, united",
+        ),
+        (
+            "When did the United States join World War I?",
+            "When did the USSR join World War I?",
+            "entities",
+            "dropped states, united",
+        ),
         ("In what year did World War II end?", "In what year did the First World War end?", "numbers", "added 1"),
         (
             "Which particle in an atom has a negative charge?",

@@ -82,15 +82,48 @@ def _said_otherwise(name: str, question: str, paraphrase: str) -> bool:
     )
 
 
+_ACRONYM = re.compile(r"\b[A-Z]{2,5}\b")
+_NAME_RUN = re.compile(r"\b[A-Z][a-z]+(?: (?:of )?[A-Z][a-z]+)+")
+
+
+def _initials(text: str) -> dict[str, set[str]]:
+    """The initials of each run of capitalised words in `text` -> its words: {"uk": {"united", "kingdom"}}."""
+    runs: dict[str, set[str]] = {}
+    for run in _NAME_RUN.findall(text):
+        ws = [w.lower() for w in run.split() if w != "of"]
+        runs.setdefault("".join(w[0] for w in ws), set()).update(ws)
+    return runs
+
+
+def _abbreviated(question: str, paraphrase: str) -> set[str]:
+    """The question's names the paraphrase says by their acronym ("United Kingdom" as "UK", "United
+    States" as "USA") or writes out from the question's acronym ("UK" as "United Kingdom")."""
+
+    def matches(initials: str, acronym: str) -> bool:
+        # One letter more or less: "USA" for "United States", "US" for "... of America"; "USSR" is not.
+        short, long = sorted((initials, acronym), key=len)
+        return long.startswith(short) and len(long) - len(short) <= 1
+
+    out = set()
+    p_acronyms = [a.lower() for a in _ACRONYM.findall(paraphrase)]
+    for initials, names in _initials(question).items():
+        if any(matches(initials, a) for a in p_acronyms):
+            out |= names
+    p_runs = _initials(paraphrase)
+    out |= {a.lower() for a in _ACRONYM.findall(question) if any(matches(i, a.lower()) for i in p_runs)}
+    return out
+
+
 @reads_renamed
 def entities_changed(question: str, paraphrase: str) -> str | None:
     """A name of the question (a capitalised content word) is missing from the paraphrase (and not
-    said in the other words `_SAID_OTHERWISE` allows)."""
+    said in the other words `_SAID_OTHERWISE` allows, nor by its acronym)."""
     p_words = set(words(paraphrase))
+    abbreviated = _abbreviated(question, paraphrase)
     missing = sorted(
         w
         for w in entity_words(question)
-        if not name_survives(w, p_words) and not _said_otherwise(w, question, paraphrase)
+        if not name_survives(w, p_words) and not _said_otherwise(w, question, paraphrase) and w not in abbreviated
     )
     return f"dropped {', '.join(missing)}" if missing else None
 
