@@ -253,6 +253,18 @@ def test_faithful_renamings_pass_every_default_check(question, paraphrase):
             "dropped capital; added smallest",
         ),
         ("What is the capital of France?", "What is the seat of the French Academy?", "qualifiers", "dropped capital"),
+        (
+            "Which element has atomic number 74?",
+            "Which element has atomic weight 74?",
+            "asks",
+            "dropped relation atomic number",
+        ),
+        (
+            "Which element has atomic number 74?",
+            "Which element has 74 neutrons?",
+            "asks",
+            "dropped relation atomic number",
+        ),
         ("Who painted the Mona Lisa?", "Who drew the Mona Lisa?", "asks", "dropped relation painter"),
         ("Who painted the Mona Lisa?", "Who sculpted the Mona Lisa?", "asks", "dropped relation painter"),
         ("Who wrote War and Peace?", "Who composed War and Peace?", "asks", "dropped relation author"),
