@@ -7,8 +7,9 @@ recorded from Qwen2.5-Coder-1.5B; the labels are by hand. The checks, the near-c
 and the cheap equivalence functions are selfpara's own code, so a change to them shows
 here at once. The drift checks are also run on the human-written wordings of the built-in
 sample set (evaluation/data/sample.jsonl, each a faithful rewording of its item's first):
-what a check rejects there is a good rewording lost. Figures go to
-benchmarks/results/guards.json too.
+what a check rejects there is a good rewording lost. A second labelled set, the default
+model's own candidates of 50 factual questions (benchmarks/data/drift_labels_round2.json), is
+scored the same way as the first. Figures go to benchmarks/results/guards.json too.
 
 With `--before REV` (a git revision), the drift checks as they were at REV are run on the same
 rows in the same run (from `git archive REV selfpara`, in a subprocess), each table gets a
@@ -41,6 +42,7 @@ from selfpara.pipeline.paraphrase import lexical_filter, parse_yes_no  # noqa: E
 
 DEFAULT = Path(__file__).parent / "data" / "guards_sample.json"
 HELD_OUT = Path(__file__).parent / "data" / "guards_natural_heldout.json"
+ROUND2 = Path(__file__).parent / "data" / "drift_labels_round2.json"
 SAMPLE = Path(__file__).parents[1] / "evaluation" / "data" / "sample.jsonl"
 ROOT = Path(__file__).parents[1]
 COMBOS = (
@@ -95,6 +97,11 @@ def fires_at(rev: str, rows: list[Row]) -> list[set[str]]:
 
 def labelled_rows(questions: list[dict]) -> list[Row]:
     return [(q["question"], c["text"], c["label"]) for q in questions for c in q["candidates"]]
+
+
+def round2_rows(path: Path = ROUND2) -> list[Row]:
+    """The default model's real candidates of 50 factual questions, labelled by hand (drift_labels_round2.md)."""
+    return [(c["question"], c["text"], c["label"]) for c in json.loads(path.read_text())["candidates"]]
 
 
 def human_rows(path: Path = SAMPLE) -> list[Row]:
@@ -214,15 +221,16 @@ def main() -> None:
     data = json.loads(args.sample.read_text())
     sets = {
         "labelled_candidates": labelled_rows(data["questions"]),
+        "round2_candidates": round2_rows(),
         "human_wordings_rejected": human_rows(),
         "held_out_unlabelled": held_out_rows(),
     }
     now = {name: fires_now(rows) for name, rows in sets.items()}
     before = {name: fires_at(args.before, rows) for name, rows in sets.items()} if args.before else {}
     figures: dict = {"before": args.before} if args.before else {}
-    figures["labelled_candidates"] = drift_table(
-        sets["labelled_candidates"], now["labelled_candidates"], before.get("labelled_candidates")
-    )
+    for name in ("labelled_candidates", "round2_candidates"):
+        print(f"{name}:")
+        figures[name] = drift_table(sets[name], now[name], before.get(name))
     for name, what in (
         ("human_wordings_rejected", f"human-written wordings of {SAMPLE.name} (all faithful)"),
         ("held_out_unlabelled", f"unlabelled held-out candidates of {HELD_OUT.name}"),

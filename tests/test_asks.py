@@ -60,6 +60,29 @@ from selfpara.pipeline.drift.asks import answer_type, asks, asks_changed, new_na
             "What does the chemical symbol for lead signify?",
             "added relation meaning",
         ),
+        # round-2 labelled set: a place of another size, a list for a number, another relation
+        ("On which continent is Norway?", "In which country is Norway located?", "asks for a country, not a continent"),
+        (
+            "Which continent is Chile part of?",
+            "Which country does Chile belong to?",
+            "asks for a country, not a continent",
+        ),
+        (
+            "How many colors are traditionally listed in a rainbow?",
+            "Which traditional colors are included in a rainbow?",
+            "asks which colors, not how many",
+        ),
+        ("Which colours are in a rainbow?", "How many colours are in a rainbow?", "asks how many colours, not which"),
+        (
+            "What currency is used in Germany?",
+            "What is the predominant monetary system in Germany?",
+            "asks for monetary predominant system, not currency",
+        ),
+        (
+            "Which element has atomic number 74?",
+            "Which element has an atomic mass of 74?",
+            "dropped relation atomic number",
+        ),
     ],
 )
 def test_drift_that_asks_for_something_else_is_caught(question, paraphrase, detail):
@@ -101,6 +124,18 @@ def test_drift_that_asks_for_something_else_is_caught(question, paraphrase, deta
         ("Name the country where Mount Kilimanjaro stands.", "In which country is Mount Kilimanjaro situated?"),
         ("What city serves as the capital of France?", "What's the capital of France?"),
         ("Who wrote War and Peace?", "By whom was War and Peace written?"),
+        # renamed before reading: a seat of government is a place, a monetary unit the currency
+        ("What is the capital of France?", "What is the seat of government of France?"),
+        ("What is the currency of Japan?", "What is the monetary unit of Japan?"),
+        (
+            "Which part of the cell is known as the powerhouse of the cell?",
+            "In the cell, which component is designated as the chief power generator?",
+        ),
+        ("Which element has atomic number 74?", "The element with 74 protons is called what?"),
+        # the same size of place, a count asked as a number
+        ("On which continent is Norway?", "Which continent does Norway belong to?"),
+        ("What is the capital of France?", "Which city is the capital of France?"),
+        ("How many squares are on a chessboard?", "What is the total number of squares on a chessboard?"),
     ],
 )
 def test_faithful_rewordings_pass(question, paraphrase):

@@ -2,13 +2,16 @@ from fractions import Fraction
 
 import pytest
 
+from selfpara.config import WrapConfig
 from selfpara.pipeline.drift import (
+    DRIFT_CHECKS,
     entities_changed,
     negation_changed,
     numbers_changed,
     qualifiers_changed,
     rates_changed,
 )
+from selfpara.pipeline.drift.renamings import renamed
 from selfpara.pipeline.paraphrase import drift_filter
 from selfpara.util.quantities import number_set, numbers
 
@@ -164,3 +167,150 @@ def test_the_two_of_between_which_two_may_go_only_into_a_range():
     assert numbers_changed("Which two cities lie on the Danube?", "Which cities lie on the Danube, in range?") == (
         "dropped 2"
     )
+
+
+def default_rejects(question: str, paraphrase: str) -> dict[str, str]:
+    """Each default drift check that rejects `paraphrase`, with its detail."""
+    checks = WrapConfig().drift_check_names
+    return {name: detail for name in checks if (detail := DRIFT_CHECKS[name][1](question, paraphrase))}
+
+
+@pytest.mark.parametrize(
+    "question, paraphrase",
+    [
+        # capital: the seat of government, the city where the government sits (human wordings that moved
+        # the vote, issue 37; all four were rejected as "dropped capital")
+        ("What is the capital of Burkina Faso?", "Burkina Faso's seat of government is in which city?"),
+        ("What is the capital of Kazakhstan?", "Kazakhstan's government sits in which city?"),
+        ("What is the capital of France?", "What is the seat of government of France?"),
+        ("What is the capital of France?", "What is the city where the government of France sits?"),
+        # least: smallest, fewest (rejected as "dropped least; added smallest")
+        ("Which planet has the least mass?", "Which planet has the smallest mass?"),
+        ("Which country has the least people?", "Which country has the fewest people?"),
+        ("What is the smallest continent by area?", "Which continent covers the least land area?"),
+        # largest by area, tallest: "the most land area", "the greatest height" (human wordings)
+        ("What is the largest country in the world by area?", "Which country covers the most land area on Earth?"),
+        (
+            "What is the tallest mountain in the world?",
+            "What mountain has the greatest height above sea level in the world?",
+        ),
+        # most of: the majority of (round-2 labelled set)
+        (
+            "Which gas makes up most of the Earth's atmosphere?",
+            "What is the gas that is the majority of the Earth's atmosphere?",
+        ),
+        # a name by its acronym or the other way round (round-2 set, human wordings)
+        ("What is the currency of the United Kingdom?", "What is the currency of the UK?"),
+        ("How many states are in the United States?", "What is the number of states in the USA?"),
+        ("Who was the first President of the United States?", "Who served as the first US President?"),
+        ("What is the currency of the UK?", "What is the currency of the United Kingdom?"),
+        # the world wars by ordinal (human wordings: "dropped ii", "added 1")
+        ("In what year did World War II end?", "What year did the Second World War end?"),
+        ("In what year did World War I begin?", "What year did the First World War start?"),
+        ("In what year did World War II end?", "When did WWII end?"),
+        # a negative charge said as an adverb
+        ("Which particle in an atom has a negative charge?", "What particle in an atom is negatively charged?"),
+        # relations said otherwise: each passed before this round too, and must keep passing for the
+        # renaming table of the vote's wordings
+        ("Who wrote War and Peace?", "Who is the author of War and Peace?"),
+        ("Who wrote War and Peace?", "War and Peace was written by whom?"),
+        ("Who painted the Mona Lisa?", "Who is the painter of the Mona Lisa?"),
+        ("Who painted the Mona Lisa?", "Which artist painted the Mona Lisa?"),
+        ("Who painted the Mona Lisa?", "Who was the artist who painted the Mona Lisa?"),
+        ("Who composed the Moonlight Sonata?", "Who is the composer of the Moonlight Sonata?"),
+        ("Who invented the telephone?", "Who is the inventor of the telephone?"),
+        ("Which element has atomic number 74?", "Which element has 74 protons?"),
+        ("What element has the atomic number 74?", "The element with 74 protons is called what?"),
+        ("What is the chemical symbol for gold?", "What is gold's symbol on the periodic table?"),
+        ("In what year did the Berlin Wall fall?", "When, by year, was the Berlin Wall torn down?"),
+        ("What year did the Berlin Wall fall?", "In which year did the Berlin Wall fall?"),
+    ],
+)
+def test_faithful_renamings_pass_every_default_check(question, paraphrase):
+    assert default_rejects(question, paraphrase) == {}
+
+
+@pytest.mark.parametrize(
+    "question, paraphrase, check, detail",
+    [
+        # the model's own confusion (issue 37; round-2 labelled set)
+        (
+            "What is the capital of France?",
+            "What is the largest city in France?",
+            "qualifiers",
+            "dropped capital; added largest",
+        ),
+        (
+            "What is the capital of Germany?",
+            "Which is the most populous city in Germany?",
+            "qualifiers",
+            "dropped capital; added most, populous",
+        ),
+        (
+            "What is the capital of Japan?",
+            "Which is the smallest city in Japan?",
+            "qualifiers",
+            "dropped capital; added smallest",
+        ),
+        ("What is the capital of France?", "What is the seat of the French Academy?", "qualifiers", "dropped capital"),
+        (
+            "Which element has atomic number 74?",
+            "Which element has atomic weight 74?",
+            "asks",
+            "dropped relation atomic number",
+        ),
+        (
+            "Which element has atomic number 74?",
+            "Which element has 74 neutrons?",
+            "asks",
+            "dropped relation atomic number",
+        ),
+        ("Who painted the Mona Lisa?", "Who drew the Mona Lisa?", "asks", "dropped relation painter"),
+        ("Who painted the Mona Lisa?", "Who sculpted the Mona Lisa?", "asks", "dropped relation painter"),
+        ("Who wrote War and Peace?", "Who composed War and Peace?", "asks", "dropped relation author"),
+        # "smallest" is "least" only where what it qualifies is kept
+        (
+            "Which planet has the fewest moons?",
+            "Which planet is the smallest?",
+            "qualifiers",
+            "fewest moons said as smallest",
+        ),
+        (
+            "Which planet has the least mass?",
+            "Which planet has the most mass?",
+            "qualifiers",
+            "dropped least; added most",
+        ),
+        # another name, another war, another charge
+        (
+            "What is the currency of the United Kingdom?",
+            "What is the currency of the USA?",
+            "entities",
+            "dropped kingdom, united",
+        ),
+        (
+            "When did the United States join World War I?",
+            "When did the USSR join World War I?",
+            "entities",
+            "dropped states, united",
+        ),
+        ("In what year did World War II end?", "In what year did the First World War end?", "numbers", "added 1"),
+        (
+            "Which particle in an atom has a negative charge?",
+            "Which particle in an atom has a positive charge?",
+            "qualifiers",
+            "dropped negative; added positive",
+        ),
+    ],
+)
+def test_renamings_that_change_the_question_stay_rejected(question, paraphrase, check, detail):
+    assert default_rejects(question, paraphrase).get(check) == detail
+
+
+def test_renamed_keeps_the_name_after_government():
+    assert (
+        renamed("What is the city where the government of France sits?")
+        == "What is the city where the capital of France?"
+    )
+    assert renamed("Kazakhstan's government sits in which city?") == "Kazakhstan's capital in which city?"
+    assert renamed("Who heads the government of France?") == "Who heads the government of France?"

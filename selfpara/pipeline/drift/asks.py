@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from selfpara.pipeline.drift.operations import operation_changed
+from selfpara.pipeline.drift.renamings import reads_renamed
 from selfpara.util.quantities import NUMBER_WORDS
 from selfpara.util.text import STOPWORDS, entity_words, name_survives, words
 
@@ -130,6 +131,38 @@ def _mentions(heads: frozenset[str], text_words: set[str]) -> bool:
     return any(h[:4] in stems for h in heads)
 
 
+# Places of different sizes: "In which country is Norway located?" does not ask "On which continent".
+_PLACE_SIZES = {
+    **dict.fromkeys("city cities town towns village villages".split(), "city"),
+    **dict.fromkeys("country countries nation nations".split(), "country"),
+    **dict.fromkeys("continent continents".split(), "continent"),
+}
+
+
+def _place_size(heads: frozenset[str]) -> str | None:
+    return next((_PLACE_SIZES[h] for h in sorted(heads) if h in _PLACE_SIZES), None)
+
+
+_HOW_MANY = re.compile(r"\bhow many ([a-z]+)", re.I)
+
+
+def _counted(text: str) -> str | None:
+    """What `text` asks the number of ("How many colours ..." -> colours), or None."""
+    m = _HOW_MANY.search(text)
+    return m.group(1).lower() if m else None
+
+
+def _count_or_list(question: str, paraphrase: str, q_heads: frozenset[str], p_heads: frozenset[str]) -> str | None:
+    """One of the two asks how many X there are, the other which X they are ("How many colours are in
+    a rainbow?", "Which colours are in a rainbow?"): a number and a list, never the same answer."""
+    q_counted, p_counted = _counted(question), _counted(paraphrase)
+    if q_counted and not p_counted and _mentions(frozenset({q_counted}), set(p_heads)):
+        return f"asks which {q_counted}, not how many"
+    if p_counted and not q_counted and _mentions(frozenset({p_counted}), set(q_heads)):
+        return f"asks how many {p_counted}, not which"
+    return None
+
+
 # Relation words: what is asked *about* a thing. A paraphrase may say it otherwise (written ~
 # author) but must not drop it: "the chemical name of gold" does not ask for its symbol.
 _RELATION_GROUPS: dict[str, frozenset[str]] = {
@@ -173,6 +206,8 @@ _RELATION_GROUPS: dict[str, frozenset[str]] = {
 _RELATION_PHRASES: dict[str, re.Pattern[str]] = {
     "author": re.compile(r"\b(?:write|writes|written)\b(?!\s+(?:with|as|in|using|on|down|out)\b)", re.I),
     "abbreviation": re.compile(r"\b(?:does|do|did)\b[^?.]*\bstand for\b", re.I),
+    # "the element with 74 protons" is "the element with atomic number 74"; its atomic weight is not.
+    "atomic number": re.compile(r"\batomic numbers?\b|\bprotons?\b", re.I),
 }
 
 
@@ -257,11 +292,15 @@ def alternatives_added(question: str, paraphrase: str) -> str | None:
     return None
 
 
+@reads_renamed
 def asks_changed(question: str, paraphrase: str) -> str | None:
     """A short question's paraphrase asks for something else: another kind of answer ("who" ->
-    "which book"), another arithmetic operation or its operands swapped (selfpara.pipeline.drift.operations), a
-    dropped relation ("symbol"), a new name, a choice added ("in science or literature") or an added
-    question. Questions over SHORT_QUESTION_WORDS words are not read (None)."""
+    "which book"), a place of another size ("which country" for "which continent"), a list for a
+    number ("which colours" for "how many colours"), another arithmetic operation or its operands
+    swapped (selfpara.pipeline.drift.operations), a dropped relation ("symbol"), a new name, a choice
+    added ("in science or literature") or an added question. Both are read with their faithful
+    renamings (selfpara.pipeline.drift.renamings: "seat of government" is "capital"). Questions over
+    SHORT_QUESTION_WORDS words are not read (None)."""
     if len(question.split()) > SHORT_QUESTION_WORDS:
         return None
     q_type, p_type = answer_type(question), answer_type(paraphrase)
@@ -269,6 +308,11 @@ def asks_changed(question: str, paraphrase: str) -> str | None:
         (qk, qh), (pk, ph) = q_type, p_type
         if qk != pk and not {qk, pk} <= _LOOSE_KINDS:
             return f"asks for a {pk} ({', '.join(sorted(ph)) or '-'}), not a {qk}"
+        q_size, p_size = _place_size(qh), _place_size(ph)
+        if q_size and p_size and q_size != p_size:
+            return f"asks for a {p_size}, not a {q_size}"
+        if counted := _count_or_list(question, paraphrase, qh, ph):
+            return counted
         if qk == "thing" and not _mentions(ph, set(words(question))) and not _mentions(qh, set(words(paraphrase))):
             return f"asks for {' '.join(sorted(ph))}, not {' '.join(sorted(qh))}"
     if changed := operation_changed(question, paraphrase):
