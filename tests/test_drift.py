@@ -11,7 +11,7 @@ from selfpara.pipeline.drift import (
     qualifiers_changed,
     rates_changed,
 )
-from selfpara.pipeline.drift.renamings import renamed
+from selfpara.pipeline.drift.synonyms import renamed
 from selfpara.pipeline.paraphrase import drift_filter
 from selfpara.util.quantities import number_set, numbers
 

@@ -42,7 +42,7 @@ CASES = [
     ("What is 48 minus 27?", "difference", "What do you get when you subtract 27 from 48?"),
     ("What is 144 divided by 12?", "quotient", "What do you get when you divide 144 by 12?"),
     ("What is 20% of 50?", "percent", "How much is 20 percent of 50?"),
-    ("What is the currency of Japan?", "currency", "What money is used in Japan?"),
+    ("What is the currency of Japan?", "currency", "Which currency do people in Japan pay with?"),
     ("On which continent is Kenya?", "continent", "Kenya lies on which continent?"),
 ]
 
@@ -132,3 +132,12 @@ async def test_a_renaming_that_fails_a_check_is_not_answered(monkeypatch: pytest
     assert "Which element is it?" not in answered
     assert [v.source for v in r.variants[1:]] == ["renaming:test", "list"]
     assert sorted(answered) == sorted(v.text for v in r.variants)
+
+
+@pytest.mark.parametrize(("question", "entry", "first"), CASES, ids=[c[0] for c in CASES])
+def test_the_drift_checks_let_each_entrys_rewordings_through(question: str, entry: str, first: str) -> None:
+    from selfpara.config import build_config
+    from selfpara.pipeline.paraphrase import drift_rejection
+
+    checks = build_config().drift_check_names
+    assert [(m.text, r) for m in renamings(question) if (r := drift_rejection(question, m.text, checks))] == []

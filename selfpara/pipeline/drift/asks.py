@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from selfpara.pipeline.drift.operations import operation_changed
-from selfpara.pipeline.drift.renamings import reads_renamed
+from selfpara.pipeline.drift.synonyms import reads_renamed
 from selfpara.util.quantities import NUMBER_WORDS
 from selfpara.util.text import STOPWORDS, entity_words, name_survives, words
 
@@ -178,7 +178,7 @@ _RELATION_GROUPS: dict[str, frozenset[str]] = {
     "temperature": frozenset("temperature degrees hot cold".split()),
     "price": frozenset("price prices cost costs priced expensive".split()),
     "author": frozenset("author authors wrote writer authored penned poet novelist playwright".split()),
-    "inventor": frozenset("inventor invented invent invents invention".split()),
+    "inventor": frozenset("inventor invented invent invents invention inventing".split()),
     "founder": frozenset("founder founded founders establish established".split()),
     "discoverer": frozenset("discoverer discovered discover discovery".split()),
     "composer": frozenset("composer composed compose".split()),
@@ -299,7 +299,7 @@ def asks_changed(question: str, paraphrase: str) -> str | None:
     number ("which colours" for "how many colours"), another arithmetic operation or its operands
     swapped (selfpara.pipeline.drift.operations), a dropped relation ("symbol"), a new name, a choice
     added ("in science or literature") or an added question. Both are read with their faithful
-    renamings (selfpara.pipeline.drift.renamings: "seat of government" is "capital"). Questions over
+    renamings (selfpara.pipeline.drift.synonyms: "seat of government" is "capital"). Questions over
     SHORT_QUESTION_WORDS words are not read (None)."""
     if len(question.split()) > SHORT_QUESTION_WORDS:
         return None

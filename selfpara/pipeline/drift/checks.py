@@ -14,7 +14,7 @@ from collections.abc import Callable, Set
 from fractions import Fraction
 
 from selfpara.pipeline.drift.asks import asks_changed
-from selfpara.pipeline.drift.renamings import reads_renamed
+from selfpara.pipeline.drift.synonyms import reads_renamed
 from selfpara.util.quantities import NUMBER_WORDS, number_set, numbers
 from selfpara.util.text import STOPWORDS, entity_words, name_survives, words
 

@@ -293,8 +293,8 @@ RENAMINGS: tuple[Renaming, ...] = (
             r"what currency does (?P<x>.+?) use",
         ),
         (
-            "What money is used in {x}?",
             "Which currency do people in {x} pay with?",
+            "What is the name of the currency used in {x}?",
             "{X_s} currency is called what?",
         ),
         _whole_name,

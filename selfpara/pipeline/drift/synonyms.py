@@ -1,4 +1,4 @@
-"""Faithful renamings the drift checks read as the words they rename.
+"""Synonyms the drift checks read as the words they stand for.
 
 The checks compare words, so a paraphrase that names the asked-for thing otherwise ("the seat of
 government" for "the capital", "the monetary unit" for "the currency", "the Second World War"
@@ -29,6 +29,8 @@ _RENAMINGS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         # "the greatest height" is "the tallest" (read as "highest", as tallest is).
         (r"\b(?:greatest|largest|biggest) (height|elevation)\b", r"highest \1", re.I),
         (r"\bmonetary units?\b", "currency", re.I),
+        # "wrote the music for X" asks for its composer, not its author.
+        (r"\b(?:wrote|written|writes|write) the (?:music|score) (?:for|of|to)\b", "composed", re.I),
         (r"\bthe majority of\b", "most of", re.I),
         (r"\bcomponents?\b", "part", re.I),
         # The world wars by ordinal, numeral or abbreviation.
