@@ -42,7 +42,7 @@ from selfpara.config import MAX_K, WrapConfig, build_config
 from selfpara.errors import ConfigError, config_error
 from selfpara.models.http_backend import endpoint_from_env, resolve_transport
 from selfpara.models.names import is_embedded
-from selfpara.models.routing.config import RouterConfig
+from selfpara.models.routing.model_list import RouterConfig
 from selfpara.util.envvars import OLLAMA_API_BASE_ENV
 
 

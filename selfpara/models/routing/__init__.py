@@ -1,5 +1,5 @@
 """Several deployments of one model behind one client: a litellm `model_list` file
-(`config`), served by a lean pool on the http transport (`pool`) or by litellm's Router
+(`model_list`), served by a lean pool on the http transport (`pool`) or by litellm's Router
 (`litellm_router`). `build_routes` gives ModelClient the backend of each routed model.
 """
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from selfpara.models.backends import Backend
 from selfpara.models.http_backend import HttpTransport
-from selfpara.models.routing.config import Deployment, RouterConfig, load_router_config
+from selfpara.models.routing.model_list import Deployment, RouterConfig, load_router_config
 from selfpara.models.routing.pool import DEFAULT_ALLOWED_FAILS, DEFAULT_COOLDOWN_S, DEFAULT_NUM_RETRIES, DeploymentPool
 
 __all__ = ["Deployment", "DeploymentPool", "RouterConfig", "build_routes", "load_router_config"]

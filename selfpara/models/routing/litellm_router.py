@@ -10,7 +10,7 @@ from typing import Any
 from selfpara.errors import ConfigError
 from selfpara.models.litellm_backend import LiteLLMBackend
 from selfpara.models.litellm_import import import_litellm
-from selfpara.models.routing.config import RouterConfig
+from selfpara.models.routing.model_list import RouterConfig
 from selfpara.util.redaction import redact
 
 

@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 
 from selfpara.errors import UpstreamError
 from selfpara.models.http_backend import HttpBackend, HttpTransport, endpoint_from_env
-from selfpara.models.routing.config import Deployment
+from selfpara.models.routing.model_list import Deployment
 from selfpara.result import Completion, Message
 
 log = logging.getLogger(__name__)
