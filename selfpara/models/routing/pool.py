@@ -2,9 +2,9 @@
 setting names and defaults. Each deployment has its own backend: the lean http transport where
 it can reach it, else litellm pinned to the deployment (`routing.build_pool` chooses).
 
-It replaced litellm's Router, which did the same few things (and more) but cost the proxy about
-twelve times the CPU per request of this pool, with the throughput that follows, and sent more
-calls to a broken deployment (benchmarks/bench_router.py, docs/scale-out.md). What it does:
+It replaced litellm's Router, which did the same few things and more but reached every
+deployment through litellm: the proxy spent about twelve times the CPU per request on it that
+it spends on this pool over http (benchmarks/bench_router.py, docs/scale-out.md). What it does:
 
 - routing_strategy: `simple-shuffle` (default: a random deployment, by `weight`) or
   `least-busy` (fewest calls in flight; ties taken in turn);
