@@ -8,18 +8,20 @@ Every arm is `selfpara serve` (a separate process) in front of tests/fake_upstre
 servers (separate processes, 50 ms per call, the broken one too, so a call that lands on
 it costs a full round trip before it fails over). k = 3, paraphrase check off, exact-match
 equivalence: 5 upstream calls per request, as in bench_proxy.py. All settings of the
-retries and the router are the defaults (ModelClient: 3 retries from 0.5 s; the pool and
-litellm's Router: their own), so the figures are what a user gets. The arms:
+retries and the pool are the defaults (ModelClient: 3 retries from 0.5 s; the pool: its
+own), so the figures are what a user gets. The arms:
 
-- `single_http`:   --api-base of the healthy server (the lean http transport);
-- `pool_http`:     --router-config over the broken and the healthy server (the lean pool);
-- `single_litellm`, `router_litellm`: the same two through litellm (--upstream-transport
-  litellm: one upstream, then litellm's Router).
+- `single_http`:    --api-base of the healthy server (the lean http transport);
+- `pool_http`:      --router-config over the broken and the healthy server (the pool, each
+  deployment over the http transport);
+- `single_litellm`, `pool_litellm`: the same two through litellm (--upstream-transport
+  litellm: one upstream, then the pool with each deployment reached through litellm, as a
+  deployment of another provider is), so the table shows what litellm costs.
 
 Each arm runs two phases, with no warm-up (so the broken server's first failures count):
 one client at a time, then C concurrent clients. Reported per phase: client errors,
 p50/p99 latency, the proxy's CPU per request, and the calls each server got; the ratios
-compare each router arm with the single server of its transport (goal: zero client
+compare each pool arm with the single server of its transport (goal: zero client
 errors, p99 within 1.5x).
 The proxies run with the call cache off (SELFPARA_CALL_CACHE=off), so every request reaches
 the upstreams. Modest load on purpose (default 8 clients): the machine is shared.
@@ -124,11 +126,11 @@ async def arm(
         stop(proc)
 
 
-def compare(router: dict[str, Any], single: dict[str, Any]) -> dict[str, Any]:
-    """A router arm against the single server of its transport, per phase."""
+def compare(pool: dict[str, Any], single: dict[str, Any]) -> dict[str, Any]:
+    """A pool arm against the single server of its transport, per phase."""
     out: dict[str, Any] = {}
     for phase in ("one_client", "under_load"):
-        a, b = router[phase], single[phase]
+        a, b = pool[phase], single[phase]
         ratio = a["latency_p99_ms"] / b["latency_p99_ms"]
         out[phase] = {
             "client_errors": a["errors"],
@@ -172,7 +174,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             "paraphrase_check": "off",
             "equivalence": "exact",
             "retries": "default (3)",
-            "router": "defaults",
+            "pool": "defaults",
         },
     }
     try:
@@ -185,12 +187,12 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             arms = {}
             for transport in args.transports:
                 arms[f"single_{transport}"] = await arm(f"single_{transport}", single, transport, ports, args)
-                name = "pool_http" if transport == "http" else "router_litellm"
+                name = f"pool_{transport}"
                 arms[name] = await arm(name, routed, transport, ports, args)
         out["arms"] = arms
         out["ratios"] = {
             name: compare(arms[name], arms[f"single_{t}"])
-            for t, name in (("http", "pool_http"), ("litellm", "router_litellm"))
+            for t, name in (("http", "pool_http"), ("litellm", "pool_litellm"))
             if name in arms
         }
         out["proxy_cpu_ms_per_request_under_load"] = {

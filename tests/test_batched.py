@@ -14,8 +14,8 @@ from selfpara.errors import UpstreamError
 from selfpara.models.engines.batched import BatchScheduler
 from selfpara.models.engines.embedded import resolve
 from selfpara.models.engines.llamacpp import LlamaCppModel
+from selfpara.models.engines.params import GenRequest, make_request
 from selfpara.models.engines.prefix import reusable_prefix
-from selfpara.models.engines.request import GenRequest, make_request
 from selfpara.models.engines.sampling import TokenSampler
 from selfpara.result import Completion
 

@@ -16,7 +16,7 @@ from evaluation.schema import Item, ItemVariant
 from selfpara.models.client import ModelClient
 from selfpara.models.engines.embedded import resolve
 from selfpara.models.engines.llamacpp import LlamaCppModel
-from selfpara.models.engines.request import GenRequest
+from selfpara.models.engines.params import GenRequest
 from selfpara.result import Completion
 
 DELAY_S = 0.1

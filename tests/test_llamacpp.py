@@ -24,7 +24,7 @@ from selfpara.models.client import ModelClient
 from selfpara.models.engines import embedded
 from selfpara.models.engines.embedded import resolve
 from selfpara.models.engines.llamacpp import LlamaCppModel, llamacpp_model
-from selfpara.models.engines.request import GenRequest, make_request
+from selfpara.models.engines.params import GenRequest, make_request
 from selfpara.models.engines.sampling import logprob
 from selfpara.result import Completion
 from tests.helpers.models import qwen_installed

@@ -1,7 +1,7 @@
-"""The router config (litellm's model_list format) and the lean deployment pool, in
-process: parsing and its errors, which transport serves a group, and the pool's choice,
-failover and cooldown with fake deployments and a fake clock. The real servers are in
-tests/test_scaleout.py."""
+"""The router config (litellm's model_list format) and the deployment pool, in process:
+parsing and its errors (what litellm's Router alone read included), which transport reaches
+each deployment, a deployment pinned through litellm, and the pool's choice, failover and
+cooldown with fake deployments and a fake clock. The real servers are in tests/test_scaleout.py."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ import pytest
 
 from selfpara.config import build_config
 from selfpara.errors import ConfigError, UpstreamError, UpstreamTimeout
-from selfpara.models.http_backend import HttpTransport
-from selfpara.models.routing import DeploymentPool, RouterConfig, build_routes, load_router_config
+from selfpara.models.http_backend import HttpBackend, HttpTransport
+from selfpara.models.routing import DeploymentPool, build_pool, build_routes, load_router_config
+from selfpara.models.routing.litellm_deployment import LiteLLMDeployment
 from selfpara.paraphraser import client_from_config
 from selfpara.result import Completion
 from selfpara.server.metrics import endpoint_of, reason_of
@@ -95,11 +96,34 @@ model_list:
             "model_list:\n  - {model_name: m, litellm_params: {model: openai/m, api_key: os.environ/NOPE_X}}",
             "variable NOPE_X is not set",
         ),
+        # what only litellm's Router read: named, with what the pool supports
+        (
+            "model_list:\n  - {model_name: m, litellm_params: {model: openai/m}}\n"
+            "router_settings: {fallbacks: [{m: [n]}], enable_pre_call_checks: true}",
+            "router_settings ['enable_pre_call_checks', 'fallbacks'] are not supported (only litellm's Router "
+            "read that, and the pool replaced it: docs/scale-out.md); the supported ones are allowed_fails, "
+            "cooldown_time, num_retries, routing_strategy",
+        ),
+        (
+            "model_list:\n  - {model_name: m, litellm_params: {model: openai/m}}\n"
+            "router_settings: {routing_strategy: usage-based-routing-v2}",
+            "routing_strategy 'usage-based-routing-v2' is not supported",
+        ),
+        (
+            "model_list:\n  - {model_name: m, litellm_params: {model: openai/m}}\n"
+            "router_settings: {routing_strategy: 1}",
+            "use simple-shuffle or least-busy",
+        ),
+        (
+            "model_list:\n  - {model_name: m, litellm_params: {model: openai/m, rpm: 60, tpm: 1000}}",
+            "model_list[0]: litellm_params ['rpm', 'tpm'] are not supported",
+        ),
     ],
 )
 def test_a_file_that_cannot_be_used_is_a_config_error(tmp_path: Path, text: str, expected: str) -> None:
-    with pytest.raises(ConfigError, match=expected.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(ConfigError) as info:
         load_router_config(write(tmp_path, text), environ={})
+    assert expected in str(info.value)
 
 
 def test_a_parse_error_does_not_echo_the_file(tmp_path: Path) -> None:
@@ -130,17 +154,84 @@ def test_group_of_a_model_string(tmp_path: Path) -> None:
         config.require_group("openai/llama")
 
 
-def test_transport_of_a_group(tmp_path: Path) -> None:
-    config = load_router_config(write(tmp_path, TWO), environ={"KEY_A": KEY})
-    assert config.transport_for("qwen", "auto") == "http"
-    assert config.transport_for("qwen", "litellm") == "litellm"
-    assert config.transport_for("judge", "auto") == "litellm"  # not an OpenAI-compatible server
-    with pytest.raises(ConfigError, match="not an openai/ or hosted_vllm/ model"):
-        config.transport_for("judge", "http")
-    rpm = config.model_copy(update={"router_settings": {"routing_strategy": "latency-based-routing"}})
-    assert rpm.pool_misfit("qwen") == "routing_strategy 'latency-based-routing' needs litellm's Router"
-    fallbacks = config.model_copy(update={"router_settings": {"fallbacks": [{"qwen": ["judge"]}]}})
-    assert fallbacks.transport_for("qwen", "auto") == "litellm"
+MIXED = """
+model_list:
+  - model_name: qwen
+    litellm_params: {model: openai/Qwen2.5-7B, api_base: "http://a:8000/v1", weight: 2}
+  - model_name: qwen
+    litellm_params: {model: openai/Qwen2.5-7B, api_base: "http://b:8000/v1", timeout: 30}
+  - model_name: qwen
+    litellm_params: {model: anthropic/claude-x, api_key: os.environ/KEY_A}
+"""
+
+
+def test_which_deployments_the_http_transport_reaches(tmp_path: Path) -> None:
+    config = load_router_config(write(tmp_path, MIXED), environ={"KEY_A": KEY})
+    # weight is the pool's; timeout only litellm passes on; anthropic is not an OpenAI-API server
+    assert config.over_http("qwen", "auto") == [True, False, False]
+    assert config.over_http("qwen", "litellm") == [False, False, False]
+    with pytest.raises(ConfigError, match=r"deployment 2 \(openai/Qwen2.5-7B\) sets \['timeout'\], which only litellm"):
+        config.over_http("qwen", "http")
+    two = load_router_config(write(tmp_path, TWO), environ={"KEY_A": KEY})
+    assert two.over_http("qwen", "http") == [True, True]
+    with pytest.raises(
+        ConfigError, match=r"cannot serve 'judge' .*: deployment 3 \(anthropic/claude-x\) is not an openai/"
+    ):
+        two.over_http("judge", "http")
+    no_base = [{"model_name": "m", "litellm_params": {"model": "openai/m"}}]
+    with pytest.raises(ConfigError, match="has no api_base"):
+        load_router_config(write(tmp_path, json.dumps(no_base), "n.json")).over_http("m", "http")
+
+
+def test_a_group_gets_a_backend_per_deployment(tmp_path: Path) -> None:
+    config = load_router_config(write(tmp_path, MIXED), environ={"KEY_A": KEY})
+    pool = build_pool(config, "qwen", transport="auto", http=HttpTransport())
+    backends = [s.backend for s in pool.states]
+    assert isinstance(backends[0], HttpBackend) and backends[0].api_base == "http://a:8000/v1"
+    assert [type(b) for b in backends[1:]] == [LiteLLMDeployment, LiteLLMDeployment]
+    # passthrough: /responses only where the http transport serves it, chat anywhere
+    assert pool.raw_endpoints == {"chat/completions", "completions", "responses"}
+    through_litellm = build_pool(config, "qwen", transport="litellm", http=HttpTransport())
+    assert {type(s.backend) for s in through_litellm.states} == {LiteLLMDeployment}
+    assert through_litellm.raw_endpoints == {"chat/completions", "completions"}
+
+
+def test_a_litellm_deployment_is_pinned_to_its_own_parameters(tmp_path: Path) -> None:
+    config = load_router_config(write(tmp_path, MIXED), environ={"KEY_A": KEY})
+    timeout_one, claude = (LiteLLMDeployment(d) for d in config.deployments[1:])
+    call = {"api_base": "http://client/v1", "api_key": "client-key", "temperature": 0.5, "timeout": 5}
+    target = timeout_one._target("openai/asked-for", call)
+    # its model, base URL and key, whatever the call says; the call's timeout over the deployment's
+    assert target["model"] == "openai/Qwen2.5-7B" and target["api_base"] == "http://b:8000/v1"
+    assert "api_key" not in target  # none of its own: litellm reads the provider's variable, never the caller's
+    assert target["timeout"] == 5 and target["temperature"] == 0.5 and target["num_retries"] == 0
+    claude_target = claude._target("qwen", {"timeout": 5})
+    assert claude_target["api_key"] == KEY and claude_target["api_base"] is None
+    assert "weight" not in LiteLLMDeployment(config.deployments[0])._target("m", {})  # the pool's, not litellm's
+
+
+def test_a_pool_balances_over_http_and_litellm_deployments_and_fails_over(tmp_path: Path) -> None:
+    # The litellm one answers from litellm's own mock_response (a real litellm call, offline).
+    text = """
+model_list:
+  - {model_name: m, litellm_params: {model: openai/m, api_base: "http://a/v1"}}
+  - {model_name: m, litellm_params: {model: openai/m, mock_response: from-litellm}}
+"""
+    config = load_router_config(write(tmp_path, text))
+    http = FakeDeployment("from-http")
+    litellm = LiteLLMDeployment(config.deployments[1])
+    pool = DeploymentPool("m", config.deployments, [http, litellm], rng=random.Random(0), allowed_fails=0)
+    answers = [call(pool) for _ in range(40)]
+    assert {"from-http", "from-litellm"} == set(answers) and http.calls == answers.count("from-http")
+    http.error = UpstreamError("m: upstream error 500", status=502, retryable=True)
+    assert {call(pool) for _ in range(10)} == {"from-litellm"}  # the http one failed over, then cooled down
+    assert pool.states[0].cooldowns == 1
+    # and the other way: litellm's error read as selfpara's (a retryable 502), the http one answers
+    failing = config.deployments[1].model_copy(update={"params": {"mock_response": "litellm.InternalServerError"}})
+    http.error = None
+    pool = DeploymentPool("m", [config.deployments[0], failing], [http, LiteLLMDeployment(failing)], allowed_fails=0)
+    assert {call(pool) for _ in range(10)} == {"from-http"}
+    assert pool.states[1].failures >= 1 and pool.states[1].cooldowns == 1
 
 
 def test_server_settings_check_the_config_at_startup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -157,6 +248,14 @@ def test_server_settings_check_the_config_at_startup(tmp_path: Path, monkeypatch
         load_settings(upstream={"model": "openai/qwen"}, server={"router_config": str(tmp_path / "no.yaml")})
     settings_file = write(tmp_path, f'router_config = "{path}"\n[upstream]\nmodel = "openai/qwen"\n', "proxy.toml")
     assert load_settings(settings_file).router_config is not None
+    mixed = str(write(tmp_path, MIXED, "mixed.yaml"))
+    assert load_settings(upstream={"model": "openai/qwen"}, server={"router_config": mixed}).resolved_transport() == (
+        "http+litellm"
+    )
+    forced = {"model": "openai/qwen", "transport": "litellm"}
+    assert load_settings(upstream=forced, server={"router_config": mixed}).resolved_transport() == "litellm"
+    with pytest.raises(ConfigError, match=r"transport http cannot serve 'qwen' .*\['timeout'\]"):
+        load_settings(upstream={"model": "openai/qwen", "transport": "http"}, server={"router_config": mixed})
 
 
 def test_routes_of_the_upstream_and_its_judge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -175,23 +274,13 @@ def test_routes_of_the_upstream_and_its_judge(tmp_path: Path, monkeypatch: pytes
     assert client.backend_for("openai/other") is not routes["qwen"]
 
 
-def test_a_router_setting_litellm_refuses_is_a_config_error(tmp_path: Path) -> None:
-    from selfpara.models.routing.litellm_router import RouterBackend
-
-    text = "model_list:\n  - {model_name: m, litellm_params: {model: openai/m, api_base: 'http://x/v1'}}\n"
-    good = load_router_config(write(tmp_path, text))
-    routes = build_routes(good, ["openai/m"], transport="litellm", http=HttpTransport())
-    assert isinstance(routes["openai/m"], RouterBackend) and routes["openai/m"].group == "m"
-    bad = RouterConfig(path="x", deployments=good.deployments, router_settings={"no_such_setting": 1})
-    with pytest.raises(ConfigError, match="litellm's Router refused it"):
-        build_routes(bad, ["openai/m"], transport="auto", http=HttpTransport())
-
-
 # ---- the pool -----------------------------------------------------------------------------------
 
 
 class FakeDeployment:
     """Stands in for one deployment's HttpBackend: answers, or fails as scripted."""
+
+    raw_endpoints = frozenset({"chat/completions"})
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -233,10 +322,8 @@ def pool_of(tmp_path: Path, n: int = 2, **kwargs: Any) -> tuple[DeploymentPool, 
     ]
     config = load_router_config(write(tmp_path, json.dumps(entries), "r.json"))
     clock = Clock()
-    pool = DeploymentPool("m", config.deployments, HttpTransport(), clock=clock, rng=random.Random(0), **kwargs)
     fakes = [FakeDeployment(f"d{i}") for i in range(n)]
-    for state, fake in zip(pool.states, fakes, strict=True):
-        state.backend = fake  # type: ignore[assignment]
+    pool = DeploymentPool("m", config.deployments, list(fakes), clock=clock, rng=random.Random(0), **kwargs)
     return pool, fakes, clock
 
 
@@ -348,11 +435,9 @@ def test_simple_shuffle_follows_the_weights(tmp_path: Path) -> None:
         {"model_name": "m", "litellm_params": {"model": "openai/m", "api_base": "http://b/v1"}},
     ]
     config = load_router_config(write(tmp_path, json.dumps(entries), "w.json"))
-    assert config.pool_misfit("m") is None
-    pool = DeploymentPool("m", config.deployments, HttpTransport(), rng=random.Random(1))
+    assert config.over_http("m", "auto") == [True, True]  # weight is the pool's: no reason for litellm
     fakes = [FakeDeployment("a"), FakeDeployment("b")]
-    for state, fake in zip(pool.states, fakes, strict=True):
-        state.backend = fake  # type: ignore[assignment]
+    pool = DeploymentPool("m", config.deployments, list(fakes), rng=random.Random(1))
     answers = [call(pool) for _ in range(400)]
     assert 0.65 < answers.count("a") / 400 < 0.85  # 3:1
 
@@ -369,6 +454,24 @@ def test_a_stream_keeps_its_deployment_busy_until_it_is_closed(tmp_path: Path) -
 
     held, items, after = asyncio.run(run())
     assert held == [0, 1] and items[0]["choices"][0]["delta"]["content"] == "d1" and after == [0, 0]
+
+
+def test_a_passthrough_call_goes_only_where_its_endpoint_is_served(tmp_path: Path) -> None:
+    pool, (chat_only, both), _ = pool_of(tmp_path, routing_strategy="least-busy")
+    both.raw_endpoints = frozenset({"chat/completions", "responses"})  # type: ignore[misc]
+    pool.raw_endpoints = frozenset({"chat/completions", "responses"})
+
+    async def first_text(endpoint: str) -> str:
+        events = await pool.raw_stream("openai/m", endpoint, {}, {})
+        return str([e async for e in events][0]["choices"][0]["delta"]["content"])
+
+    assert {asyncio.run(first_text("responses")) for _ in range(6)} == {"d1"} and chat_only.calls == 0
+    assert {asyncio.run(first_text("chat/completions")) for _ in range(6)} == {"d0", "d1"}
+    both.error = UpstreamError("m: upstream unavailable", status=502, retryable=True)
+    with pytest.raises(UpstreamError, match="unavailable"):  # no other deployment serves it: no failover there
+        asyncio.run(first_text("responses"))
+    with pytest.raises(UpstreamError, match="no deployment passes embeddings requests through"):
+        asyncio.run(first_text("embeddings"))
 
 
 # ---- metric labels ------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Scale-out, end to end with real servers on loopback: the proxy over two deployments of
-one model (two fake upstreams, one answering every call with a 500) through the lean pool
-and through litellm's Router, and its Prometheus /metrics read back with
-prometheus_client's own parser. No network, no key, no GPU."""
+one model (two fake upstreams, one answering every call with a 500) through the pool, its
+deployments reached over the http transport, through litellm, or one each way, and its
+Prometheus /metrics read back with prometheus_client's own parser. No network, no key, no GPU."""
 
 from __future__ import annotations
 
@@ -44,13 +44,26 @@ def _reset(upstreams: tuple[FakeUpstream, FakeUpstream]) -> None:
     bad.fail(500, times=None, message="deployment b is broken")
 
 
-def router_file(tmp_path: Path, upstreams: tuple[FakeUpstream, FakeUpstream], **router_settings: Any) -> str:
+def router_file(
+    tmp_path: Path,
+    upstreams: tuple[FakeUpstream, FakeUpstream],
+    *,
+    via_litellm: FakeUpstream | None = None,
+    **router_settings: Any,
+) -> str:
+    """Both fakes as deployments of `fake`, the broken one first; `via_litellm`'s with a
+    litellm_params key the http transport does not read, so that litellm reaches it."""
     good, bad = upstreams
     config = {
         "model_list": [
             {
                 "model_name": "fake",
-                "litellm_params": {"model": "openai/fake", "api_base": f.url, "api_key": key},  # type: ignore[attr-defined]
+                "litellm_params": {
+                    "model": "openai/fake",
+                    "api_base": f.url,  # type: ignore[attr-defined]
+                    "api_key": key,
+                    **({"max_retries": 0} if f is via_litellm else {}),
+                },
             }
             for f, key in ((bad, BAD_KEY), (good, GOOD_KEY))
         ],
@@ -141,18 +154,39 @@ def test_a_failing_deployment_costs_no_client_an_error_and_is_cooled_down(
     for stage in ("paraphrase", "filter", "answer", "cluster", "total"):
         assert value(stages, "selfpara_stage_duration_seconds_count", stage=stage) == 30
     assert value(metrics["selfpara_wrapped_answers"], "selfpara_wrapped_answers_total") == 30
-    if transport == "auto":  # the lean pool reports each deployment
-        deployments = metrics["selfpara_deployment_cooldowns"]
-        assert value(deployments, "selfpara_deployment_cooldowns_total", deployment=bad.url) >= 1  # type: ignore[attr-defined]
-        assert value(deployments, "selfpara_deployment_cooldowns_total", deployment=good.url) == 0  # type: ignore[attr-defined]
-        assert (
-            value(
-                metrics["selfpara_deployment_calls"],
-                "selfpara_deployment_calls_total",
-                deployment=good.url,  # type: ignore[attr-defined]
-            )
-            == good_calls
-        )
+    deployments = metrics["selfpara_deployment_cooldowns"]  # the pool reports each deployment, however reached
+    assert value(deployments, "selfpara_deployment_cooldowns_total", deployment=bad.url) >= 1  # type: ignore[attr-defined]
+    assert value(deployments, "selfpara_deployment_cooldowns_total", deployment=good.url) == 0  # type: ignore[attr-defined]
+    calls_of_good = value(metrics["selfpara_deployment_calls"], "selfpara_deployment_calls_total", deployment=good.url)  # type: ignore[attr-defined]
+    assert calls_of_good == good_calls
+
+
+@pytest.mark.parametrize("broken_via", ["http", "litellm"])
+def test_a_group_of_http_and_litellm_deployments_balances_and_fails_over_both_ways(
+    tmp_path: Path, upstreams: tuple[FakeUpstream, FakeUpstream], broken_via: str
+) -> None:
+    good, bad = upstreams
+    bad.reset()  # both answer at first
+    via_litellm = bad if broken_via == "litellm" else good
+    config = router_file(tmp_path, upstreams, via_litellm=via_litellm, allowed_fails=0, cooldown_time=30)
+    settings = proxy_settings(config)
+    assert settings.resolved_transport() == "http+litellm"
+    with ThreadedServer(create_app(settings)) as server:
+        both = asyncio.run(ask_many(server.base, 10, 2))
+        assert len(good.calls) >= 10 and len(bad.calls) >= 10  # simple-shuffle: each takes about half
+        bad.fail(500, times=None, message="deployment b is broken")
+        before = len(bad.calls)
+        after = asyncio.run(ask_many(server.base, 10, 2, selfpara={"k": 2}))
+        passthrough = asyncio.run(ask_many(server.base, 6, 2, selfpara={"enabled": False}))
+        metrics = metrics_of(server.base)
+    assert [r.status_code for r in both + after + passthrough] == [200] * 26
+    assert {r.json()["choices"][0]["message"]["content"] for r in both + after} == {"Paris"}
+    # its first failure cooled it down for the rest: about half the calls would have gone there
+    assert 1 <= len(bad.calls) - before <= 6, len(bad.calls) - before  # at most the calls in flight then
+    assert {c.authorization for c in good.calls} == {f"Bearer {GOOD_KEY}"}  # each its own key, either way
+    assert {c.authorization for c in bad.calls} == {f"Bearer {BAD_KEY}"}
+    cooldowns = metrics["selfpara_deployment_cooldowns"]
+    assert value(cooldowns, "selfpara_deployment_cooldowns_total", deployment=bad.url) == 1  # type: ignore[attr-defined]
 
 
 def test_streams_fail_over_too(tmp_path: Path, upstreams: tuple[FakeUpstream, FakeUpstream]) -> None:

@@ -213,7 +213,7 @@ def serve(
         settings = load_settings(
             config_file, upstream=upstream, server=server, api_key_env=api_key_env, upstream_key_env=upstream_key_env
         )
-        if settings.router_config is not None:  # litellm's Router checks its settings when built: now, not in a worker
+        if settings.router_config is not None:  # the judge's deployments are checked when built: now, not in a worker
             from selfpara.server.state import default_client
 
             default_client(settings)

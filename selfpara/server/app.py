@@ -73,7 +73,7 @@ def create_app(settings: ServerSettings | None = None, *, client: ModelClient | 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if settings.preload and is_embedded(settings.upstream.model):
             proxy.preload_task = asyncio.create_task(preload(proxy))
-        elif not proxy.custom_client and settings.resolved_transport() == "litellm":
+        elif not proxy.custom_client and "litellm" in settings.resolved_transport():
             await warm_litellm(settings.upstream.model)
         log.info(
             "selfpara proxy serving %s%s (k=%d, auth=%s, max_concurrent=%d, transport=%s)",

@@ -42,7 +42,7 @@ from selfpara.config import MAX_K, WrapConfig, build_config
 from selfpara.errors import ConfigError, config_error
 from selfpara.models.http_backend import endpoint_from_env, resolve_transport
 from selfpara.models.names import is_embedded
-from selfpara.models.routing.config import RouterConfig
+from selfpara.models.routing.model_list import RouterConfig
 from selfpara.util.envvars import OLLAMA_API_BASE_ENV
 
 
@@ -168,7 +168,7 @@ class ServerSettings(BaseModel):
         if config is not None and isinstance(upstream, WrapConfig):
             if upstream.api_base:
                 raise ValueError("give the upstream's api_base or a router_config, not both")
-            config.transport_for(config.require_group(upstream.model), upstream.transport)
+            config.over_http(config.require_group(upstream.model), upstream.transport)
         return config
 
     @model_validator(mode="after")
@@ -214,9 +214,11 @@ class ServerSettings(BaseModel):
         return self.router_config.group_for(self.upstream.model) or "" if self.router_config else ""
 
     def resolved_transport(self, environ: Mapping[str, str] | None = None) -> str:
-        """The upstream's `transport` with auto resolved: "http" or "litellm" (or "embedded")."""
+        """The upstream's `transport` with auto resolved: "http" or "litellm" (or "embedded"; with a
+        router config, "http+litellm" when its group has deployments of each)."""
         if self.router_config is not None:
-            return self.router_config.transport_for(self.router_group(), self.upstream.transport)
+            over_http = self.router_config.over_http(self.router_group(), self.upstream.transport)
+            return "http" if all(over_http) else "litellm" if not any(over_http) else "http+litellm"
         return resolve_transport(self.upstream.transport, self.upstream.model, upstream_base_url(self, environ))
 
     def secrets(self) -> list[str | None]:

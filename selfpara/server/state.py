@@ -77,8 +77,7 @@ def default_client(settings: ServerSettings) -> ModelClient:
     """The one client every request's upstream calls go through; with a router config, the
     upstream (and a judge or paraphrase model the config also names) goes to its deployments.
 
-    Raises ConfigError for a transport that cannot reach the upstream, or a router config
-    litellm's Router refuses."""
+    Raises ConfigError for a transport that cannot reach the upstream or a deployment."""
     cfg = settings.upstream
     settings.resolved_transport()  # a forced http transport without a base URL fails now, not on a request
     # Made now so that per-request clients (selfpara.api_base) and deployment pools share its connections.

@@ -6,6 +6,7 @@
 - `llamacpp`: llama.cpp through llama-cpp-python; the engine every `local/...` model
   string uses (registered here, as `llamacpp`).
 - `embedded`: the embedded models by name, and GGUF files by path.
+- `params`: one call's OpenAI-style parameters parsed into a `GenRequest` for an engine.
 - `parts`: assembly of a model carried on PyPI in parts into a verified cache file.
 """
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from selfpara.errors import UpstreamError
+from selfpara.models.engines.params import GenRequest
 from selfpara.models.engines.prefix import reusable_prefix
 from selfpara.models.engines.queued import refuse_waiting
-from selfpara.models.engines.request import GenRequest
 from selfpara.models.engines.sampling import TokenSampler
 from selfpara.result import Completion
 

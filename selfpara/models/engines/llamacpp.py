@@ -28,10 +28,10 @@ from typing import Any
 from selfpara.errors import ConfigError, UpstreamError
 from selfpara.models.engines.batched import CHUNK, BatchScheduler, SlotContext
 from selfpara.models.engines.embedded import EmbeddedModel
+from selfpara.models.engines.params import GenRequest
 from selfpara.models.engines.prefix import reusable_prefix
 from selfpara.models.engines.probe import check_engine
 from selfpara.models.engines.queued import EngineCache, QueuedEngine, refuse_waiting
-from selfpara.models.engines.request import GenRequest
 from selfpara.models.engines.sampling import logprob
 from selfpara.result import Completion
 from selfpara.util.extras import requires_extra

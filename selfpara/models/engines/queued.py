@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 
 from selfpara.errors import UpstreamError
 from selfpara.models.engines.embedded import EmbeddedModel, resolve
-from selfpara.models.engines.request import GenRequest, make_request
+from selfpara.models.engines.params import GenRequest, make_request
 from selfpara.result import Completion, Message
 
 

@@ -1,10 +1,10 @@
-"""A pool of OpenAI-compatible deployments of one model on the lean http transport.
+"""A pool of deployments of one model: load balancing, failover and cooldowns, with litellm's
+setting names and defaults. Each deployment has its own backend: the lean http transport where
+it can reach it, else litellm pinned to the deployment (`routing.build_pool` chooses).
 
-litellm's Router does load balancing, retries on another deployment and cooldowns, but
-costs the proxy about ten times the CPU per request of this pool, which throughput and
-latency under load follow (benchmarks/bench_router.py, docs/scale-out.md). For groups
-whose deployments are all plain OpenAI-compatible servers, this pool does the same few
-things with litellm's setting names and defaults:
+It replaced litellm's Router, which did the same few things and more but reached every
+deployment through litellm: the proxy spent about twelve times the CPU per request on it that
+it spends on this pool over http (benchmarks/bench_router.py, docs/scale-out.md). What it does:
 
 - routing_strategy: `simple-shuffle` (default: a random deployment, by `weight`) or
   `least-busy` (fewest calls in flight; ties taken in turn);
@@ -21,10 +21,11 @@ things with litellm's setting names and defaults:
   load a still-broken deployment costs one call per cooldown, not one per call that
   happened to pick it meanwhile.
 
-It differs from the Router on purpose where the Router's rule needs traffic statistics
-(litellm cools a deployment down by its failure rate over the current minute): here it is
-failures in a row. A call that hangs is bounded by ModelClient's timeout; it does not
-count against the deployment (the timeout cancels the attempt before the pool sees it).
+Where litellm's Router cooled a deployment down by its failure rate over the current minute,
+this pool counts failures in a row. A call that hangs is bounded by ModelClient's timeout; it
+does not count against the deployment (the timeout cancels the attempt before the pool sees it).
+A passthrough call goes only to the deployments whose backend serves its endpoint (litellm has
+no /responses).
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from selfpara.errors import UpstreamError
-from selfpara.models.http_backend import HttpBackend, HttpTransport, endpoint_from_env
-from selfpara.models.routing.config import Deployment
+from selfpara.models.backends import RawBackend
+from selfpara.models.routing.model_list import POOL_STRATEGIES, Deployment
 from selfpara.result import Completion, Message
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,7 @@ class DeploymentState:
     """One deployment's backend and its record (read by the proxy's /metrics)."""
 
     deployment: Deployment
-    backend: HttpBackend
+    backend: RawBackend
     in_flight: int = 0
     calls: int = 0
     failures: int = 0
@@ -89,8 +90,9 @@ class DeploymentPool:
 
     Args:
         group: the model_name the deployments serve (for logs and errors).
-        deployments: the group's deployments (openai/ or hosted_vllm/ models with an api_base).
-        transport: the shared connection pool.
+        deployments: the group's deployments.
+        backends: the backend of each deployment, in the same order, pinned to its base URL
+            and key (the caller's are dropped from every call).
         routing_strategy: simple-shuffle or least-busy.
         allowed_fails: failures in a row a deployment may have before it cools down.
         cooldown_s: seconds a failing deployment is left out.
@@ -99,13 +101,11 @@ class DeploymentPool:
         rng: the random source of simple-shuffle (tests pass a seeded one).
     """
 
-    raw_endpoints = HttpBackend.raw_endpoints
-
     def __init__(
         self,
         group: str,
         deployments: list[Deployment],
-        transport: HttpTransport,
+        backends: list[RawBackend],
         *,
         routing_strategy: str = "simple-shuffle",
         allowed_fails: int = DEFAULT_ALLOWED_FAILS,
@@ -114,8 +114,10 @@ class DeploymentPool:
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
     ) -> None:
-        if not deployments:
-            raise ValueError(f"{group}: a pool needs at least one deployment")
+        if not deployments or len(backends) != len(deployments):
+            raise ValueError(f"{group}: a pool needs at least one deployment, and one backend for each")
+        if routing_strategy not in POOL_STRATEGIES:
+            raise ValueError(f"{group}: routing_strategy must be one of {POOL_STRATEGIES}, not {routing_strategy!r}")
         self.group = group
         self.routing_strategy = routing_strategy
         self.allowed_fails = allowed_fails
@@ -124,23 +126,21 @@ class DeploymentPool:
         self._clock = clock
         self._rng = rng or random.Random()
         self._turn = itertools.count()
-        # A deployment without its own key gets its provider variable's, as a single upstream does.
-        self.states = [
-            DeploymentState(
-                d,
-                HttpBackend(
-                    transport, d.api_base, d.api_key.get_secret_value() if d.api_key else endpoint_from_env(d.model)[1]
-                ),
-            )
-            for d in deployments
-        ]
+        self.states = [DeploymentState(d, b) for d, b in zip(deployments, backends, strict=True)]
+        # Passthrough endpoints any deployment serves; a call goes only to those that serve its own.
+        self.raw_endpoints: frozenset[str] = frozenset().union(*(b.raw_endpoints for b in backends))
 
     # ---- choosing ---------------------------------------------------------------------
 
-    def _choose(self, tried: set[int]) -> DeploymentState | None:
-        """The next deployment to call, leaving out those tried; None when none is left."""
+    def _choose(self, tried: set[int], endpoint: str | None) -> DeploymentState | None:
+        """The next deployment to call, leaving out those tried and, for a passthrough call, those
+        that do not serve its `endpoint`; None when none is left."""
         now = self._clock()
-        left = [s for i, s in enumerate(self.states) if i not in tried]
+        left = [
+            s
+            for i, s in enumerate(self.states)
+            if i not in tried and (endpoint is None or endpoint in s.backend.raw_endpoints)
+        ]
         if not left:
             return None
         ready = [s for s in left if s.available(now)]
@@ -176,16 +176,23 @@ class DeploymentPool:
                 )
             state.cooled_until = now + self.cooldown_s
 
-    async def _routed(self, call: Callable[[HttpBackend, Deployment], Awaitable[T]], *, held: bool = False) -> T:
+    async def _routed(
+        self,
+        call: Callable[[RawBackend, Deployment], Awaitable[T]],
+        *,
+        endpoint: str | None = None,
+        held: bool = False,
+    ) -> T:
         """`call` on a chosen deployment, on another after a failure that another may not have.
 
         Args:
+            endpoint: a passthrough call's endpoint (None: a `complete` call, which every backend makes).
             held: the result is an event stream: the deployment counts as busy until it ends.
         """
         tried: set[int] = set()
         last: UpstreamError | None = None
         for _ in range(1 + min(self.num_retries, len(self.states) - 1)):
-            state = self._choose(tried)
+            state = self._choose(tried, endpoint)
             if state is None:
                 break
             tried.add(self.states.index(state))
@@ -210,7 +217,8 @@ class DeploymentPool:
                 return _Held(result, state)  # type: ignore[arg-type,return-value]
             state.in_flight -= 1
             return result
-        assert last is not None
+        if last is None:  # ModelClient checks `raw_endpoints` first, so only a direct caller gets here
+            raise UpstreamError(f"{self.group}: no deployment passes {endpoint} requests through", status=400)
         raise last
 
     # ---- the backend ------------------------------------------------------------------
@@ -221,7 +229,7 @@ class DeploymentPool:
 
     async def raw(self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
         params = _own(params)
-        return await self._routed(lambda backend, d: backend.raw(d.model, endpoint, body, params))
+        return await self._routed(lambda backend, d: backend.raw(d.model, endpoint, body, params), endpoint=endpoint)
 
     async def raw_stream(
         self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]
@@ -229,7 +237,9 @@ class DeploymentPool:
         """Opens the stream on a deployment (failing over while it does not open); a stream
         that breaks off midway raises from the iterator, as on one upstream."""
         params = _own(params)
-        return await self._routed(lambda backend, d: backend.raw_stream(d.model, endpoint, body, params), held=True)
+        return await self._routed(
+            lambda backend, d: backend.raw_stream(d.model, endpoint, body, params), endpoint=endpoint, held=True
+        )
 
     def snapshot(self) -> list[dict[str, Any]]:
         """Each deployment's record (for logs and /ready)."""

@@ -1,4 +1,4 @@
-"""The router config: several deployments of one model, in litellm's `model_list` format.
+"""The router config file's model: several deployments of one model, in litellm's `model_list` format.
 
     model_list:
       - model_name: qwen                      # the group: what the proxy's upstream model resolves to
@@ -8,16 +8,16 @@
           api_key: os.environ/VLLM_KEY_A      # a variable's value (litellm's convention), or a literal key
       - model_name: qwen
         litellm_params: {model: openai/Qwen2.5-7B-Instruct, api_base: "http://gpu-b:8000/v1"}
-    router_settings:                          # optional; litellm Router arguments
+    router_settings:                          # optional; how the pool balances and fails over
       routing_strategy: least-busy
       allowed_fails: 3
       cooldown_time: 5
 
 YAML or JSON (by the file's suffix: .json is JSON, anything else YAML); a bare list is a
-`model_list`. A litellm proxy config works as it is: its `litellm_settings`,
-`general_settings` and `environment_variables` sections are ignored (with a log line).
-Everything that cannot be used is a ConfigError when the file is loaded (at startup);
-keys are held as SecretStr and never appear in a message.
+`model_list`. A litellm proxy config works as it is where its router_settings are the four
+above: its `litellm_settings`, `general_settings` and `environment_variables` sections are
+ignored (with a log line). Everything that cannot be used is a ConfigError when the file is
+loaded (at startup); keys are held as SecretStr and never appear in a message.
 """
 
 from __future__ import annotations
@@ -42,13 +42,20 @@ ENV_PREFIX = "os.environ/"
 
 IGNORED_SECTIONS = ("litellm_settings", "general_settings", "environment_variables")
 
-POOL_PARAMS = frozenset({"model", "api_base", "api_key", "weight"})
-"""Deployment parameters the lean pool honours; a deployment with others goes through litellm's Router."""
+POOL_PARAMS = frozenset({"weight"})
+"""Deployment parameters the pool reads itself; the others (timeout, extra_headers, ...) go with
+every call to litellm, so a deployment that sets one is reached through litellm."""
 
-POOL_SETTINGS = frozenset({"routing_strategy", "allowed_fails", "cooldown_time", "num_retries"})
-"""router_settings the lean pool honours; any other setting sends the group through litellm's Router."""
+ROUTER_PARAMS = ("max_parallel_requests", "order", "rpm", "tpm")
+"""Deployment parameters only litellm's Router read (its rate limits and its order): an error, not
+a silent ignore, since that Router was replaced by the pool (docs/scale-out.md)."""
+
+POOL_SETTINGS = ("allowed_fails", "cooldown_time", "num_retries", "routing_strategy")
+"""The router_settings the pool reads; any other is an error."""
 
 POOL_STRATEGIES = ("simple-shuffle", "least-busy")
+
+REMOVED = "only litellm's Router read that, and the pool replaced it: docs/scale-out.md"
 
 _SECRET_NAME = re.compile(r"key|secret|token|password|credential", re.IGNORECASE)
 _USERINFO = re.compile(r"^([a-z][a-z0-9+.\-]*://)[^/@\s]*@", re.IGNORECASE)
@@ -65,7 +72,7 @@ class Deployment(BaseModel):
     api_base: str | None = None
     api_key: SecretStr | None = None
     params: dict[str, Any] = Field(
-        default_factory=dict, description="Its other litellm_params (weight, rpm, timeout, ...), as written."
+        default_factory=dict, description="Its other litellm_params (weight, timeout, extra_headers, ...), as written."
     )
     index: int = Field(0, description="Position in the file's model_list (0-based).")
 
@@ -92,14 +99,18 @@ class Deployment(BaseModel):
         value = self.params.get("weight", 1)
         return float(value) if isinstance(value, (int, float)) and value > 0 else 1.0
 
-    def litellm_entry(self) -> dict[str, Any]:
-        """The deployment as a litellm Router `model_list` entry, the key resolved."""
-        params: dict[str, Any] = {"model": self.model, **self.params}
-        if self.api_base:
-            params["api_base"] = self.api_base
-        if self.api_key is not None:
-            params["api_key"] = self.api_key.get_secret_value()
-        return {"model_name": self.model_name, "litellm_params": params}
+    def http_misfit(self) -> str | None:
+        """Why the lean http transport cannot reach this deployment as written (then litellm
+        does), or None when it can."""
+        where = f"deployment {self.index + 1} ({self.model})"
+        if not self.model.startswith(OPENAI_COMPATIBLE):
+            return f"{where} is not an openai/ or hosted_vllm/ model"
+        if not self.api_base:
+            return f"{where} has no api_base"
+        passed_on = sorted(set(self.params) - POOL_PARAMS)
+        if passed_on:
+            return f"{where} sets {passed_on}, which only litellm passes on"
+        return None
 
 
 def public_url(url: str) -> str:
@@ -153,40 +164,21 @@ class RouterConfig(BaseModel):
             )
         return group
 
-    def pool_misfit(self, group: str) -> str | None:
-        """Why the lean http pool cannot serve `group` exactly as written, or None when it can."""
-        extra = sorted(set(self.router_settings) - POOL_SETTINGS)
-        if extra:
-            return f"router_settings {extra} need litellm's Router"
-        strategy = self.router_settings.get("routing_strategy", "simple-shuffle")
-        if strategy not in POOL_STRATEGIES:
-            return f"routing_strategy {strategy!r} needs litellm's Router"
-        for d in self.groups()[group]:
-            if not d.model.startswith(OPENAI_COMPATIBLE):
-                return f"deployment {d.index + 1} ({d.model}) is not an openai/ or hosted_vllm/ model"
-            if not d.api_base:
-                return f"deployment {d.index + 1} ({d.model}) has no api_base"
-            unknown = sorted(set(d.params) - POOL_PARAMS)
-            if unknown:
-                return f"deployment {d.index + 1} sets {unknown}, which need litellm's Router"
-        return None
-
-    def transport_for(self, group: str, transport: str) -> str:
-        """How `group` is reached: "http" (the lean pool) or "litellm" (litellm's Router).
+    def over_http(self, group: str, transport: str) -> list[bool]:
+        """For each deployment of `group`, whether the lean http transport reaches it (else litellm).
 
         Args:
-            transport: the upstream's setting. auto: the pool when it can serve the group as
-                written, else the Router; http: the pool (ConfigError when it cannot);
-                litellm: the Router.
+            transport: the upstream's setting. auto: http where it can reach the deployment as
+                written (`Deployment.http_misfit`); http: every one (ConfigError naming one it
+                cannot reach); litellm: none.
         """
-        if transport == "litellm":
-            return "litellm"
-        misfit = self.pool_misfit(group)
-        if misfit is None:
-            return "http"
-        if transport == "http":
-            raise ConfigError(f"transport http cannot serve {group!r} of router config {self.path}: {misfit}")
-        return "litellm"
+        out = []
+        for d in self.groups()[group]:
+            misfit = None if transport == "litellm" else d.http_misfit()
+            if transport == "http" and misfit is not None:
+                raise ConfigError(f"transport http cannot serve {group!r} of router config {self.path}: {misfit}")
+            out.append(transport != "litellm" and misfit is None)
+        return out
 
     def secrets(self) -> list[str]:
         """Every key in the file (for redaction)."""
@@ -200,8 +192,9 @@ def load_router_config(path: str | Path, environ: Mapping[str, str] | None = Non
         path: a YAML or JSON file in litellm's format (see the module doc).
         environ: where `os.environ/NAME` values are read (default `os.environ`).
 
-    Raises ConfigError when the file cannot be read or parsed, has no deployment, or an
-    entry lacks `model_name` / `litellm_params.model` or names an unset variable.
+    Raises ConfigError when the file cannot be read or parsed, has no deployment, an entry
+    lacks `model_name` / `litellm_params.model` or names an unset variable, or the file sets
+    what only litellm's Router read (other router_settings or strategies, rpm, tpm, ...).
     """
     p = Path(path)
     where = f"router config {p}"
@@ -260,6 +253,9 @@ def _deployment(i: int, entry: Any, where: str, env: Mapping[str, str]) -> Deplo
         raise ConfigError(f"{at}: `api_base` must be an http(s) URL")
     if api_key is not None and not isinstance(api_key, str):
         raise ConfigError(f"{at}: `api_key` must be a string")
+    unsupported = [k for k in ROUTER_PARAMS if k in params]
+    if unsupported:
+        raise ConfigError(f"{at}: litellm_params {unsupported} are not supported ({REMOVED}); `weight` is")
     return Deployment(
         model_name=name,
         model=params.pop("model"),
@@ -282,11 +278,19 @@ def _resolve(value: Any, where: str, env: Mapping[str, str]) -> Any:
 
 
 def _check_settings(settings: dict[str, Any], where: str) -> None:
-    """The router_settings the pool reads must have usable values (the Router checks its own)."""
+    """router_settings must be ones the pool reads, with usable values."""
+    unsupported = sorted(set(settings) - set(POOL_SETTINGS))
+    if unsupported:
+        raise ConfigError(
+            f"{where}: router_settings {unsupported} are not supported ({REMOVED}); "
+            f"the supported ones are {', '.join(POOL_SETTINGS)}"
+        )
     for key, kind in (("allowed_fails", int), ("num_retries", int), ("cooldown_time", (int, float))):
         value = settings.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, kind) or value < 0):
             raise ConfigError(f"{where}: router_settings.{key} must be a number >= 0")
     strategy = settings.get("routing_strategy")
-    if strategy is not None and not isinstance(strategy, str):
-        raise ConfigError(f"{where}: router_settings.routing_strategy must be a string")
+    if strategy is not None and strategy not in POOL_STRATEGIES:
+        raise ConfigError(
+            f"{where}: routing_strategy {strategy!r} is not supported ({REMOVED}); use {' or '.join(POOL_STRATEGIES)}"
+        )
