@@ -34,6 +34,7 @@ from selfpara.errors import UpstreamError
 from selfpara.lines import LineSource, ParaphraseSource, Restart, given_lines
 from selfpara.paraphrase import LEXICAL_REASONS, EquivalenceCheck
 from selfpara.result import Answer, Flag, Message, RejectedParaphrase, Timings, Usage, Variant, WrappedAnswer
+from selfpara.upstream_data import combined_failure
 from selfpara.vote import choose_winner, cluster_answers, guard_original, vote
 
 if TYPE_CHECKING:  # types only
@@ -384,8 +385,7 @@ class RequestState:
         ok = [a for a in answers if a.ok]
         if not ok:
             errors = "; ".join(sorted({a.error or "" for a in answers}))
-            first = self.failures[0]
-            raise UpstreamError(f"every answer call failed: {errors}", status=first.status, retryable=first.retryable)
+            raise combined_failure(self.failures, f"every answer call failed: {errors}")
         if len(ok) < len(answers):
             self.flags.append("partial_failure")
         if not answers[0].ok:

@@ -182,6 +182,9 @@ class _RequestIdMiddleware:
         except asyncio.CancelledError:
             # uvicorn cancels the requests still running when the shutdown grace period ends
             log.warning("request_id=%s cancelled by the server's shutdown", rid, extra={"request_id": rid})
+            call = scope["state"].get("call")
+            if call is not None and not call.logged:  # a stream logs its own end (GuardedStream)
+                call.cut_by_shutdown()
             with contextlib.suppress(Exception):
                 await fail(
                     ProxyError(

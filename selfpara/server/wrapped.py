@@ -194,11 +194,14 @@ async def stream(
     slot = call.slot
     assert slot is not None
 
-    def on_close() -> None:
-        if not task.done():  # the client went away: stop spending upstream calls
+    def on_close(cut: bool) -> None:
+        if not task.done():  # the client went away, or the server is shutting down: stop spending upstream calls
             task.cancel()
         if not finished:
-            call.gone(stream=True)
+            if cut:
+                call.cut_by_shutdown(stream=True)
+            else:
+                call.gone(stream=True)
         slot.release()
 
     slot.handed_off = True
