@@ -63,7 +63,7 @@ def start_proxy(port: int, upstream: str, cache: str) -> subprocess.Popen[bytes]
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         "SELFPARA_PROXY_KEY": "",
     }
-    cmd = [sys.executable, "-c", "from selfpara.cli import main; main()", "serve"]
+    cmd = [sys.executable, "-c", "from selfpara.cli import main; main()", "serve", "--no-auth"]
     cmd += ["--model", "openai/fake", "--api-base", upstream, "--port", str(port), "--k", "3"]
     cmd += ["--paraphrase-check", "off", "--equivalence", "exact", "--timeout", "30", "--cache", cache]
     log = open(Path(tempfile.gettempdir()) / f"selfpara-bench-cache-{port}.log", "wb")  # noqa: SIM115

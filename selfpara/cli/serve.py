@@ -32,6 +32,7 @@ from selfpara.envvars import (
     renamed_env,
 )
 from selfpara.equivalence import EQUIVALENCE_FUNCTIONS
+from selfpara.errors import ConfigError
 from selfpara.extras import install_note
 from selfpara.model_names import EMBEDDED_MODEL
 from selfpara.presets import default
@@ -74,6 +75,12 @@ def serve(
         help="Environment variable holding the proxy's own key; "
         f"clients then must send `Authorization: Bearer <key>`. Default: {PROXY_KEY_ENV} when it is set, "
         "else the settings file's api_key_env, else no key.",
+    ),
+    no_auth: bool = typer.Option(
+        False,
+        "--no-auth",
+        help=f"Serve without a proxy key, on purpose: needed when {PROXY_KEY_ENV} is set but empty (otherwise an "
+        "error, so that a key lost on its way does not open the proxy); refused together with a key.",
     ),
     upstream_key_env: Optional[str] = typer.Option(
         None,
@@ -180,9 +187,19 @@ def serve(
 
         from selfpara.server.settings import load_settings
 
-        if api_key_env is None and os.environ.get(PROXY_KEY_ENV):
+        if no_auth:
+            if api_key_env is not None or os.environ.get(PROXY_KEY_ENV):
+                raise ConfigError(
+                    f"--no-auth, but a proxy key is given ({api_key_env or PROXY_KEY_ENV}): drop one of them"
+                )
+        elif api_key_env is None and PROXY_KEY_ENV in os.environ:
             # The proxy's key under its conventional name needs no flag; a key is read only from
-            # the environment (by load_settings), never taken from a flag or a file.
+            # the environment (by load_settings), never taken from a flag or a file. Set but empty
+            # is an error there: an open proxy is chosen with --no-auth, not by a key gone missing.
+            if not os.environ[PROXY_KEY_ENV]:
+                raise ConfigError(
+                    f"{PROXY_KEY_ENV} is set but empty: give the proxy a key, or pass --no-auth to serve without one"
+                )
             api_key_env = PROXY_KEY_ENV
         config_file = str(config) if config else None
         upstream: dict[str, object] = {
@@ -215,7 +232,12 @@ def serve(
             "metrics": metrics,
         }
         settings = load_settings(
-            config_file, upstream=upstream, server=server, api_key_env=api_key_env, upstream_key_env=upstream_key_env
+            config_file,
+            upstream=upstream,
+            server=server,
+            api_key_env=api_key_env,
+            upstream_key_env=upstream_key_env,
+            no_auth=no_auth,
         )
         if settings.router_config is not None:  # litellm's Router checks its settings when built: now, not in a worker
             from selfpara.server.state import default_client
@@ -249,6 +271,13 @@ def serve(
             highlight=False,
             soft_wrap=True,  # one line, also when redirected
         )
+        if settings.api_key is None and host not in ("127.0.0.1", "localhost", "::1"):
+            err_console().print(
+                f"[yellow]warning:[/yellow] no proxy key, listening on {escape(host)}: whoever reaches this port "
+                f"spends the upstream's key; set {PROXY_KEY_ENV}",
+                highlight=False,
+                soft_wrap=True,
+            )
 
         def run(app: str | Callable[..., Any], **extra: Any) -> None:
             """Serve `app` (an ASGI app, or the import string of an app factory)."""
@@ -271,6 +300,7 @@ def serve(
                 "server": server,
                 "api_key_env": api_key_env,
                 "upstream_key_env": upstream_key_env,
+                "no_auth": no_auth,
                 "log_format": log_format.value,
                 "verbose": verbose,
             }

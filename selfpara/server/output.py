@@ -10,22 +10,22 @@ from typing import Any
 
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from selfpara.redaction import maskable
 from selfpara.server.errors import unrelayable
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 def scrub_text(text: str, secrets: Sequence[str | None]) -> str:
-    """`text` with every configured secret replaced by ***."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
+    """`text` with every configured secret replaced by *** (those long enough to mask: `maskable`)."""
+    for secret in maskable(secrets):
+        text = text.replace(secret, "***")
     return text
 
 
 def scrub(data: dict[str, Any], secrets: Sequence[str | None]) -> dict[str, Any]:
     """`data` with every configured secret replaced by *** wherever it appears."""
-    real = [s for s in secrets if s]
+    real = maskable(secrets)
     if not real:
         return data
     text = json.dumps(data)

@@ -45,6 +45,10 @@ from selfpara.http_backend import endpoint_from_env, resolve_transport
 from selfpara.model_names import is_embedded
 from selfpara.routing.config import RouterConfig
 
+MIN_PROXY_KEY_CHARS = 16
+"""The shortest proxy key accepted: a short key can be guessed, and masking it in logs would show it
+(selfpara.redaction.MIN_MASKED_CHARS). `openssl rand -hex 24` makes a 48-character one."""
+
 
 class ServerSettings(BaseModel):
     """Everything one proxy process needs. Immutable; one per `create_app` call."""
@@ -160,6 +164,16 @@ class ServerSettings(BaseModel):
                     data["upstream"] = {**upstream, "transport": transport}
         return data
 
+    @field_validator("api_key")
+    @classmethod
+    def _long_enough(cls, key: SecretStr | None) -> SecretStr | None:
+        if key is not None and len(key.get_secret_value()) < MIN_PROXY_KEY_CHARS:
+            raise ValueError(
+                f"the proxy key is too short: use at least {MIN_PROXY_KEY_CHARS} characters "
+                "(`openssl rand -hex 24` makes one)"
+            )
+        return key
+
     @field_validator("router_config")
     @classmethod
     def _serves_the_upstream(cls, config: RouterConfig | None, info: ValidationInfo) -> RouterConfig | None:
@@ -270,6 +284,7 @@ def load_settings(
     api_key_env: str | None = None,
     upstream_key_env: str | None = None,
     environ: Mapping[str, str] | None = None,
+    no_auth: bool = False,
 ) -> ServerSettings:
     """Build ServerSettings from a file, explicit values (flags) and the environment.
 
@@ -281,9 +296,10 @@ def load_settings(
         upstream_key_env: variable holding the upstream's key; default: none, so litellm
             reads the provider's own variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...).
         environ: the environment (default `os.environ`).
+        no_auth: serve without a proxy key (`--no-auth`); a key variable named anyway is an error.
 
-    Raises ConfigError on any bad value, a key written into the file, or a named
-    variable that is not set.
+    Raises ConfigError on any bad value, a key written into the file, a named
+    variable that is not set, or a proxy key shorter than MIN_PROXY_KEY_CHARS.
     """
     env = os.environ if environ is None else environ
     data = _read_file(config_file) if config_file else {}
@@ -302,6 +318,8 @@ def load_settings(
     srv = {**data, **{k: v for k, v in (server or {}).items() if v is not None}}
 
     key_env = api_key_env or file_key_env
+    if no_auth and key_env:
+        raise ConfigError(f"--no-auth, but the settings name a proxy key variable ({key_env}): drop one of them")
     if key_env:
         value = env.get(key_env)
         if not value:
