@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -371,3 +372,25 @@ async def test_a_busy_store_is_skipped_per_call_and_reported_as_degraded(
     assert cache.stats.stored >= 1
     clock.now += 31
     assert cache.state() == ("ok", None)
+
+
+def test_a_sqlite_cache_and_its_journal_files_are_private(tmp_path: Path) -> None:
+    """The probe of issue 34: the cache file and its -wal/-shm were created world-readable (0644)."""
+    import stat
+
+    from selfpara.cache.sqlite_store import SQLiteStore
+
+    path = tmp_path / "calls.sqlite"
+    old = os.umask(0o022)
+    try:
+        store = SQLiteStore(path)
+        store.put_now("k", '{"text": "Paris"}')
+        files = [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+        assert all(f.exists() for f in files)
+        assert {f.name: stat.S_IMODE(f.stat().st_mode) for f in files} == {f.name: 0o600 for f in files}
+        store.close()
+        path.chmod(0o640)  # an existing file keeps the mode its owner gave it
+        SQLiteStore(path).close()
+        assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    finally:
+        os.umask(old)
