@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from selfpara import SelfParaphraser
-from selfpara.cache import CallCache, MemoryStore, cacheable, call_key, key_material, open_call_cache
+from selfpara.cache import CallCache, MemoryStore, cacheable, call_key, key_material, open_call_cache, tenant
 from selfpara.cache.spec import masked, parse_cache
 from selfpara.client_config import client_from_config
 from selfpara.config import build_config
@@ -60,8 +60,21 @@ def test_keys_differ_in_everything_that_shapes_the_output() -> None:
         call_key("openai/m", MSGS, {**base, "api_base": "http://other:8000/v1"}),
         call_key("openai/m", MSGS, base, {"arm": "raw", "sample": 0}),
         call_key("openai/m", MSGS, base, {"arm": "raw", "sample": 1}),
+        call_key("openai/m", MSGS, base, tenant=tenant("http://gpu:8000/v1", "sk-tenant-a-0123456789")),
+        call_key("openai/m", MSGS, base, tenant=tenant("http://gpu:8000/v1", "sk-tenant-b-0123456789")),
+        call_key("openai/m", MSGS, base, tenant=tenant("http://gpu-2:8000/v1", "sk-tenant-a-0123456789")),
+        call_key("openai/m", MSGS, base, tenant=tenant("http://gpu:8000/v1", None)),
     ]
     assert len({key, *different}) == len(different) + 1
+
+
+def test_the_tenant_is_a_keyed_fingerprint_never_the_key() -> None:
+    import hashlib
+
+    fingerprint = tenant("http://gpu:8000/v1", SECRET)
+    material = json.dumps(key_material("openai/m", MSGS, {"temperature": 0.0}, tenant=fingerprint))
+    assert SECRET not in material and hashlib.sha256(SECRET.encode()).hexdigest() not in material
+    assert fingerprint == tenant("http://gpu:8000/v1", SECRET) != tenant("http://gpu:8000/v1", SECRET + "x")
 
 
 def test_key_material_holds_no_credentials_and_ignores_how_the_call_is_made() -> None:

@@ -634,7 +634,9 @@ def test_client_api_base_never_gets_the_server_key(fake: FakeUpstream, transport
     other = FakeUpstream(answer="Berlin")
     with (
         ThreadedServer(other, lifespan="off") as other_server,
-        start_proxy(settings_for(fake, allow_client_api_base=True, upstream_transport=transport)) as server,
+        start_proxy(
+            settings_for(fake, client_api_bases=[f"127.0.0.1:{other_server.port}"], upstream_transport=transport)
+        ) as server,
     ):
         base = f"{other_server.base}/v1"
         r = post(server, chat(selfpara={"api_base": base, "api_key": "client-own-key"}))

@@ -84,14 +84,17 @@ def test_model_routing_and_helper_models() -> None:
     assert settings.model_names() == ["openai/llama", "llama", "selfpara/openai/llama", "selfpara/llama"]
     assert settings.serves("llama") and settings.serves("selfpara/llama") and not settings.serves("gpt-4o")
     assert ServerSettings(upstream=build_config(model="openai/llama"), any_model=True).serves("gpt-4o")
-    assert settings.helper_model_allowed("openai/judge") and not settings.helper_model_allowed("anthropic/claude")
-    assert not settings.helper_model_allowed("local/smollm2")
+    # only models the operator chose: another model of the provider would be paid with the server's key
+    assert settings.helper_model_allowed("llama") and not settings.helper_model_allowed("openai/judge")
+    assert not settings.helper_model_allowed("anthropic/claude") and not settings.helper_model_allowed("local/smollm2")
     listed = ServerSettings(upstream=build_config(model="openai/llama"), allowed_helper_models=["anthropic/c"])
     assert listed.helper_model_allowed("anthropic/c") and not listed.helper_model_allowed("openai/judge")
     embedded = ServerSettings(upstream=build_config(model="local/smollm2"))
     assert embedded.model_names()[:2] == ["local/smollm2", "smollm2"]
     assert ServerSettings().model_names()[:2] == ["local/qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b"]  # the default
-    assert embedded.helper_model_allowed("local/smollm2") and not embedded.helper_model_allowed("openai/x")
+    assert embedded.helper_model_allowed("local/smollm2") and not embedded.helper_model_allowed(
+        "local/qwen2.5-coder-1.5b"
+    )
 
 
 def test_default_client_sends_the_upstream_key_only_to_its_provider() -> None:

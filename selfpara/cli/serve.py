@@ -162,10 +162,13 @@ def serve(
         "--any-model/--own-models",
         help="Serve every requested model name with the upstream (default: only its own names; others get 404).",
     ),
-    allow_client_api_base: Optional[bool] = typer.Option(
+    client_api_base: Optional[list[str]] = typer.Option(
         None,
-        "--allow-client-api-base/--no-client-api-base",
-        help="Let requests name their own upstream (selfpara.api_base); the server's upstream key is never sent there.",
+        "--client-api-base",
+        metavar="HOST[:PORT]",
+        help="An upstream requests may name (selfpara.api_base); repeat for more; '*.example.com' for subdomains, "
+        "'*' any host (never loopback, link-local or this proxy unless named). The server's upstream key is never "
+        "sent there. Default: none.",
     ),
     allowed_host: Optional[list[str]] = typer.Option(
         None,
@@ -226,7 +229,7 @@ def serve(
             "max_max_tokens": max_tokens_limit,
             "keepalive_s": keepalive,
             "any_model": any_model,
-            "allow_client_api_base": allow_client_api_base,
+            "client_api_bases": list(client_api_base) if client_api_base else None,
             "allowed_hosts": list(allowed_host) if allowed_host else None,
             "router_config": str(router_config) if router_config else None,
             "metrics": metrics,

@@ -5,14 +5,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from selfpara.backends import Backend
+from selfpara.cache.keys import tenant
 from selfpara.http_backend import HttpTransport
 from selfpara.routing.config import Deployment, RouterConfig, load_router_config
 from selfpara.routing.pool import DEFAULT_ALLOWED_FAILS, DEFAULT_COOLDOWN_S, DEFAULT_NUM_RETRIES, DeploymentPool
 
-__all__ = ["Deployment", "DeploymentPool", "RouterConfig", "build_routes", "load_router_config"]
+if TYPE_CHECKING:
+    from selfpara.routing.litellm_router import RouterBackend
+
+__all__ = ["Deployment", "DeploymentPool", "RouterConfig", "build_routes", "group_tenant", "load_router_config"]
+
+
+def group_tenant(deployments: list[Deployment]) -> str:
+    """The call cache's tenant of a group (`selfpara.cache.tenant`): of every deployment's address and key,
+    so that groups of other servers or other keys share no entry."""
+    parts = sorted(
+        tenant(d.api_base or d.model, d.api_key.get_secret_value() if d.api_key else None) for d in deployments
+    )
+    return tenant("\n".join(parts), None)
 
 
 def build_routes(config: RouterConfig, models: list[str], *, transport: str, http: HttpTransport) -> dict[str, Backend]:
@@ -37,8 +50,9 @@ def build_routes(config: RouterConfig, models: list[str], *, transport: str, htt
         if group is None:
             continue
         if group not in backends:
+            backend: DeploymentPool | RouterBackend
             if config.transport_for(group, transport) == "http":
-                backends[group] = DeploymentPool(
+                backend = DeploymentPool(
                     group,
                     config.groups()[group],
                     http,
@@ -51,6 +65,8 @@ def build_routes(config: RouterConfig, models: list[str], *, transport: str, htt
                 from selfpara.routing.litellm_router import RouterBackend, build_router
 
                 router = router or build_router(config)
-                backends[group] = RouterBackend(router, group)
+                backend = RouterBackend(router, group)
+            backend.cache_tenant = group_tenant(config.groups()[group])
+            backends[group] = backend
         routes[model] = backends[group]
     return routes

@@ -38,6 +38,8 @@ class RouterBackend(LiteLLMBackend):
         group: the model_name calls are sent to.
     """
 
+    cache_tenant = ""  # set by build_routes: the group's fingerprint for the call cache
+
     def __init__(self, router: Any, group: str) -> None:
         self.router = router
         self.group = group

@@ -101,6 +101,8 @@ class DeploymentPool:
 
     raw_endpoints = HttpBackend.raw_endpoints
 
+    cache_tenant = ""  # set by build_routes: the group's fingerprint for the call cache
+
     def __init__(
         self,
         group: str,
