@@ -129,7 +129,9 @@ async def revote_sample(
     if not any(a.ok for a in subset):
         return as_was._replace(dropped=[r.text for r in rejected])
     wordings = kept - samples - {0}  # the checked wordings voting: what overrule_rule evidence counts
-    outcome = await vote(question, subset, equivalence, None, cfg.vote_rule, wordings)
+    rewrites = {v["index"] for v in evidence["variants"] if v.get("rewrite")}
+    independent = (kept - {0}) if given else samples | rewrites  # not from the paraphrase call (the guard's)
+    outcome = await vote(question, subset, equivalence, None, cfg.vote_rule, wordings, independent)
     return Revoted(
         decide_answer(outcome, subset, cfg).answer, [r.text for r in rejected], outcome.vote_share, outcome.confidence
     )

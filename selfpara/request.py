@@ -31,6 +31,7 @@ from selfpara.adaptive import answers_to_settle, first_stage, settled
 from selfpara.config import WrapConfig
 from selfpara.decision import decide_answer, withhold_below
 from selfpara.errors import UpstreamError
+from selfpara.independence import independent_wordings
 from selfpara.lines import LineSource, ParaphraseSource, Restart, given_lines
 from selfpara.paraphrase import LEXICAL_REASONS, EquivalenceCheck
 from selfpara.result import Answer, Flag, Message, RejectedParaphrase, Timings, Usage, Variant, WrappedAnswer
@@ -297,7 +298,8 @@ class RequestState:
         self._tested = (len(prefix), remaining)
         equivalence = self.owner.equivalence_for(self.cfg)
         clusters = await cluster_answers(self.question, prefix, equivalence, self.usage)
-        if settled(clusters, prefix, self.rule, remaining, share_threshold=self.share_threshold):
+        more = bool(self.cfg.rewrite_kinds)  # a rewrite may still fill a slot
+        if settled(clusters, prefix, self.rule, remaining, share_threshold=self.share_threshold, **self._seen(more)):
             return True
         if self._vote_share_reached(clusters, prefix):
             return True
@@ -309,10 +311,17 @@ class RequestState:
             self.target = active + step
         return False
 
+    def _seen(self, more: bool) -> dict[str, Any]:
+        """Adaptive k's view of the guard's independence condition: the placed answers to rewrites, and
+        whether more may come (`settled`'s `independent`, `more_independent`)."""
+        rewrites = {c.variant for c in self.candidates if c.variant is not None and c.text in self.source.rewrites}
+        return {"independent": rewrites, "more_independent": more}
+
     def _vote_share_reached(self, clusters: list[Any], prefix: list[Answer]) -> bool:
         if self.cfg.adaptive_vote_share is None or len(prefix) - 1 < max(self.first or 0, 1) or not clusters:
             return False
-        winner, _ = guard_original(clusters, choose_winner(clusters), prefix, self.rule)
+        independent = self._seen(False)["independent"]
+        winner, _ = guard_original(clusters, choose_winner(clusters), prefix, self.rule, independent=independent)
         return winner.size / sum(c.size for c in clusters) >= self.cfg.adaptive_vote_share
 
     def _cancel_all(self) -> None:
@@ -393,7 +402,8 @@ class RequestState:
         t = time.perf_counter()
         equivalence = self.owner.equivalence_for(self.cfg)
         checked = {v.index for v in variants if not v.is_original and not v.top_up}  # evidence for the guard
-        outcome = await vote(self.question, answers, equivalence, self.usage, self.rule, checked)
+        independent = independent_wordings(variants, given=self.given is not None)
+        outcome = await vote(self.question, answers, equivalence, self.usage, self.rule, checked, independent)
         self.timings.cluster_s = time.perf_counter() - t
         if outcome.original_kept:
             self.flags.append("original_kept")

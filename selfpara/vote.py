@@ -191,14 +191,18 @@ def guard_original(
     rule: VoteRule,
     original: int = 0,
     wordings: Collection[int] | None = None,
+    independent: Collection[int] | None = None,
 ) -> tuple[Cluster, str | None]:
     """The winner once the original is protected: (cluster, why the original was kept or None).
 
     The original's cluster loses to `plurality` only when the original's answer is not
-    confident (mean token log-probability below `rule.confident_logprob`, where known) and
+    confident (mean token log-probability below `rule.confident_logprob`, where known),
     `plurality` leads it by at least the margin (`overrule_margin_for`: `rule.margin`, or 1 under
-    `overrule: evidence` when enough of `wordings` agree in it). An abstaining original is not
-    protected: there is no answer to keep.
+    `overrule: evidence` when enough of `wordings` agree in it), and, where `independent` is given,
+    `plurality` holds an answer to one of those wordings: the paraphrase call alone may not carry
+    the vote (`selfpara.independence`). An abstaining original is not protected: there is no answer
+    to keep. `independent` None: no such condition (re-votes of records that do not say where a
+    wording came from).
     """
     mine = next((c for c in clusters if original in c.members), None)
     if mine is None or mine is plurality or mine.abstention:
@@ -210,6 +214,11 @@ def guard_original(
     margin, why = overrule_margin_for(plurality, logprob, rule, wordings)
     if lead < margin:
         return mine, f"challenger leads by {lead:.3g} vote(s), short of {why}"
+    if independent is not None and not any(m in independent for m in plurality.members):
+        return mine, (
+            f"challenger leads by {lead:.3g} vote(s), but every wording it holds came from the paraphrase call "
+            "(no rewrite, sample of the original or given wording agrees)"
+        )
     return plurality, None
 
 
@@ -257,18 +266,23 @@ async def vote(
     usage: Usage | None = None,
     rule: VoteRule | None = None,
     wordings: Collection[int] | None = None,
+    independent: Collection[int] | None = None,
 ) -> VoteOutcome:
     """Cluster `answers` (variant 0 = original), pick the winner and the text to return.
 
     `rule` (default: the plain vote) sets vote weighting and the original's protection;
     `wordings` are the variants that are checked wordings (see `overrule_margin_for`), read only
-    under `overrule: evidence`. The vote share and the entropy count answers, whatever the weighting.
+    under `overrule: evidence`; `independent` the variants whose wording did not come from the
+    paraphrase call (see `guard_original`). The vote share and the entropy count answers, whatever
+    the weighting.
     """
     rule = rule or VoteRule()
     comparisons: list[Comparison] = []
     clusters = await cluster_answers(question, answers, equivalence, usage, comparisons)
     weigh(clusters, answers, rule.weighting)
-    winner, kept = guard_original(clusters, choose_winner(clusters), answers, rule, wordings=wordings)
+    winner, kept = guard_original(
+        clusters, choose_winner(clusters), answers, rule, wordings=wordings, independent=independent
+    )
     chosen = central_member(winner)
     h, h_norm = semantic_entropy([c.size for c in clusters])
     n = sum(c.size for c in clusters)

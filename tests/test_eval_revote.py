@@ -43,7 +43,14 @@ def _recorded_run(tmp_path: Path, respond: Any, arm: str, question: str = QUESTI
 
 
 @pytest.fixture
-def run_dir(tmp_path: Path) -> Path:
+def run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A run recorded as before the paraphrase call alone was kept from overruling the original (every
+    wording counted as independent of it), so that three drifted paraphrases outvoted it."""
+    import selfpara.request
+
+    monkeypatch.setattr(
+        selfpara.request, "independent_wordings", lambda variants, given=False: {v.index for v in variants if v.index}
+    )
     items = [Item(id="ng", gold=["Abuja"], variants=[ItemVariant(id=0, question=QUESTION)])]
     data = save_items(items, tmp_path / "d.jsonl")
     client = ModelClient(backend=FakeBackend(_responder), retries=0, timeout_s=5)
@@ -128,14 +135,24 @@ def test_the_evidence_rule_is_applied_to_a_recorded_run(tmp_path: Path) -> None:
     arm = "selfpara[paraphrase_check=off;equivalence=exact]"
     recorded = _recorded_run(tmp_path, respond, arm, question=q, gold="Paris")
     assert recorded["answer"] == "Paris" and "short of the margin 2" in recorded["details"]["evidence"]["original_kept"]
-    changed = asyncio.run(revote_run(tmp_path / "run", tmp_path / "ev", {"overrule_rule": "evidence"}, arm=arm))
-    assert [(c.before, c.after, c.label_after) for c in changed] == [("Paris", "Lyon", "incorrect")]
+    # the two agreeing wordings both came from the paraphrase call: evidence relaxes the margin, the guard still holds
+    assert asyncio.run(revote_run(tmp_path / "run", tmp_path / "ev", {"overrule_rule": "evidence"}, arm=arm)) == []
     config = json.loads((tmp_path / "ev" / "config.json").read_text())
     assert config["arms"][-1]["config"]["overrule_rule"] == "evidence"
+
+    # wordings given by the dataset (the oracle) are independent of any paraphrase call: evidence overrules
+    wordings = [q, "Which city is the capital of France?", "Name the capital of France.", "France's capital (v2)?"]
+    items = [Item(id="fr", gold=["Paris"], variants=[ItemVariant(id=i, question=w) for i, w in enumerate(wordings)])]
+    client = ModelClient(backend=FakeBackend(respond), retries=0, timeout_s=5)
+    oracle = "oracle[equivalence=exact]"
+    config_oracle = BenchConfig(dataset=str(save_items(items, tmp_path / "o.jsonl")), arms=[oracle], k=3)
+    asyncio.run(run_bench(config_oracle, tmp_path / "orun", RunOptions(client=client, progress=False)))
+    changed = asyncio.run(revote_run(tmp_path / "orun", tmp_path / "oev", {"overrule_rule": "evidence"}, arm=oracle))
+    assert (0, "Paris", "Lyon", "incorrect") in [(c.variant_id, c.before, c.after, c.label_after) for c in changed]
     # asking also for an unsure original: the fake reports no log-probability, so the margin stays 2
     changed = asyncio.run(
         revote_run(
-            tmp_path / "run", tmp_path / "lp", {"overrule_rule": "evidence", "evidence_logprob": "-0.3"}, arm=arm
+            tmp_path / "orun", tmp_path / "lp", {"overrule_rule": "evidence", "evidence_logprob": "-0.3"}, arm=oracle
         )
     )
     assert changed == []

@@ -136,9 +136,12 @@ def test_majority_vote_over_disagreeing_answers(client: openai.OpenAI, fake: Fak
     fake.reset(answers={0: "Lyon", 1: "Paris", 2: "Paris.", 3: "the Paris"})
     resp = client.chat.completions.create(model="openai/fake", messages=[{"role": "user", "content": Q}])
     report = resp.model_extra["selfpara"]
-    assert resp.choices[0].message.content in {"Paris", "Paris.", "the Paris"}
-    assert report["vote_share"] == 0.75 and report["original_won"] is False
-    assert len(report["clusters"]) == 2
+    assert len(report["clusters"]) == 2 and [c["votes"] for c in report["clusters"]] == [1.0, 3.0]
+    # three paraphrases agree against the original, but all came from the paraphrase call: it alone does not
+    # overrule (selfpara.independence); the split shows in the vote share and the flags
+    assert resp.choices[0].message.content == "Lyon" and report["original_won"] is True
+    assert report["vote_share"] == 0.25 and "paraphrase call" in report["original_kept"]
+    assert {"original_kept", "low_vote_share"} <= set(report["flags"])
 
 
 def test_streaming(xclient: openai.OpenAI) -> None:
@@ -230,14 +233,17 @@ def test_top_up_and_the_margin_are_per_request_settings(
     answer = client.chat.completions.create(
         model="openai/fake", messages=[{"role": "user", "content": Q}], extra_body=margin
     )
-    assert answer.choices[0].message.content == "Lyon"
-    for wordings, expected in ((2, "Lyon"), (3, "Paris")):  # two checked wordings say Lyon, not three
+    # decisive at margin 1; kept because both Lyon wordings came from the paraphrase call alone
+    assert answer.choices[0].message.content == "Paris"
+    assert "paraphrase call" in answer.model_extra["selfpara"]["original_kept"]
+    # two checked wordings say Lyon, not three: evidence relaxes the margin with 2, not with 3
+    for wordings, why in ((2, "paraphrase call"), (3, "2 checked wording(s) agree, 3 relax it")):
         fake.reset(answers={0: "Paris", 1: "Lyon", 2: "Lyon", 3: "Nice"})
         evidence = {"equivalence": "exact", "overrule_rule": "evidence", "evidence_wordings": wordings}
         answer = client.chat.completions.create(
             model="openai/fake", messages=[{"role": "user", "content": Q}], extra_body={"selfpara": evidence}
         )
-        assert answer.choices[0].message.content == expected
+        assert answer.choices[0].message.content == "Paris" and why in answer.model_extra["selfpara"]["original_kept"]
 
     fake.reset()
     fake.fail(400, when="paraphrase", times=None)  # no paraphrase: every slot is topped up
