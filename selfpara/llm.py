@@ -149,7 +149,7 @@ class ModelClient:
             return backend
         if self._litellm is None:
             import_litellm()  # its import takes seconds: never inside a call's timeout
-            self._litellm = LiteLLMBackend()
+            self._litellm = LiteLLMBackend(self.http.max_response_bytes if self.http is not None else None)
         return self._litellm
 
     def _endpoint(self, model: str) -> tuple[str | None, str | None]:

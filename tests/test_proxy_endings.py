@@ -161,3 +161,26 @@ def test_requests_cut_by_shutdown_are_logged_as_503s(fake: FakeUpstream, caplog:
             lines[-1] == "data: [DONE]" and json.loads(lines[-2][len("data: ") :])["error"]["code"] == "shutting_down"
         )
     assert "client_disconnected" not in caplog.text
+
+
+# ---- the byte cap over litellm ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_litellm_stops_reading_at_the_byte_cap(fake: FakeUpstream, stream: bool) -> None:
+    """litellm read whole bodies before the cap was checked (a 200 MB reply took the proxy to 1.1 GB; the
+    figures are benchmarks/bench_litellm_memory.py's). A reply over the cap whose end is not even JSON:
+    read whole it is a malformed body; stopped at the cap, it is too large."""
+    if stream:
+        fake.raw([*sse(*[CHUNK + '{"content":"' + "x" * 1000 + '"}}]}'] * 100), b"data: {not json"], stream=True)
+    else:
+        fake.raw(b'{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"' + b"x" * 100_000)
+    settings = settings_for(fake, upstream_transport="litellm", max_upstream_response_bytes=20_000)
+    with start(settings) as server:
+        r = post(server, chat(stream=stream, selfpara={"enabled": False}))
+        if stream:
+            lines = sse_lines(r)
+            assert json.loads(lines[-2][len("data: ") :])["error"]["code"] == "upstream_response_too_large"
+        else:
+            assert_openai_error(r, 502, "upstream_response_too_large")
+        healthy(server, fake)

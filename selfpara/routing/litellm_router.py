@@ -41,11 +41,12 @@ class RouterBackend(LiteLLMBackend):
     cache_tenant = ""  # set by build_routes: the group's fingerprint for the call cache
 
     def __init__(self, router: Any, group: str) -> None:
+        super().__init__()  # the Router's own clients read its replies (uncapped until in: docs/proxy.md)
         self.router = router
         self.group = group
 
     def _call(self, endpoint: str) -> Any:
         return self.router.acompletion if endpoint == "chat/completions" else self.router.atext_completion
 
-    def _target(self, model: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def _target(self, model: str, params: dict[str, Any]) -> dict[str, Any]:
         return {"model": self.group, **{k: v for k, v in params.items() if k not in ("api_base", "api_key")}}
