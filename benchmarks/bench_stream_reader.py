@@ -8,6 +8,7 @@ An upstream (its own process, plain asyncio, as cheap as it gets) answers every 
 
 - blank: blank lines only (the probe of issue 34: 4 MiB of `\\n` cost 8.3 s of CPU);
 - long_line: one data line of the whole length (an event the old reader could not read past 512 KiB);
+- long_lines_400k: data lines of 400 KiB each (long, but within what the old reader could read);
 - tiny_events: `:\\n\\n` comment events, many and empty (SSE keep-alives);
 - tiny_data_events: `data: {}\\n\\n`, the smallest data events a proxy must parse and relay.
 
@@ -43,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 from _common import free_port, percentile, serve_http, spawn_script, stop_all, wait_up, write  # noqa: E402
 
 MiB = 2**20
-SHAPES = ("blank", "long_line", "tiny_events", "tiny_data_events")
+SHAPES = ("blank", "long_line", "long_lines_400k", "tiny_events", "tiny_data_events")
 TARGET_SHAPES = ("blank", "long_line", "tiny_events")
 PIECE = 64 * 1024
 
@@ -73,13 +74,21 @@ async def baseline_data_lines(
 # ---- the hostile upstream ---------------------------------------------------------------------------------
 
 
+def head_event(size: int) -> bytes:
+    """One data event line of `size` bytes (its content all "x")."""
+    head = b'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"'
+    return head + b"x" * (size - len(head) - 8) + b'"}}]}\n\n'
+
+
 def shape_bytes(shape: str, size: int) -> bytes:
     """`size` bytes (about) of the stream shape, then the end of the stream."""
     if shape == "blank":
         body = b"\n" * size
     elif shape == "long_line":
-        head = b'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"'
-        body = head + b"x" * (size - len(head) - 8) + b'"}}]}\n\n'
+        body = head_event(size)
+    elif shape == "long_lines_400k":
+        line = head_event(400 * 1024)
+        body = line * max(1, size // len(line))
     elif shape == "tiny_events":
         body = b":\n\n" * (size // 3)
     else:
@@ -129,19 +138,18 @@ async def one_stream(http: Any, base: str, shape: str) -> str:
     """Pass one stream of `shape` through the proxy; how it ended for the client."""
     body = {"model": "openai/fake", "messages": [{"role": "user", "content": shape}], "stream": True}
     body["selfpara"] = {"enabled": False}
-    last = ""
+    last, error = "", None
     async with http.stream("POST", f"{base}/v1/chat/completions", json=body) as response:
         if response.status_code != 200:
             return f"HTTP {response.status_code} " + json.loads(await response.aread())["error"]["code"]
         async for line in response.aiter_lines():
+            if line.startswith('data: {"error"'):
+                error = json.loads(line[6:])["error"]["code"]
             if line.startswith("data: "):
                 last = line[6:]
-    if last == "[DONE]":
-        return "[DONE]"
-    try:
-        return "error event " + json.loads(last)["error"]["code"]
-    except (ValueError, KeyError, TypeError):
-        return "cut"
+    if error is not None:
+        return f"error event {error}"
+    return "[DONE]" if last == "[DONE]" else "cut"
 
 
 async def cpu_per_mib(base: str, pid: int, shape: str, size: int, repeats: int) -> dict[str, Any]:
