@@ -57,3 +57,52 @@ async def wait_up(url: str, proc, timeout_s: float = 120) -> None:
                 pass
             await asyncio.sleep(0.2)
     raise RuntimeError(f"{url} did not come up")
+
+
+def free_port() -> int:
+    """A free TCP port on loopback."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def spawn_script(script: str, *args: str):  # type: ignore[no-untyped-def]
+    """Run `script` (a benchmark's own file, in a serving mode) as a process of its own, this checkout first
+    on the path; its output goes to this terminal."""
+    import os
+    import subprocess
+    import sys
+
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    return subprocess.Popen([sys.executable, script, *args], env=env, cwd=root, start_new_session=True)
+
+
+async def read_http_request(reader) -> tuple[bytes, bytes]:  # type: ignore[no-untyped-def]
+    """(head, body) of one HTTP/1.1 request from an asyncio StreamReader (the body by its Content-Length)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    length = next((int(x.split(b":", 1)[1]) for x in lines if x.lower().startswith(b"content-length:")), 0)
+    return head, await reader.readexactly(length) if length else b""
+
+
+async def serve_http(port: int, respond) -> None:  # type: ignore[no-untyped-def]
+    """A bare HTTP/1.1 server on loopback for benchmark upstreams: `await respond(head, body, writer)` per
+    request (one per connection), which writes the whole response; the connection is then closed."""
+    import asyncio
+
+    async def handle(reader, writer) -> None:  # type: ignore[no-untyped-def]
+        try:
+            head, body = await read_http_request(reader)
+            await respond(head, body, writer)
+        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=128)
+    async with server:
+        await server.serve_forever()

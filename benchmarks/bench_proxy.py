@@ -2,6 +2,7 @@
 
     python benchmarks/bench_proxy.py                 # both parts, writes benchmarks/results/proxy.json
     python benchmarks/bench_proxy.py --skip-optillm  # part (a) only
+    python benchmarks/bench_proxy.py --skip-optillm --transports http --total 1200 --stream   # the load check
 
 (a) Load: C concurrent clients (default 200) against `selfpara serve` whose upstream is
     tests/fake_upstream.py answering every call in 50 ms (loopback only). Settings: k=3,
@@ -9,7 +10,9 @@
     (1 paraphrase + 4 answers) on a critical path of 2 x 50 ms (the paraphrase round,
     then the answer round; the original is answered during the paraphrase round).
     Reported: errors, requests/s, p50/p99 latency, and the proxy's overhead = latency
-    minus that 100 ms critical path, unloaded and under load.
+    minus that 100 ms critical path, unloaded and under load; with --stream the load again
+    with streamed requests (each must end with [DONE] and no error event); the proxy's
+    resident memory before the load phases and after them.
 
 (b) optillm: its proxy with approach `self_consistency` (5 samples, one after the other:
     5 upstream calls, as many as selfpara's here) behind the same fake upstream, measured
@@ -191,9 +194,7 @@ async def run_load(port: int, body: bytes, *, concurrency: int, total: int, time
                 if status != 200:
                     errors[f"HTTP {status}"] += 1
                     continue
-                try:
-                    json.loads(data)["choices"][0]["message"]["content"]
-                except (ValueError, KeyError, IndexError, TypeError):
+                if not answered(data):
                     errors["bad body"] += 1
                     continue
                 latencies.append(elapsed)
@@ -216,6 +217,30 @@ async def run_load(port: int, body: bytes, *, concurrency: int, total: int, time
         "latency_p99_ms": round(1000 * percentile(latencies, 99), 1),
         "latency_mean_ms": round(1000 * statistics.fmean(latencies), 1) if latencies else None,
     }
+
+
+def answered(data: bytes) -> bool:
+    """Whether a response body is a chat completion with an answer, or an event stream that carried
+    content and ended with [DONE] and no error event."""
+    if data.startswith(b"{"):
+        try:
+            return isinstance(json.loads(data)["choices"][0]["message"]["content"], str)
+        except (ValueError, KeyError, IndexError, TypeError):
+            return False
+    events = [line[6:] for line in data.decode("utf-8", "replace").splitlines() if line.startswith("data: ")]
+    if not events or events[-1] != "[DONE]" or any(e.startswith('{"error"') for e in events):
+        return False
+    return any('"content"' in e for e in events)
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process and its children (uvicorn workers), MB."""
+    try:
+        import psutil
+    except ImportError:
+        return float("nan")
+    proc = psutil.Process(pid)
+    return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)]) / 2**20
 
 
 async def upstream_calls(fake_port: int, reset: bool = True) -> dict[str, Any]:
@@ -252,6 +277,7 @@ async def measure(
     single["upstream_calls_per_request"] = round(calls["calls"] / max(1, single["ok"]), 2)
     single["upstream_calls_by_kind"] = calls["by_kind"]
     print(f"[{name}] load: {args.concurrency} concurrent clients, {args.total} requests", flush=True)
+    rss0 = rss_mb(server_pid)
     cpu0, fake0 = cpu_seconds(server_pid), cpu_seconds(fake_pid)
     load_before = os.getloadavg()[0]
     loaded = await run_load(port, body, concurrency=args.concurrency, total=args.total)
@@ -267,7 +293,18 @@ async def measure(
     for part in (single, loaded):
         part["overhead_p50_ms"] = round(part["latency_p50_ms"] - 1000 * CRITICAL_PATH_S, 1)
     print(f"[{name}] single: {single}\n[{name}] load:   {loaded}", flush=True)
-    return {"single_client": single, "under_load": loaded}
+    result = {"single_client": single, "under_load": loaded}
+    if args.stream:  # the same load, streamed (keep-alives, then the answer's events)
+        print(f"[{name}] load, streamed: {args.concurrency} concurrent clients, {args.total} requests", flush=True)
+        streamed_body = json.dumps({**json.loads(body), "stream": True}).encode()
+        result["under_load_streamed"] = await run_load(
+            port, streamed_body, concurrency=args.concurrency, total=args.total
+        )
+        print(f"[{name}] load, streamed: {result['under_load_streamed']}", flush=True)
+    rss1 = rss_mb(server_pid)
+    result["proxy_rss_mb"] = {"before_load": round(rss0, 1), "after": round(rss1, 1), "growth": round(rss1 - rss0, 1)}
+    print(f"[{name}] proxy RSS: {result['proxy_rss_mb']}", flush=True)
+    return result
 
 
 # ---- the two systems -------------------------------------------------------------------------
@@ -436,6 +473,7 @@ def main() -> None:
         help="selfpara's retries of a failed upstream call (0: every request costs exactly 5 calls)",
     )
     parser.add_argument("--transports", nargs="+", default=["litellm", "http"], choices=["litellm", "http"])
+    parser.add_argument("--stream", action="store_true", help="also run the load phase with streamed requests")
     parser.add_argument("--skip-optillm", action="store_true")
     parser.add_argument("--optillm-python", default="/tmp/optillm-venv/bin/python")
     parser.add_argument("--out", type=Path, default=RESULTS)

@@ -141,7 +141,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 "upstream",
             )
             procs.append(fake)
-            cmd = [sys.executable, "-c", "from selfpara.cli import main; main()", "serve", "--port", str(proxy_port)]
+            cmd = [
+                sys.executable,
+                "-c",
+                "from selfpara.cli import main; main()",
+                "serve",
+                "--no-auth",
+                "--port",
+                str(proxy_port),
+            ]
             cmd += ["--model", "openai/fake", "--api-base", f"{upstream}/v1", "--k", "3", "--paraphrase-check", "off"]
             cmd += ["--equivalence", "exact", "--timeout", "30", "--cache", redis.url]
             cmd += ["--max-concurrent-requests", "256", "--upstream-concurrency", "256"]

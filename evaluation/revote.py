@@ -125,7 +125,10 @@ async def revote_sample(
     subset = [a for a in answers if a.variant in kept]
     if not any(a.ok for a in subset):
         return as_was._replace(dropped=[r.text for r in rejected])
-    outcome = await vote(question, subset, equivalence, None, cfg.vote_rule)
+    samples = {v["index"] for v in evidence["variants"] if v.get("top_up")}  # the original asked again
+    renamed = {v["index"] for v in evidence["variants"] if str(v.get("source") or "").startswith("renaming:")}
+    independent = (kept - {0}) if given else samples | renamed  # not from the paraphrase call (the guard's)
+    outcome = await vote(question, subset, equivalence, None, cfg.vote_rule, independent=independent)
     return Revoted(
         decide_answer(outcome, subset, cfg).answer, [r.text for r in rejected], outcome.vote_share, outcome.confidence
     )

@@ -26,6 +26,9 @@ class Usage(BaseModel):
     cache_errors: int = Field(
         0, description="Cacheable calls made without the cache because it was unreachable (e.g. Redis down)."
     )
+    cached_prompt_tokens: int = Field(0, description="Prompt tokens of the calls answered from the call cache.")
+    cached_completion_tokens: int = Field(0, description="Completion tokens of the calls answered from the call cache.")
+    cached_cost: float = Field(0.0, description="What the calls answered from the call cache cost when they were made.")
 
     @property
     def total_tokens(self) -> int:
@@ -33,13 +36,26 @@ class Usage(BaseModel):
 
     def add(self, other: Usage) -> None:
         """Add another Usage into this one."""
-        self.calls += other.calls
-        self.failed_calls += other.failed_calls
-        self.prompt_tokens += other.prompt_tokens
-        self.completion_tokens += other.completion_tokens
-        self.cost += other.cost
-        self.cache_hits += other.cache_hits
-        self.cache_errors += other.cache_errors
+        for name in type(self).model_fields:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def add_hit(self, result: Completion) -> None:
+        """Count a call answered from the call cache, with the tokens and cost it had."""
+        self.cache_hits += 1
+        self.cached_prompt_tokens += result.prompt_tokens
+        self.cached_completion_tokens += result.completion_tokens
+        self.cached_cost += result.cost
+
+    def as_if_uncached(self) -> Usage:
+        """This usage as a client may see it: calls answered from the cache counted as calls, with their
+        tokens and cost, and nothing said of the cache (a hit would tell that someone asked before)."""
+        return Usage(
+            calls=self.calls + self.cache_hits,
+            failed_calls=self.failed_calls,
+            prompt_tokens=self.prompt_tokens + self.cached_prompt_tokens,
+            completion_tokens=self.completion_tokens + self.cached_completion_tokens,
+            cost=self.cost + self.cached_cost,
+        )
 
 
 class Completion(BaseModel):

@@ -114,7 +114,7 @@ def test_serve_runs_without_the_extras(fake: FakeUpstream) -> None:
             "SELFPARA_MODEL": "openai/fake",
             "SELFPARA_API_BASE": fake.url,
             "SELFPARA_K": "2",  # type: ignore[attr-defined]
-            "SELFPARA_PROXY_KEY": "proxy-secret-1",
+            "SELFPARA_PROXY_KEY": "proxy-secret-0001-long",
             "OPENAI_API_KEY": "sk-unused",
         },
         stdout=subprocess.PIPE,
@@ -136,7 +136,10 @@ def test_serve_runs_without_the_extras(fake: FakeUpstream) -> None:
         unauthorised = httpx.post(f"{base}/v1/chat/completions", json=body, timeout=30)
         assert unauthorised.status_code == 401  # SELFPARA_PROXY_KEY is honoured without --api-key-env
         reply = httpx.post(
-            f"{base}/v1/chat/completions", json=body, timeout=30, headers={"Authorization": "Bearer proxy-secret-1"}
+            f"{base}/v1/chat/completions",
+            json=body,
+            timeout=30,
+            headers={"Authorization": "Bearer proxy-secret-0001-long"},
         )
         assert reply.status_code == 200, reply.text
         data = reply.json()
@@ -145,7 +148,7 @@ def test_serve_runs_without_the_extras(fake: FakeUpstream) -> None:
         proc.terminate()
         out, err = proc.communicate(timeout=60)
     assert out == ""  # the proxy writes nothing to stdout
-    assert "proxy-secret-1" not in err
+    assert "proxy-secret-0001-long" not in err
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 from selfpara import SelfParaphraser
 from selfpara.config import build_config
 from selfpara.errors import ConfigError, UpstreamError
-from selfpara.models.cache import CallCache, MemoryStore, cacheable, call_key, key_material, open_call_cache
+from selfpara.models.cache import CallCache, MemoryStore, cacheable, call_key, key_material, open_call_cache, tenant
 from selfpara.models.cache.spec import masked, parse_cache
 from selfpara.models.client import ModelClient
 from selfpara.paraphraser import client_from_config
@@ -59,8 +60,21 @@ def test_keys_differ_in_everything_that_shapes_the_output() -> None:
         call_key("openai/m", MSGS, {**base, "api_base": "http://other:8000/v1"}),
         call_key("openai/m", MSGS, base, {"arm": "raw", "sample": 0}),
         call_key("openai/m", MSGS, base, {"arm": "raw", "sample": 1}),
+        call_key("openai/m", MSGS, base, tenant=tenant("http://gpu:8000/v1", "sk-tenant-a-0123456789")),
+        call_key("openai/m", MSGS, base, tenant=tenant("http://gpu:8000/v1", "sk-tenant-b-0123456789")),
+        call_key("openai/m", MSGS, base, tenant=tenant("http://gpu-2:8000/v1", "sk-tenant-a-0123456789")),
+        call_key("openai/m", MSGS, base, tenant=tenant("http://gpu:8000/v1", None)),
     ]
     assert len({key, *different}) == len(different) + 1
+
+
+def test_the_tenant_is_a_keyed_fingerprint_never_the_key() -> None:
+    import hashlib
+
+    fingerprint = tenant("http://gpu:8000/v1", SECRET)
+    material = json.dumps(key_material("openai/m", MSGS, {"temperature": 0.0}, tenant=fingerprint))
+    assert SECRET not in material and hashlib.sha256(SECRET.encode()).hexdigest() not in material
+    assert fingerprint == tenant("http://gpu:8000/v1", SECRET) != tenant("http://gpu:8000/v1", SECRET + "x")
 
 
 def test_key_material_holds_no_credentials_and_ignores_how_the_call_is_made() -> None:
@@ -372,3 +386,25 @@ async def test_a_busy_store_is_skipped_per_call_and_reported_as_degraded(
     assert cache.stats.stored >= 1
     clock.now += 31
     assert cache.state() == ("ok", None)
+
+
+def test_a_sqlite_cache_and_its_journal_files_are_private(tmp_path: Path) -> None:
+    """The probe of issue 34: the cache file and its -wal/-shm were created world-readable (0644)."""
+    import stat
+
+    from selfpara.models.cache.sqlite_store import SQLiteStore
+
+    path = tmp_path / "calls.sqlite"
+    old = os.umask(0o022)
+    try:
+        store = SQLiteStore(path)
+        store.put_now("k", '{"text": "Paris"}')
+        files = [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+        assert all(f.exists() for f in files)
+        assert {f.name: stat.S_IMODE(f.stat().st_mode) for f in files} == {f.name: 0o600 for f in files}
+        store.close()
+        path.chmod(0o640)  # an existing file keeps the mode its owner gave it
+        SQLiteStore(path).close()
+        assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    finally:
+        os.umask(old)

@@ -166,3 +166,43 @@ async def test_a_saturated_pool_is_a_busy_store_not_an_outage(redis_url: str) ->
     state, why = cache.state()
     assert state == "degraded" and why is not None and "1 connections stayed busy" in why
     await cache.aclose()
+
+
+async def test_an_undecodable_value_is_a_miss_for_that_entry_not_an_outage(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The probe of issue 34: one value that is not UTF-8 turned the shared cache off for everyone
+    for 30 s, again at every read of it (its UnicodeDecodeError taken for "Redis down")."""
+    import redis
+
+    fake = FakeBackend()
+    first = await paraphraser(fake, redis_url).aanswer(Q)
+    raw = redis.Redis.from_url(redis_url)
+    try:
+        keys = list(raw.scan_iter(KEY_PREFIX + "*"))
+        bad = keys[0]
+        raw.set(bad, b"\xff\xfe not text")
+        with caplog.at_level(logging.WARNING, logger="selfpara"):
+            second = await paraphraser(FakeBackend(), redis_url).aanswer(Q)
+            third = await paraphraser(FakeBackend(), redis_url).aanswer(Q)
+        assert "cache_unavailable" not in second.flags and second.usage.cache_errors == 0
+        assert second.usage.cache_hits == first.usage.calls - 1 and second.usage.calls == 1  # the one entry missed
+        assert third.usage.cache_hits == first.usage.calls and third.usage.calls == 0  # and was stored again
+        assert "unavailable" not in caplog.text
+        assert raw.get(bad) != b"\xff\xfe not text"  # the damaged value was dropped, then replaced
+    finally:
+        raw.close()
+
+
+async def test_the_store_drops_an_undecodable_value(redis_url: str) -> None:
+    import redis
+
+    store = RedisStore(redis_url)
+    raw = redis.Redis.from_url(redis_url)
+    try:
+        raw.set(KEY_PREFIX + "k", b"\xc3\x28")
+        assert await store.get("k") is None
+        assert raw.get(KEY_PREFIX + "k") is None
+    finally:
+        raw.close()
+        await store.aclose()

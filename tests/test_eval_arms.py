@@ -236,7 +236,7 @@ async def test_selfpara_arm_takes_any_wrap_settings() -> None:
     arm = make_arm("selfpara[k=2;equivalence=exact;adaptive=false]", client, MODEL, k=5)
     out = await arm.answer(Q)
     assert arm.config.k == 2 and arm.config.equivalence == "exact"
-    assert out.usage.calls == 1 + 1 + 2
+    assert out.usage.calls == 1 + 2  # the original and two renamings answered; no paraphrase call was needed
 
 
 async def test_single_call_is_one_call_and_parses_the_final_line() -> None:

@@ -43,7 +43,16 @@ def _recorded_run(tmp_path: Path, respond: Any, arm: str, question: str = QUESTI
 
 
 @pytest.fixture
-def run_dir(tmp_path: Path) -> Path:
+def run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A run recorded as before the paraphrase call alone was kept from overruling the original (every
+    wording counted as independent of it), so that three drifted paraphrases outvoted it."""
+    import selfpara.pipeline.request
+
+    monkeypatch.setattr(
+        selfpara.pipeline.request,
+        "independent_wordings",
+        lambda variants, given=False: {v.index for v in variants if v.index},
+    )
     items = [Item(id="ng", gold=["Abuja"], variants=[ItemVariant(id=0, question=QUESTION)])]
     data = save_items(items, tmp_path / "d.jsonl")
     client = ModelClient(backend=FakeBackend(_responder), retries=0, timeout_s=5)

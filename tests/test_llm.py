@@ -77,7 +77,7 @@ async def test_unexpected_backend_exception_becomes_upstream_error():
 
 def test_redact_removes_keys():
     assert "sk-secret123" not in redact("bad key sk-secret123 given", [])
-    assert redact("token=abcdef", ["abcdef"]) == "token=***"
+    assert redact("token=abcdef123456", ["abcdef123456"]) == "token=***"
 
 
 async def test_litellm_mock_response_through_real_backend():

@@ -217,7 +217,7 @@ def test_the_openai_client_raises_on_a_responses_error_event(fake: FakeUpstream)
 
 @pytest.mark.parametrize("options", [{"api_base": "http://127.0.0.1:9/v1"}, {"k": 3}, "yes"])
 def test_completions_refuse_selfpara_settings_they_cannot_apply(fake: FakeUpstream, options: Any) -> None:
-    with start(settings_for(fake, allow_client_api_base=True)) as server:
+    with start(settings_for(fake, client_api_bases=["*"])) as server:
         body = {"model": "openai/fake", "prompt": "Hello", "selfpara": options}
         r = httpx.post(f"{server.base}/v1/completions", json=body, headers=AUTH, timeout=10)
         assert assert_openai_error(r, 400)["param"] == "selfpara"

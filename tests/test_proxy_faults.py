@@ -19,6 +19,7 @@ from tests.helpers.proxy import (  # fake, reset_fake: the module's fake upstrea
     Q,
     assert_openai_error,
     chat,
+    completion_body,
     fake,
     healthy,
     metric,
@@ -41,16 +42,6 @@ def xproxy(request: pytest.FixtureRequest, fake: FakeUpstream) -> Iterator[Threa
     server = start(settings_for(fake, upstream_transport=request.param))
     yield server
     server.stop()
-
-
-def completion_body(content: str, logprob: str = "-0.5") -> bytes:
-    """An upstream chat completion written by hand, so that it can hold what json.dumps would not write."""
-    return (
-        '{"id":"chatcmpl-x","object":"chat.completion","created":1,"model":"fake","choices":[{"index":0,'
-        f'"message":{{"role":"assistant","content":"{content}"}},"finish_reason":"stop","logprobs":{{"content":'
-        f'[{{"token":"hi","logprob":{logprob},"bytes":[104],"top_logprobs":[]}}]}}}}],'
-        '"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}'
-    ).encode()
 
 
 def errors_of(kind: str, server: ThreadedServer) -> float:

@@ -196,18 +196,18 @@ def test_a_group_gets_a_backend_per_deployment(tmp_path: Path) -> None:
     assert through_litellm.raw_endpoints == {"chat/completions", "completions"}
 
 
-def test_a_litellm_deployment_is_pinned_to_its_own_parameters(tmp_path: Path) -> None:
+async def test_a_litellm_deployment_is_pinned_to_its_own_parameters(tmp_path: Path) -> None:
     config = load_router_config(write(tmp_path, MIXED), environ={"KEY_A": KEY})
     timeout_one, claude = (LiteLLMDeployment(d) for d in config.deployments[1:])
     call = {"api_base": "http://client/v1", "api_key": "client-key", "temperature": 0.5, "timeout": 5}
-    target = timeout_one._target("openai/asked-for", call)
+    target = await timeout_one._target("openai/asked-for", call)
     # its model, base URL and key, whatever the call says; the call's timeout over the deployment's
     assert target["model"] == "openai/Qwen2.5-7B" and target["api_base"] == "http://b:8000/v1"
     assert "api_key" not in target  # none of its own: litellm reads the provider's variable, never the caller's
     assert target["timeout"] == 5 and target["temperature"] == 0.5 and target["num_retries"] == 0
-    claude_target = claude._target("qwen", {"timeout": 5})
+    claude_target = await claude._target("qwen", {"timeout": 5})
     assert claude_target["api_key"] == KEY and claude_target["api_base"] is None
-    assert "weight" not in LiteLLMDeployment(config.deployments[0])._target("m", {})  # the pool's, not litellm's
+    assert "weight" not in await LiteLLMDeployment(config.deployments[0])._target("m", {})  # the pool's, not litellm's
 
 
 def test_a_pool_balances_over_http_and_litellm_deployments_and_fails_over(tmp_path: Path) -> None:

@@ -134,9 +134,12 @@ def test_majority_vote_over_disagreeing_answers(client: openai.OpenAI, fake: Fak
     fake.reset(answers={0: "Lyon", 1: "Paris", 2: "Paris.", 3: "the Paris"})
     resp = client.chat.completions.create(model="openai/fake", messages=[{"role": "user", "content": Q}])
     report = resp.model_extra["selfpara"]
-    assert resp.choices[0].message.content in {"Paris", "Paris.", "the Paris"}
-    assert report["vote_share"] == 0.75 and report["original_won"] is False
-    assert len(report["clusters"]) == 2
+    assert len(report["clusters"]) == 2 and [c["votes"] for c in report["clusters"]] == [1.0, 3.0]
+    # three paraphrases agree against the original, but all came from the paraphrase call: it alone does not
+    # overrule (selfpara.pipeline.independence); the split shows in the vote share and the flags
+    assert resp.choices[0].message.content == "Lyon" and report["original_won"] is True
+    assert report["vote_share"] == 0.25 and "paraphrase call" in report["original_kept"]
+    assert {"original_kept", "low_vote_share"} <= set(report["flags"])
 
 
 def test_streaming(xclient: openai.OpenAI) -> None:
@@ -228,7 +231,9 @@ def test_top_up_and_the_margin_are_per_request_settings(
     answer = client.chat.completions.create(
         model="openai/fake", messages=[{"role": "user", "content": Q}], extra_body=margin
     )
-    assert answer.choices[0].message.content == "Lyon"
+    # decisive at margin 1; kept because both Lyon wordings came from the paraphrase call alone
+    assert answer.choices[0].message.content == "Paris"
+    assert "paraphrase call" in answer.model_extra["selfpara"]["original_kept"]
 
     fake.reset()
     fake.fail(400, when="paraphrase", times=None)  # no paraphrase: every slot is topped up
@@ -601,7 +606,9 @@ def test_client_api_base_never_gets_the_server_key(fake: FakeUpstream, transport
     other = FakeUpstream(answer="Berlin")
     with (
         ThreadedServer(other, lifespan="off") as other_server,
-        start_proxy(settings_for(fake, allow_client_api_base=True, upstream_transport=transport)) as server,
+        start_proxy(
+            settings_for(fake, client_api_bases=[f"127.0.0.1:{other_server.port}"], upstream_transport=transport)
+        ) as server,
     ):
         base = f"{other_server.base}/v1"
         r = post(server, chat(selfpara={"api_base": base, "api_key": "client-own-key"}))

@@ -27,7 +27,7 @@ def test_load_settings_from_toml_with_flag_overrides(tmp_path: Path) -> None:
         'max_k = 8\napi_key_env = "PROXY_KEY_VAR"\n'
         '[upstream]\nmodel = "openai/llama"\napi_base = "http://gpu:8000/v1"\nk = 4\n'
     )
-    env = {"PROXY_KEY_VAR": "s3cret-proxy", "UP_KEY": "sk-upstream-0123456789"}
+    env = {"PROXY_KEY_VAR": "s3cret-proxy-key-0001", "UP_KEY": "sk-upstream-0123456789"}
     settings = load_settings(
         path,
         upstream={"k": 6, "model": None},
@@ -37,7 +37,7 @@ def test_load_settings_from_toml_with_flag_overrides(tmp_path: Path) -> None:
     )
     assert settings.upstream.model == "openai/llama" and settings.upstream.k == 6
     assert settings.max_k == 8 and settings.max_concurrent_requests == 9
-    assert settings.api_key is not None and settings.api_key.get_secret_value() == "s3cret-proxy"
+    assert settings.api_key is not None and settings.api_key.get_secret_value() == "s3cret-proxy-key-0001"
     assert (
         settings.upstream.api_key is not None
         and settings.upstream.api_key.get_secret_value() == "sk-upstream-0123456789"
@@ -84,14 +84,17 @@ def test_model_routing_and_helper_models() -> None:
     assert settings.model_names() == ["openai/llama", "llama", "selfpara/openai/llama", "selfpara/llama"]
     assert settings.serves("llama") and settings.serves("selfpara/llama") and not settings.serves("gpt-4o")
     assert ServerSettings(upstream=build_config(model="openai/llama"), any_model=True).serves("gpt-4o")
-    assert settings.helper_model_allowed("openai/judge") and not settings.helper_model_allowed("anthropic/claude")
-    assert not settings.helper_model_allowed("local/smollm2")
+    # only models the operator chose: another model of the provider would be paid with the server's key
+    assert settings.helper_model_allowed("llama") and not settings.helper_model_allowed("openai/judge")
+    assert not settings.helper_model_allowed("anthropic/claude") and not settings.helper_model_allowed("local/smollm2")
     listed = ServerSettings(upstream=build_config(model="openai/llama"), allowed_helper_models=["anthropic/c"])
     assert listed.helper_model_allowed("anthropic/c") and not listed.helper_model_allowed("openai/judge")
     embedded = ServerSettings(upstream=build_config(model="local/smollm2"))
     assert embedded.model_names()[:2] == ["local/smollm2", "smollm2"]
     assert ServerSettings().model_names()[:2] == ["local/qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b"]  # the default
-    assert embedded.helper_model_allowed("local/smollm2") and not embedded.helper_model_allowed("openai/x")
+    assert embedded.helper_model_allowed("local/smollm2") and not embedded.helper_model_allowed(
+        "local/qwen2.5-coder-1.5b"
+    )
 
 
 def test_default_client_sends_the_upstream_key_only_to_its_provider() -> None:
@@ -163,8 +166,9 @@ def test_streamed_logprobs_follow_the_tokens_or_ride_on_the_first_chunk() -> Non
     assert [c["delta"]["content"] for c in chunks] == ["Paris", " is big"]
     assert [[t["token"] for t in c["logprobs"]["content"]] for c in chunks] == [["Par", "is"], [" is", " big"]]
     # tokens that do not spell the text (or a scrubbed secret in it): all on the first chunk
-    for text, secrets in (("Paris is huge", []), ("Paris is big", ["big"])):
-        chunks = content_chunks(text, tokens, secrets)
+    secret = [*tokens[:3], {"token": " big-secret-1", "logprob": -1.0}]
+    for text, given, secrets in (("Paris is huge", tokens, []), ("Paris is big-secret-1", secret, ["big-secret-1"])):
+        chunks = content_chunks(text, given, secrets)
         assert len(chunks[0]["logprobs"]["content"]) == 4
         assert all(c["logprobs"] is None for c in chunks[1:])
 

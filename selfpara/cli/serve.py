@@ -17,6 +17,7 @@ from selfpara.cli.choices import ParaphraseCheck, Transport
 from selfpara.cli.common import clean_errors, err_console
 from selfpara.cli.conventions import Command
 from selfpara.cli.presets import default
+from selfpara.errors import ConfigError
 from selfpara.models.names import EMBEDDED_MODEL
 from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.util.envvars import (
@@ -74,6 +75,12 @@ def serve(
         help="Environment variable holding the proxy's own key; "
         f"clients then must send `Authorization: Bearer <key>`. Default: {PROXY_KEY_ENV} when it is set, "
         "else the settings file's api_key_env, else no key.",
+    ),
+    no_auth: bool = typer.Option(
+        False,
+        "--no-auth",
+        help=f"Serve without a proxy key, on purpose: needed when {PROXY_KEY_ENV} is set but empty (otherwise an "
+        "error, so that a key lost on its way does not open the proxy); refused together with a key.",
     ),
     upstream_key_env: Optional[str] = typer.Option(
         None,
@@ -152,10 +159,13 @@ def serve(
         "--any-model/--own-models",
         help="Serve every requested model name with the upstream (default: only its own names; others get 404).",
     ),
-    allow_client_api_base: Optional[bool] = typer.Option(
+    client_api_base: Optional[list[str]] = typer.Option(
         None,
-        "--allow-client-api-base/--no-client-api-base",
-        help="Let requests name their own upstream (selfpara.api_base); the server's upstream key is never sent there.",
+        "--client-api-base",
+        metavar="HOST[:PORT]",
+        help="An upstream requests may name (selfpara.api_base); repeat for more; '*.example.com' for subdomains, "
+        "'*' any host (never loopback, link-local or this proxy unless named). The server's upstream key is never "
+        "sent there. Default: none.",
     ),
     allowed_host: Optional[list[str]] = typer.Option(
         None,
@@ -177,9 +187,19 @@ def serve(
 
         from selfpara.server.settings import load_settings
 
-        if api_key_env is None and os.environ.get(PROXY_KEY_ENV):
+        if no_auth:
+            if api_key_env is not None or os.environ.get(PROXY_KEY_ENV):
+                raise ConfigError(
+                    f"--no-auth, but a proxy key is given ({api_key_env or PROXY_KEY_ENV}): drop one of them"
+                )
+        elif api_key_env is None and PROXY_KEY_ENV in os.environ:
             # The proxy's key under its conventional name needs no flag; a key is read only from
-            # the environment (by load_settings), never taken from a flag or a file.
+            # the environment (by load_settings), never taken from a flag or a file. Set but empty
+            # is an error there: an open proxy is chosen with --no-auth, not by a key gone missing.
+            if not os.environ[PROXY_KEY_ENV]:
+                raise ConfigError(
+                    f"{PROXY_KEY_ENV} is set but empty: give the proxy a key, or pass --no-auth to serve without one"
+                )
             api_key_env = PROXY_KEY_ENV
         config_file = str(config) if config else None
         upstream: dict[str, object] = {
@@ -205,13 +225,18 @@ def serve(
             "max_max_tokens": max_tokens_limit,
             "keepalive_s": keepalive,
             "any_model": any_model,
-            "allow_client_api_base": allow_client_api_base,
+            "client_api_bases": list(client_api_base) if client_api_base else None,
             "allowed_hosts": list(allowed_host) if allowed_host else None,
             "router_config": str(router_config) if router_config else None,
             "metrics": metrics,
         }
         settings = load_settings(
-            config_file, upstream=upstream, server=server, api_key_env=api_key_env, upstream_key_env=upstream_key_env
+            config_file,
+            upstream=upstream,
+            server=server,
+            api_key_env=api_key_env,
+            upstream_key_env=upstream_key_env,
+            no_auth=no_auth,
         )
         if settings.router_config is not None:  # the judge's deployments are checked when built: now, not in a worker
             from selfpara.server.state import default_client
@@ -245,6 +270,13 @@ def serve(
             highlight=False,
             soft_wrap=True,  # one line, also when redirected
         )
+        if settings.api_key is None and host not in ("127.0.0.1", "localhost", "::1"):
+            err_console().print(
+                f"[yellow]warning:[/yellow] no proxy key, listening on {escape(host)}: whoever reaches this port "
+                f"spends the upstream's key; set {PROXY_KEY_ENV}",
+                highlight=False,
+                soft_wrap=True,
+            )
 
         def run(app: str | Callable[..., Any], **extra: Any) -> None:
             """Serve `app` (an ASGI app, or the import string of an app factory)."""
@@ -267,6 +299,7 @@ def serve(
                 "server": server,
                 "api_key_env": api_key_env,
                 "upstream_key_env": upstream_key_env,
+                "no_auth": no_auth,
                 "log_format": log_format.value,
                 "verbose": verbose,
             }

@@ -9,9 +9,8 @@ string (`selfpara.models.litellm_backend`), local GGUF models on llama.cpp (`loc
 fakes in here). The client a `WrapConfig` describes is built by
 `selfpara.paraphraser.client_from_config`, so that this layer never reads the settings.
 
-The names other modules import from here (`Backend`, `RawBackend`, `CallObserver`, `redact`,
-`LiteLLMBackend`, `completion_from_response`, `provider_of`) keep working; they live in the
-modules named above.
+The names other modules import from here (`Backend`, `RawBackend`, `CallObserver`, `redact`, `LiteLLMBackend`,
+`completion_from_response`, `provider_of`) keep working; they live in the modules named above.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 
 from selfpara.errors import SelfparaError, UpstreamError, UpstreamTimeout
 from selfpara.models.backends import Backend, CallObserver, RawBackend
-from selfpara.models.cache import CallCache, cacheable, call_key
+from selfpara.models.cache import CallCache, cacheable, call_key, tenant
 from selfpara.models.engines import engine_for
 from selfpara.models.http_backend import HttpBackend, HttpTransport, Transport, endpoint_from_env, resolve_transport
 from selfpara.models.litellm_backend import LiteLLMBackend, completion_from_response
@@ -150,7 +149,7 @@ class ModelClient:
             return backend
         if self._litellm is None:
             import_litellm()  # its import takes seconds: never inside a call's timeout
-            self._litellm = LiteLLMBackend()
+            self._litellm = LiteLLMBackend(self.http.max_response_bytes if self.http is not None else None)
         return self._litellm
 
     def _endpoint(self, model: str) -> tuple[str | None, str | None]:
@@ -199,7 +198,7 @@ class ModelClient:
         for key, value in self._call_params(model).items():
             params[key] = value if key == "timeout" else params.get(key, value)
         if self.cache is not None and cacheable(params):
-            key = call_key(model, messages, params)
+            key = call_key(model, messages, params, tenant=self._tenant(model, params))
             call = lambda: self._complete(model, messages, params, usage, kind)  # noqa: E731
             result, _ = await self.cache.fetch(key, call, usage)
             return result
@@ -245,6 +244,14 @@ class ModelClient:
             retry=retry_if_exception(lambda e: isinstance(e, UpstreamError) and e.retryable),
             reraise=True,
         )
+
+    def _tenant(self, model: str, params: Mapping[str, Any]) -> str:
+        """A call's cache tenant (`selfpara.models.cache.tenant`): its route's, else its base URL's and key's."""
+        route = self.routes.get(model)
+        if route is not None:
+            return str(getattr(route, "cache_tenant", "") or tenant(f"route:{model}", None))
+        env_base, env_key = endpoint_from_env(model, self._environ)
+        return tenant(params.get("api_base") or env_base, params.get("api_key") or env_key)
 
     def _call_params(self, model: str) -> dict[str, Any]:
         """The client's own parameters of a call to `model`: base URL and key (for its
@@ -389,12 +396,12 @@ class ModelClient:
         keyed = dict(params)
         for name, value in self._call_params(model).items():  # as `complete` keys it
             keyed[name] = value if name == "timeout" else keyed.get(name, value)
-        key = call_key(model, messages, keyed)
+        key = call_key(model, messages, keyed, tenant=self._tenant(model, keyed))
         found, reachable = await self.cache.get(key)
         if found is not None:
             self.cache.stats.hits += 1
             if usage is not None:
-                usage.cache_hits += 1
+                usage.add_hit(found)
             return found
         if not reachable:
             self.cache.stats.skipped += 1

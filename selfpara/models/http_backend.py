@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from selfpara.errors import ConfigError, UpstreamError, UpstreamTimeout
 from selfpara.models.names import OPENAI_COMPATIBLE, is_embedded
+from selfpara.models.sse import data_lines
 from selfpara.models.upstream_data import (
     UpstreamInvalidResponse,
     UpstreamResponseTooLarge,
@@ -331,16 +332,8 @@ class HttpTransport:
 
         async def chunks() -> AsyncIterator[dict[str, Any]]:
             events = 0
-            size = 0
             try:
-                async for line in response.content:
-                    size += len(line)
-                    if limit is not None and size > limit:
-                        raise self._too_large(model)
-                    text = line.decode("utf-8", "replace").strip()
-                    if not text.startswith("data:"):
-                        continue
-                    payload = text[5:].strip()
+                async for payload in data_lines(response.content, model=model, limit=limit):
                     if payload == "[DONE]":
                         return
                     item = parse_json(model, payload)

@@ -8,9 +8,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from selfpara.errors import UpstreamError, UpstreamTimeout
-from selfpara.models.http_backend import classify_status
+from selfpara.models.http_backend import classify_status, endpoint_from_env
+from selfpara.models.litellm_clients import CappedOpenAIClients, too_large_error
 from selfpara.models.litellm_import import import_litellm
-from selfpara.models.upstream_data import UpstreamInvalidResponse, check_logprobs, check_text
+from selfpara.models.upstream_data import UpstreamInvalidResponse, UpstreamResponseTooLarge, check_logprobs, check_text
 from selfpara.result import Completion, Message
 
 # OpenAI chat-completion parameters litellm takes by name; others ride in extra_body.
@@ -52,14 +53,22 @@ _LITELLM_PARAMS = {
 
 
 class LiteLLMBackend:
-    """Any model litellm reaches: openai/..., anthropic/..., ollama/..., hosted_vllm/...."""
+    """Any model litellm reaches: openai/..., anthropic/..., ollama/..., hosted_vllm/....
+
+    Args:
+        max_response_bytes: the byte cap of one response (or stream) of an `openai/...` model, enforced
+            while litellm reads it (`selfpara.models.litellm_clients`); None: none.
+    """
 
     raw_endpoints = frozenset({"chat/completions", "completions"})
+
+    def __init__(self, max_response_bytes: int | None = None) -> None:
+        self._capped = CappedOpenAIClients(max_response_bytes) if max_response_bytes is not None else None
 
     async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion:
         call = self._call("chat/completions")
         try:
-            response = await call(messages=messages, **self._target(model, params))
+            response = await call(messages=messages, **await self._target(model, params))
         except Exception as exc:
             raise _classify(model, exc) from None
         return completion_from_response(response)
@@ -67,7 +76,7 @@ class LiteLLMBackend:
     async def raw(self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
         call = self._call(endpoint)
         try:
-            response = await call(**_litellm_kwargs(self._target(model, params), body))
+            response = await call(**_litellm_kwargs(await self._target(model, params), body))
         except Exception as exc:
             raise _classify(model, exc) from None
         return _dump(response, exclude_none=False)
@@ -77,7 +86,7 @@ class LiteLLMBackend:
     ) -> AsyncIterator[dict[str, Any]]:
         call = self._call(endpoint)
         try:
-            response = await call(**_litellm_kwargs(self._target(model, params), body), stream=True)
+            response = await call(**_litellm_kwargs(await self._target(model, params), body), stream=True)
             iterator = response.__aiter__()
             try:  # the first chunk, so that an upstream failing at once raises before the stream opens
                 first: Any = await iterator.__anext__()
@@ -103,9 +112,16 @@ class LiteLLMBackend:
         litellm = import_litellm()
         return litellm.acompletion if endpoint == "chat/completions" else litellm.atext_completion
 
-    def _target(self, model: str, params: dict[str, Any]) -> dict[str, Any]:
-        """The call's model and parameters as litellm takes them (retries are ModelClient's)."""
-        return {"model": model, "num_retries": 0, **params}
+    async def _target(self, model: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The call's model and parameters as litellm takes them (retries are ModelClient's), with a
+        capped OpenAI client for `openai/...` models whose key is known."""
+        target = {"model": model, "num_retries": 0, **params}
+        if self._capped is not None and model.startswith("openai/"):
+            env_base, env_key = endpoint_from_env(model)
+            key = params.get("api_key") or env_key
+            if key:
+                target["client"] = await self._capped.client(params.get("api_base") or env_base, key)
+        return target
 
 
 def _litellm_kwargs(target: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
@@ -164,6 +180,9 @@ def _classify(model: str, exc: Exception) -> UpstreamError:
     """Map a litellm exception to an UpstreamError with a fitting status and retryability."""
     litellm = import_litellm()
 
+    capped = too_large_error(exc)
+    if capped is not None:
+        return UpstreamResponseTooLarge(f"{model}: {capped}")
     name = type(exc).__name__
     message = str(exc).splitlines()[0] if str(exc) else name
     if isinstance(exc, litellm.Timeout):

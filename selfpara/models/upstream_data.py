@@ -41,6 +41,18 @@ class UpstreamResponseTooLarge(UpstreamInvalidResponse):
     code = "upstream_response_too_large"
 
 
+def combined_failure(failures: list[UpstreamError], message: str) -> UpstreamError:
+    """One error for several failed calls (`failures`, at least one): when every one of them was the
+    same unusable or oversized answer, that error's kind, so the proxy answers its own code
+    (`upstream_invalid_response`, `upstream_response_too_large`); else an UpstreamError with the
+    first failure's status."""
+    first = failures[0]
+    kind = type(first)
+    if isinstance(first, UpstreamInvalidResponse) and all(type(f) is kind for f in failures):
+        return kind(message)
+    return UpstreamError(message, status=first.status, retryable=first.retryable)
+
+
 class UpstreamRetryLater(UpstreamError):
     """A failure whose upstream said when to retry (its `Retry-After`, in whole seconds)."""
 

@@ -19,6 +19,7 @@ against every outcome of the remaining answers, enumerated.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 
 from selfpara.pipeline.vote import ORIGINAL, VoteRule, choose_winner, guard_original, weigh
 from selfpara.result import Answer, Cluster
@@ -93,6 +94,8 @@ def settled(
     remaining: int,
     *,
     share_threshold: float | None = None,
+    independent: Collection[int] | None = None,
+    more_independent: bool = True,
 ) -> bool:
     """Whether the vote's outcome is fixed, whatever the `remaining` answers not yet seen turn out to be.
 
@@ -103,8 +106,14 @@ def settled(
         remaining: answers that may still come (at most); 0 settles the vote.
         share_threshold: also require the winner's vote share to stay on one side of this
             (the low-vote-share policy's threshold, when it changes the answer); None: ignore shares.
+        independent: the seen answers' variants whose wording is independent of the paraphrase
+            call (`guard_original`); None: the guard without that condition.
+        more_independent: whether an answer still to come may be to such a wording (a rewrite).
 
     "Fixed" means the same winning cluster (and, with `share_threshold`, the same side of it).
+    Exact without `independent`; with it, never wrong but it may wait for answers the guard's
+    independence condition makes moot: the test is the one without it, plus that a challenger
+    holding the vote without an independent wording cannot gain one.
     """
     if remaining <= 0:
         return True
@@ -114,9 +123,13 @@ def settled(
     weigh(clusters, answers, rule.vote_weighting)
     if not _winner_holds(clusters, by_variant, rule, remaining):
         return False
+    if independent is not None and more_independent:
+        leader, _ = guard_original(clusters, choose_winner(clusters), answers, rule)
+        if ORIGINAL not in leader.members and not any(m in independent for m in leader.members):
+            return False  # kept out by the guard now; an independent answer joining it would let it win
     if share_threshold is None:
         return True
-    winner, _ = guard_original(clusters, choose_winner(clusters), answers, rule)
+    winner, _ = guard_original(clusters, choose_winner(clusters), answers, rule, independent=independent)
     n = sum(c.size for c in clusters)
     lowest, highest = winner.size / (n + remaining), (winner.size + remaining) / (n + remaining)
     return lowest >= share_threshold or highest < share_threshold

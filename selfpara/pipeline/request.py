@@ -29,8 +29,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from selfpara.config import WrapConfig
 from selfpara.errors import UpstreamError
+from selfpara.models.upstream_data import combined_failure
 from selfpara.pipeline.adaptive import answers_to_settle, first_stage, settled
 from selfpara.pipeline.decision import decide_answer, withhold_below
+from selfpara.pipeline.independence import independent_wordings
 from selfpara.pipeline.paraphrase import LEXICAL_REASONS, EquivalenceCheck
 from selfpara.pipeline.paraphrase.lines import LineSource, ParaphraseSource, Restart, given_lines
 from selfpara.pipeline.vote import choose_winner, cluster_answers, guard_original, vote
@@ -298,7 +300,8 @@ class RequestState:
         self._tested = (len(prefix), remaining)
         equivalence = self.owner.equivalence_for(self.cfg)
         clusters = await cluster_answers(self.question, prefix, equivalence, self.usage)
-        if settled(clusters, prefix, self.rule, remaining, share_threshold=self.share_threshold):
+        more = self.given is None and not self.source.renamed  # renamings come first, all at once
+        if settled(clusters, prefix, self.rule, remaining, share_threshold=self.share_threshold, **self._seen(more)):
             return True
         if self._vote_share_reached(clusters, prefix):
             return True
@@ -310,10 +313,21 @@ class RequestState:
             self.target = active + step
         return False
 
+    def _seen(self, more: bool) -> dict[str, Any]:
+        """Adaptive k's view of the guard's independence condition: the placed answers to renamings (or to
+        given wordings), and whether more may come (`settled`'s `independent`, `more_independent`)."""
+        independent = {
+            c.variant
+            for c in self.candidates
+            if c.variant is not None and (self._source_of(c.text) or "").startswith(("renaming:", "given"))
+        }
+        return {"independent": independent, "more_independent": more}
+
     def _vote_share_reached(self, clusters: list[Any], prefix: list[Answer]) -> bool:
         if self.cfg.adaptive_vote_share is None or len(prefix) - 1 < max(self.first or 0, 1) or not clusters:
             return False
-        winner, _ = guard_original(clusters, choose_winner(clusters), prefix, self.rule)
+        independent = self._seen(False)["independent"]
+        winner, _ = guard_original(clusters, choose_winner(clusters), prefix, self.rule, independent=independent)
         return winner.size / sum(c.size for c in clusters) >= self.cfg.adaptive_vote_share
 
     def _cancel_all(self) -> None:
@@ -389,15 +403,15 @@ class RequestState:
         ok = [a for a in answers if a.ok]
         if not ok:
             errors = "; ".join(sorted({a.error or "" for a in answers}))
-            first = self.failures[0]
-            raise UpstreamError(f"every answer call failed: {errors}", status=first.status, retryable=first.retryable)
+            raise combined_failure(self.failures, f"every answer call failed: {errors}")
         if len(ok) < len(answers):
             self.flags.append("partial_failure")
         if not answers[0].ok:
             self.flags.append("original_failed")
         t = time.perf_counter()
         equivalence = self.owner.equivalence_for(self.cfg)
-        outcome = await vote(self.question, answers, equivalence, self.usage, self.rule)
+        independent = independent_wordings(variants, given=self.given is not None)
+        outcome = await vote(self.question, answers, equivalence, self.usage, self.rule, independent=independent)
         self.timings.cluster_s = time.perf_counter() - t
         if outcome.original_kept:
             self.flags.append("original_kept")

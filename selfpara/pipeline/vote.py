@@ -4,6 +4,7 @@ original's answer unless a decisive majority overrules it, and semantic entropy 
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -138,13 +139,17 @@ def guard_original(
     answers: list[Answer],
     rule: VoteRule,
     original: int = 0,
+    independent: Collection[int] | None = None,
 ) -> tuple[Cluster, str | None]:
     """The winner once the original is protected: (cluster, why the original was kept or None).
 
     The original's cluster loses to `plurality` only when the original's answer is not
-    confident (mean token log-probability below `rule.confident_logprob`, where known) and
-    `plurality` leads it by at least `rule.overrule_margin` votes. An abstaining original is not
-    protected: there is no answer to keep.
+    confident (mean token log-probability below `rule.confident_logprob`, where known),
+    `plurality` leads it by at least `rule.overrule_margin` votes, and, where `independent` is given,
+    `plurality` holds an answer to one of those wordings: the paraphrase call alone may not carry the
+    vote (`selfpara.pipeline.independence`). An abstaining original is not protected: there is no
+    answer to keep. `independent` None: no such condition (re-votes of records that do not say where
+    a wording came from).
     """
     mine = next((c for c in clusters if original in c.members), None)
     if mine is None or mine is plurality or mine.abstention:
@@ -155,6 +160,11 @@ def guard_original(
     lead = (plurality.votes or 0.0) - (mine.votes or 0.0)
     if lead < rule.overrule_margin:
         return mine, f"challenger leads by {lead:.3g} vote(s), short of the margin {rule.overrule_margin:g}"
+    if independent is not None and not any(m in independent for m in plurality.members):
+        return mine, (
+            f"challenger leads by {lead:.3g} vote(s), but every wording it holds came from the paraphrase call "
+            "(no renaming, sample of the original or given wording agrees)"
+        )
     return plurality, None
 
 
@@ -201,17 +211,19 @@ async def vote(
     equivalence: Equivalence,
     usage: Usage | None = None,
     rule: VoteRule | None = None,
+    independent: Collection[int] | None = None,
 ) -> VoteOutcome:
     """Cluster `answers` (variant 0 = original), pick the winner and the text to return.
 
-    `rule` (default: the plain vote) sets vote weighting and the original's protection. The vote
-    share and the entropy count answers, whatever the weighting.
+    `rule` (default: the plain vote) sets vote weighting and the original's protection; `independent`
+    the variants whose wording did not come from the paraphrase call (see `guard_original`). The
+    vote share and the entropy count answers, whatever the weighting.
     """
     rule = rule or VoteRule()
     comparisons: list[Comparison] = []
     clusters = await cluster_answers(question, answers, equivalence, usage, comparisons)
     weigh(clusters, answers, rule.vote_weighting)
-    winner, kept = guard_original(clusters, choose_winner(clusters), answers, rule)
+    winner, kept = guard_original(clusters, choose_winner(clusters), answers, rule, independent=independent)
     chosen = central_member(winner)
     h, h_norm = semantic_entropy([c.size for c in clusters])
     n = sum(c.size for c in clusters)

@@ -182,6 +182,9 @@ class _RequestIdMiddleware:
         except asyncio.CancelledError:
             # uvicorn cancels the requests still running when the shutdown grace period ends
             log.warning("request_id=%s cancelled by the server's shutdown", rid, extra={"request_id": rid})
+            call = scope["state"].get("call")
+            if call is not None and not call.logged:  # a stream logs its own end (GuardedStream)
+                call.cut_by_shutdown()
             with contextlib.suppress(Exception):
                 await fail(
                     ProxyError(
@@ -219,6 +222,7 @@ def app_from_env() -> FastAPI:
         server=spec.get("server"),
         api_key_env=spec.get("api_key_env"),
         upstream_key_env=spec.get("upstream_key_env"),
+        no_auth=bool(spec.get("no_auth")),
     )
     if spec.get("log_format"):
         setup_server_logging(spec["log_format"], bool(spec.get("verbose")), settings.secrets())

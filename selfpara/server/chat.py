@@ -24,17 +24,18 @@ async def chat_completions(request: Request) -> Response:
 
 
 def _usage(wa: WrappedAnswer) -> dict[str, int]:
+    usage = wrapped.client_usage(wa)
     return CompletionUsage(
-        prompt_tokens=wa.usage.prompt_tokens,
-        completion_tokens=wa.usage.completion_tokens,
-        total_tokens=wa.usage.prompt_tokens + wa.usage.completion_tokens,
+        prompt_tokens=usage["prompt_tokens"],
+        completion_tokens=usage["completion_tokens"],
+        total_tokens=usage["prompt_tokens"] + usage["completion_tokens"],
     ).model_dump()
 
 
 async def _chat(call: Call, body: dict[str, Any]) -> Response:
     req: ChatCompletionRequest = validate(ChatCompletionRequest, body)
     call.model = req.model
-    plan = plan_request(call.proxy, req)
+    plan = await plan_request(call.proxy, req, call.request.scope.get("server"))
     call.enter()
     if plan.mode == "passthrough":
         assert plan.reason is not None

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from fastapi import Request
 from fastapi.responses import Response
+from starlette.requests import ClientDisconnect
 
 from selfpara.errors import SelfparaError
 from selfpara.server.errors import ProxyError, error_response, from_selfpara
@@ -41,6 +42,7 @@ class Call:
     started: float = field(default_factory=time.monotonic)
     model: str = "-"
     slot: Slot | None = None
+    logged: bool = False  # its one log line is written
 
     @property
     def secrets(self) -> list[str | None]:
@@ -76,6 +78,7 @@ class Call:
 
     def done(self, status: int, **fields: Any) -> None:
         """The request's one log line (and, for an error, its count in the metrics)."""
+        self.logged = True
         metrics = self.proxy.metrics
         if metrics is not None and status >= 400:
             metrics.observe_error(str(fields.get("error") or status))
@@ -94,6 +97,10 @@ class Call:
         """The client hung up before its answer was complete: its log line (499) and count."""
         self.done(499, **({"stream": True} if stream else {}), error="client_disconnected")
         log.info("request_id=%s client disconnected; its work was cancelled", self.rid, extra={"request_id": self.rid})
+
+    def cut_by_shutdown(self, *, stream: bool = False) -> None:
+        """The server's shutdown cancelled the request past its grace period: its log line (503) and count."""
+        self.done(503, **({"stream": True} if stream else {}), error="shutting_down")
 
     def failed(self, exc: SelfparaError, *, stream: bool = False) -> ProxyError:
         """The client's error for `exc` (generic for upstream failures); the details go to the log."""
@@ -151,6 +158,7 @@ async def handle(request: Request, route: Route) -> Response:
     proxy: Proxy = request.app.state.proxy
     settings = proxy.settings
     call = Call(proxy, request, getattr(request.state, "request_id", None) or uuid.uuid4().hex)
+    request.state.call = call  # the request-id layer logs a request cut by shutdown that logged nothing
     try:
         check_auth(request, settings)
         check_content_type(request)
@@ -164,7 +172,7 @@ async def handle(request: Request, route: Route) -> Response:
         return error_response(err)
     except SelfparaError as exc:
         return error_response(call.failed(exc))
-    except ClientGone:
+    except (ClientGone, ClientDisconnect):  # gone while its answer was made, or while it sent the body
         call.gone()
         return Response(status_code=499)  # nobody reads it
     finally:

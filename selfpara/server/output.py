@@ -3,6 +3,7 @@ streaming response that releases its slot however the stream ends."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
@@ -10,21 +11,21 @@ from typing import Any
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from selfpara.server.errors import unrelayable
+from selfpara.util.redaction import maskable
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 def scrub_text(text: str, secrets: Sequence[str | None]) -> str:
-    """`text` with every configured secret replaced by ***."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
+    """`text` with every configured secret replaced by *** (those long enough to mask: `maskable`)."""
+    for secret in maskable(secrets):
+        text = text.replace(secret, "***")
     return text
 
 
 def scrub(data: dict[str, Any], secrets: Sequence[str | None]) -> dict[str, Any]:
     """`data` with every configured secret replaced by *** wherever it appears."""
-    real = [s for s in secrets if s]
+    real = maskable(secrets)
     if not real:
         return data
     text = json.dumps(data)
@@ -58,17 +59,23 @@ class ScrubbedJSON(JSONResponse):
 
 
 class GuardedStream(StreamingResponse):
-    """An event stream that runs `on_close` however it ends (done, error, disconnect)."""
+    """An event stream that runs `on_close` however it ends (done, error, disconnect), told whether
+    the server's shutdown cut it (its task cancelled: a client's disconnect is not a cancellation here,
+    Starlette ends the stream on its own)."""
 
-    def __init__(self, content: AsyncIterator[bytes], *, on_close: Callable[[], None], **kwargs: Any) -> None:
+    def __init__(self, content: AsyncIterator[bytes], *, on_close: Callable[[bool], None], **kwargs: Any) -> None:
         super().__init__(content, media_type="text/event-stream", **kwargs)
         self._on_close = on_close
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        cut = False
         try:
             await super().__call__(scope, receive, send)
+        except asyncio.CancelledError:
+            cut = True
+            raise
         finally:
-            self._on_close()
+            self._on_close(cut)
 
 
 async def iterate(items: list[bytes]) -> AsyncIterator[bytes]:

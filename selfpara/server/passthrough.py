@@ -137,9 +137,12 @@ async def respond(
     slot = call.slot
     assert slot is not None
 
-    def on_close() -> None:
+    def on_close(cut: bool) -> None:
         if not finished:
-            call.gone(stream=True)
+            if cut:
+                call.cut_by_shutdown(stream=True)
+            else:
+                call.gone(stream=True)
         slot.release()
 
     slot.handed_off = True

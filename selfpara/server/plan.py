@@ -21,6 +21,7 @@ from selfpara.server.errors import ProxyError, bad_request
 from selfpara.server.schema import ChatCompletionRequest
 from selfpara.server.settings import ServerSettings
 from selfpara.server.state import Proxy
+from selfpara.server.upstreams import check_client_api_base
 from selfpara.util.messages import content_text, is_text_content
 
 # Top-level request fields the wrapped path honours; the rest are listed as ignored.
@@ -182,7 +183,9 @@ def passthrough_reason(req: ChatCompletionRequest) -> str | None:
     return None
 
 
-def plan_request(proxy: Proxy, req: ChatCompletionRequest) -> Plan:
+async def plan_request(proxy: Proxy, req: ChatCompletionRequest, own: tuple[str, int] | None = None) -> Plan:
+    """What `req` will do (400/404 for what it may not), before any upstream call; `own` is the proxy's
+    address as the request reached it (host, port: a request may not point the proxy at itself)."""
     settings = proxy.settings
     opts = req.options
     if not settings.serves(req.model):
@@ -227,10 +230,10 @@ def plan_request(proxy: Proxy, req: ChatCompletionRequest) -> Plan:
 
     client, paraphraser = proxy.client, proxy.paraphraser
     if opts.api_base is not None:
-        if not settings.allow_client_api_base:
-            raise bad_request(
-                "this proxy does not let a request choose its upstream (selfpara.api_base)", param="selfpara.api_base"
-            )
+        try:
+            await check_client_api_base(opts.api_base, settings.client_bases(), own)
+        except ValueError as exc:
+            raise bad_request(str(exc), param="selfpara.api_base") from None
         # The server's key never goes to a client-chosen host: the client's key or a dummy.
         api_base, api_key = opts.api_base, opts.api_key or "no-key"
         from selfpara.paraphraser import SelfParaphraser

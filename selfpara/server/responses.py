@@ -134,7 +134,7 @@ async def _responses(call: Call, body: dict[str, Any]) -> Response:
         "selfpara": req.selfpara,
     }
     chat_req = validate(ChatCompletionRequest, {k: v for k, v in chat_body.items() if v is not None})
-    plan = plan_request(call.proxy, chat_req)
+    plan = await plan_request(call.proxy, chat_req, call.request.scope.get("server"))
     reason = reason or plan.reason
     call.enter()
     if reason is not None:
@@ -224,10 +224,11 @@ def build(
             "content": [{"type": "output_text", "text": text, "annotations": []}],
         }
     ]
+    usage = wrapped.client_usage(wa)
     out["usage"] = {
-        "input_tokens": wa.usage.prompt_tokens,
-        "output_tokens": wa.usage.completion_tokens,
-        "total_tokens": wa.usage.prompt_tokens + wa.usage.completion_tokens,
+        "input_tokens": usage["prompt_tokens"],
+        "output_tokens": usage["completion_tokens"],
+        "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"],
         "input_tokens_details": {"cached_tokens": 0},
         "output_tokens_details": {"reasoning_tokens": 0},
     }

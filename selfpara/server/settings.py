@@ -41,9 +41,13 @@ from pydantic import (
 from selfpara.config import MAX_K, WrapConfig, build_config
 from selfpara.errors import ConfigError, config_error
 from selfpara.models.http_backend import endpoint_from_env, resolve_transport
-from selfpara.models.names import is_embedded
 from selfpara.models.routing.model_list import RouterConfig
+from selfpara.server.upstreams import ClientBase, parse_client_bases
 from selfpara.util.envvars import OLLAMA_API_BASE_ENV
+
+MIN_PROXY_KEY_CHARS = 16
+"""The shortest proxy key accepted: a short key can be guessed, and masking it in logs would show it
+(selfpara.util.redaction.MIN_MASKED_CHARS). `openssl rand -hex 24` makes a 48-character one."""
 
 
 class ServerSettings(BaseModel):
@@ -57,15 +61,17 @@ class ServerSettings(BaseModel):
     any_model: bool = Field(
         False, description="Serve every requested model name with the upstream (default: only its own names, else 404)."
     )
-    allow_client_api_base: bool = Field(
-        False,
-        description="Let a request name its own upstream (`selfpara.api_base`). The server's upstream key is "
-        "never sent there; the request may bring its own `selfpara.api_key`.",
+    client_api_bases: list[str] = Field(
+        default_factory=list,
+        description="Upstreams a request may name as `selfpara.api_base`, as HOST[:PORT] ('*.example.com' for "
+        "subdomains, '*' any host; no port: any port). A host matched only by a wildcard may not be loopback, "
+        "link-local or this proxy (selfpara.server.upstreams). Empty: none. The server's upstream key is never "
+        "sent there; the request may bring its own `selfpara.api_key`.",
     )
     allowed_helper_models: list[str] | None = Field(
         None,
-        description="Models a request may name as judge_model / paraphrase_model. None: the upstream and models "
-        "of the same litellm provider (they reach the same server with the same key); ['*']: any.",
+        description="Models a request may name as judge_model / paraphrase_model (they are called with the "
+        "server's key). None: the upstream and the server's own judge and paraphrase models; ['*']: any.",
     )
 
     max_body_bytes: int = Field(1_000_000, ge=1024, description="Largest request body (413 above).")
@@ -160,6 +166,22 @@ class ServerSettings(BaseModel):
                     data["upstream"] = {**upstream, "transport": transport}
         return data
 
+    @field_validator("api_key")
+    @classmethod
+    def _long_enough(cls, key: SecretStr | None) -> SecretStr | None:
+        if key is not None and len(key.get_secret_value()) < MIN_PROXY_KEY_CHARS:
+            raise ValueError(
+                f"the proxy key is too short: use at least {MIN_PROXY_KEY_CHARS} characters "
+                "(`openssl rand -hex 24` makes one)"
+            )
+        return key
+
+    @field_validator("client_api_bases")
+    @classmethod
+    def _bases(cls, entries: list[str]) -> list[str]:
+        parse_client_bases(entries)
+        return entries
+
     @field_validator("router_config")
     @classmethod
     def _serves_the_upstream(cls, config: RouterConfig | None, info: ValidationInfo) -> RouterConfig | None:
@@ -197,17 +219,18 @@ class ServerSettings(BaseModel):
         return bool(requested) and (self.any_model or requested in self.model_names())
 
     def helper_model_allowed(self, name: str) -> bool:
-        """Whether a request may name `name` as its judge or paraphrase model."""
+        """Whether a request may name `name` as its judge or paraphrase model: one the operator chose,
+        since it is called with the server's key (any model of the upstream's provider was allowed before:
+        a client spent the key on `openai/o1-pro`)."""
         allowed = self.allowed_helper_models
         if allowed is not None:
             return "*" in allowed or name in allowed
-        model = self.upstream.model
-        if name in (model, *self.model_names()):
-            return True
-        if is_embedded(model):
-            return is_embedded(name)
-        provider = model.split("/", 1)[0] if "/" in model else None
-        return provider is not None and name.startswith(provider + "/")
+        own = {self.upstream.judge_model, self.upstream.paraphrase_model} - {None}
+        return name in own or name in self.model_names()
+
+    def client_bases(self) -> list[ClientBase]:
+        """`client_api_bases`, parsed."""
+        return parse_client_bases(self.client_api_bases)
 
     def router_group(self) -> str:
         """The router config's model_name that serves the upstream ("" without a router config)."""
@@ -272,6 +295,7 @@ def load_settings(
     api_key_env: str | None = None,
     upstream_key_env: str | None = None,
     environ: Mapping[str, str] | None = None,
+    no_auth: bool = False,
 ) -> ServerSettings:
     """Build ServerSettings from a file, explicit values (flags) and the environment.
 
@@ -283,9 +307,10 @@ def load_settings(
         upstream_key_env: variable holding the upstream's key; default: none, so litellm
             reads the provider's own variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...).
         environ: the environment (default `os.environ`).
+        no_auth: serve without a proxy key (`--no-auth`); a key variable named anyway is an error.
 
-    Raises ConfigError on any bad value, a key written into the file, or a named
-    variable that is not set.
+    Raises ConfigError on any bad value, a key written into the file, a named
+    variable that is not set, or a proxy key shorter than MIN_PROXY_KEY_CHARS.
     """
     env = os.environ if environ is None else environ
     data = _read_file(config_file) if config_file else {}
@@ -304,6 +329,8 @@ def load_settings(
     srv = {**data, **{k: v for k, v in (server or {}).items() if v is not None}}
 
     key_env = api_key_env or file_key_env
+    if no_auth and key_env:
+        raise ConfigError(f"--no-auth, but the settings name a proxy key variable ({key_env}): drop one of them")
     if key_env:
         value = env.get(key_env)
         if not value:

@@ -51,6 +51,7 @@ def report(wa: WrappedAnswer, call: Call, *, ignored: list[str] = (), notes: lis
             redact("; ".join(details), call.secrets)[:2000],
             extra={"request_id": call.rid},
         )
+    out["usage"] = client_usage(wa)
     out["passthrough"] = False
     out["failed_variants"] = wa.failed_variants
     out["request_id"] = call.rid
@@ -59,6 +60,17 @@ def report(wa: WrappedAnswer, call: Call, *, ignored: list[str] = (), notes: lis
     if notes:
         out["notes"] = list(notes)
     return scrub(out, call.secrets)
+
+
+CLIENT_USAGE = ("calls", "failed_calls", "prompt_tokens", "completion_tokens", "cost")
+"""The usage fields a client sees: none says whether the call cache answered (the operator's logs and /metrics do)."""
+
+
+def client_usage(wa: WrappedAnswer) -> dict[str, Any]:
+    """The answer's usage as its client sees it: calls answered from the call cache counted as the calls
+    they were, so that no client learns from a response that someone asked the same before
+    (`Usage.as_if_uncached`)."""
+    return wa.usage.as_if_uncached().model_dump(include=set(CLIENT_USAGE))
 
 
 def headers(wa: WrappedAnswer) -> dict[str, str]:
@@ -72,8 +84,7 @@ def headers(wa: WrappedAnswer) -> dict[str, str]:
         "X-Selfpara-Entropy": f"{wa.entropy:.4f}",
         "X-Selfpara-Original-Won": "true" if wa.original_won else "false",
         "X-Selfpara-Low-Vote-Share": "true" if "low_vote_share" in wa.flags else "false",
-        "X-Selfpara-Cache-Hits": str(wa.usage.cache_hits),
-        "X-Selfpara-Calls": str(wa.usage.calls),
+        "X-Selfpara-Calls": str(wa.usage.calls + wa.usage.cache_hits),
         "X-Selfpara-Calls-Saved": str(wa.calls_saved),  # by adaptive k
     }
     if wa.flags:
@@ -191,11 +202,14 @@ async def stream(
     slot = call.slot
     assert slot is not None
 
-    def on_close() -> None:
-        if not task.done():  # the client went away: stop spending upstream calls
+    def on_close(cut: bool) -> None:
+        if not task.done():  # the client went away, or the server is shutting down: stop spending upstream calls
             task.cancel()
         if not finished:
-            call.gone(stream=True)
+            if cut:
+                call.cut_by_shutdown(stream=True)
+            else:
+                call.gone(stream=True)
         slot.release()
 
     slot.handed_off = True

@@ -135,3 +135,17 @@ def request_lines(caplog: pytest.LogCaptureFixture, rid: str) -> list[str]:
 
 def sse(*events: str) -> list[bytes]:
     return [f"data: {e}\n\n".encode() for e in events]
+
+
+CHUNK = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"fake","choices":[{"index":0,"delta":'
+"""The start of a stream event: add a delta object and `}]}`."""
+
+
+def completion_body(content: str, logprob: str = "-0.5") -> bytes:
+    """An upstream chat completion written by hand, so that it can hold what json.dumps would not write."""
+    return (
+        '{"id":"chatcmpl-x","object":"chat.completion","created":1,"model":"fake","choices":[{"index":0,'
+        f'"message":{{"role":"assistant","content":"{content}"}},"finish_reason":"stop","logprobs":{{"content":'
+        f'[{{"token":"hi","logprob":{logprob},"bytes":[104],"top_logprobs":[]}}]}}}}],'
+        '"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}'
+    ).encode()

@@ -5,7 +5,7 @@ proxy) asks its CallCache before each cacheable call (temperature 0, or seeded),
 evaluation package's bench wraps the same CallCache around its backends. Stores: memory
 (default), Redis (shared by processes and proxy replicas), SQLite (one file).
 
-    keys        which calls may be cached, and their keys (hashes; no credentials)
+    keys        which calls may be cached, and their keys (hashes, with a fingerprint of the caller's upstream and key)
     spec        the `cache` setting: off | memory | redis://... | sqlite:///...
     stores      the CallStore protocol and the in-memory store
     redis_store the Redis store (the `redis` extra)
@@ -14,7 +14,7 @@ evaluation package's bench wraps the same CallCache around its backends. Stores:
 """
 
 from selfpara.models.cache.call_cache import CacheStats, CallCache, open_call_cache
-from selfpara.models.cache.keys import cacheable, call_key, key_material
+from selfpara.models.cache.keys import cacheable, call_key, key_material, tenant
 from selfpara.models.cache.stores import CacheStoreError, CallStore, MemoryStore
 
 __all__ = [
@@ -27,4 +27,5 @@ __all__ = [
     "call_key",
     "key_material",
     "open_call_cache",
+    "tenant",
 ]

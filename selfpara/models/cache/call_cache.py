@@ -93,7 +93,7 @@ class CallCache:
         if found is not None:
             self.stats.hits += 1
             if usage is not None:
-                usage.cache_hits += 1
+                usage.add_hit(found)
             return found, True
         if not reachable:
             self.stats.skipped += 1

@@ -15,6 +15,8 @@ which skips the cache for that call without switching it off.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import weakref
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -23,6 +25,8 @@ from selfpara.errors import ConfigError
 from selfpara.models.cache.spec import masked
 from selfpara.models.cache.stores import CacheBusyError, CacheStoreError
 from selfpara.util.extras import requires_extra
+
+log = logging.getLogger(__name__)
 
 KEY_PREFIX = "selfpara:call:"
 
@@ -102,7 +106,15 @@ class RedisStore:
             value = await client.get(self.prefix + key)
         except Exception as exc:
             raise self._error("read", exc) from None
-        return value.decode("utf-8") if isinstance(value, bytes) else value
+        if not isinstance(value, bytes):
+            return value
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:  # damaged or written by something else: a miss, and dropped; Redis is fine
+            log.warning("call cache %s: dropped an entry that is not UTF-8 text", self.name)
+            with contextlib.suppress(Exception):
+                await client.delete(self.prefix + key)
+            return None
 
     async def put(self, key: str, value: str) -> None:
         ttl_ms = max(1, round(self.ttl_s * 1000)) if self.ttl_s is not None else None

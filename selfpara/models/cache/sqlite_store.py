@@ -7,6 +7,8 @@ reads and writes, made directly on the event loop.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -41,6 +43,7 @@ class SQLiteStore:
                     self._db = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False)
             else:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+                _create_private(self.path)
                 self._db = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False, isolation_level=None)
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
@@ -105,3 +108,10 @@ class SQLiteStore:
 
     async def aclose(self) -> None:
         """Nothing per event loop: the file stays open until `close`."""
+
+
+def _create_private(path: Path) -> None:
+    """Create the database file readable by its owner only, unless it exists: SQLite gives its -wal and
+    -shm files the database file's mode, so they are private too (cached answers are users' questions)."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))

@@ -9,13 +9,31 @@ from __future__ import annotations
 import logging
 
 from selfpara.models.backends import Backend, RawBackend
+from selfpara.models.cache.keys import tenant
 from selfpara.models.http_backend import HttpBackend, HttpTransport, endpoint_from_env
 from selfpara.models.routing.model_list import Deployment, RouterConfig, load_router_config
 from selfpara.models.routing.pool import DEFAULT_ALLOWED_FAILS, DEFAULT_COOLDOWN_S, DEFAULT_NUM_RETRIES, DeploymentPool
 
-__all__ = ["Deployment", "DeploymentPool", "RouterConfig", "build_pool", "build_routes", "load_router_config"]
+__all__ = [
+    "Deployment",
+    "DeploymentPool",
+    "RouterConfig",
+    "build_pool",
+    "build_routes",
+    "group_tenant",
+    "load_router_config",
+]
 
 log = logging.getLogger(__name__)
+
+
+def group_tenant(deployments: list[Deployment]) -> str:
+    """The call cache's tenant of a group (`selfpara.models.cache.tenant`): of every deployment's address and
+    key, so that groups of other servers or other keys share no entry."""
+    parts = sorted(
+        tenant(d.api_base or d.model, d.api_key.get_secret_value() if d.api_key else None) for d in deployments
+    )
+    return tenant("\n".join(parts), None)
 
 
 def build_routes(config: RouterConfig, models: list[str], *, transport: str, http: HttpTransport) -> dict[str, Backend]:
@@ -57,7 +75,7 @@ def build_pool(config: RouterConfig, group: str, *, transport: str, http: HttpTr
         how = "http" if over_http else "litellm" if transport == "litellm" else f"litellm: {d.http_misfit()}"
         log.info("%s: deployment %s over %s", group, d.label, how)
     settings = config.router_settings
-    return DeploymentPool(
+    pool = DeploymentPool(
         group,
         deployments,
         backends,
@@ -66,3 +84,5 @@ def build_pool(config: RouterConfig, group: str, *, transport: str, http: HttpTr
         cooldown_s=float(settings.get("cooldown_time", DEFAULT_COOLDOWN_S)),
         num_retries=settings.get("num_retries", DEFAULT_NUM_RETRIES),
     )
+    pool.cache_tenant = group_tenant(deployments)
+    return pool

@@ -18,14 +18,15 @@ class LiteLLMDeployment(LiteLLMBackend):
     """
 
     def __init__(self, deployment: Deployment) -> None:
+        super().__init__()  # litellm's own clients read its replies (uncapped until in: docs/proxy.md)
         import_litellm()  # its import takes seconds: at startup, never inside a call's timeout
         self.deployment = deployment
         self._params = {k: v for k, v in deployment.params.items() if k not in POOL_PARAMS}
 
-    def _target(self, model: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def _target(self, model: str, params: dict[str, Any]) -> dict[str, Any]:
         d = self.deployment
         call = {k: v for k, v in params.items() if k not in ("api_base", "api_key")}  # the caller's upstream
-        target = {**super()._target(d.model, {**self._params, **call}), "api_base": d.api_base}
+        target = {**await super()._target(d.model, {**self._params, **call}), "api_base": d.api_base}
         if d.api_key is not None:  # else litellm reads the provider's variable
             target["api_key"] = d.api_key.get_secret_value()
         return target

@@ -101,6 +101,8 @@ class DeploymentPool:
         rng: the random source of simple-shuffle (tests pass a seeded one).
     """
 
+    cache_tenant = ""  # set by build_routes: the group's fingerprint for the call cache
+
     def __init__(
         self,
         group: str,

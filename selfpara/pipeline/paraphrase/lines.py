@@ -67,6 +67,7 @@ class LineSource:
         cheap_rejected: the candidates the cheap filters rejected.
         sources: each line given out -> where it came from ("renaming:capital", "form:name", "list").
         failure: the last paraphrase call's error, when one failed.
+        renamed: the renamings are all given out (they come first; what follows is the model's).
     """
 
     def __init__(
@@ -84,6 +85,7 @@ class LineSource:
         self.cheap_rejected: list[RejectedParaphrase] = []
         self.sources: dict[str, str] = {}
         self.failure: UpstreamError | None = None
+        self.renamed = False
         self._given_lines: list[str] = []  # given out since the last restart
         self._to_come = cfg.k
 
@@ -100,7 +102,9 @@ class LineSource:
         )
         started = time.perf_counter()
         try:
-            if self.cfg.renamings and (renamed := self._renamed(lexical)):
+            renamed = self._renamed(lexical) if self.cfg.renamings else []
+            self.renamed = True
+            if renamed:
                 yield renamed
             open_slots = self.cfg.k - len(self._given_lines)
             self._to_come = open_slots
