@@ -11,6 +11,7 @@ from selfpara.llm import ModelClient
 from selfpara.model_names import EMBEDDED_MODEL
 from selfpara.pipeline import SelfParaphraser, aanswer, answer
 from selfpara.result import Answer, Cluster, Usage, Variant, WrappedAnswer
+from selfpara.settings_file import config_from_file
 
 __all__ = [
     "EMBEDDED_MODEL",
@@ -30,5 +31,6 @@ __all__ = [
     "aanswer",
     "answer",
     "build_config",
+    "config_from_file",
 ]
 __version__ = "0.1.0"

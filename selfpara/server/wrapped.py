@@ -75,6 +75,7 @@ def headers(wa: WrappedAnswer) -> dict[str, str]:
         "X-Selfpara-Low-Vote-Share": "true" if "low_vote_share" in wa.flags else "false",
         # deprecated alias of X-Selfpara-Low-Vote-Share, one release
         "X-Selfpara-Low-Agreement": "true" if "low_vote_share" in wa.flags else "false",
+        "X-Selfpara-Low-Confidence": "true" if "low_confidence" in wa.flags else "false",
         "X-Selfpara-Cache-Hits": str(wa.usage.cache_hits),
         "X-Selfpara-Calls": str(wa.usage.calls),
         "X-Selfpara-Calls-Saved": str(wa.calls_saved),  # by adaptive k
