@@ -30,8 +30,7 @@ from pydantic import BaseModel
 
 from evaluation import stats
 from evaluation.arms.evidence import recorded_confidence
-from evaluation.report.data import records_of
-from evaluation.rundir import read_config
+from evaluation.rundir import SAMPLES_FILE, latest_records, read_config, read_samples
 from evaluation.schema import SampleRecord
 from selfpara.errors import ConfigError
 
@@ -205,7 +204,8 @@ def calibrate_run(
     arms = {a["label"]: a for a in config.get("arms") or []}
     if arm not in arms:
         raise ConfigError(f"{out}: no arm {arm!r} in this run; it has {', '.join(arms) or 'none'}")
-    records = [r for r in records_of(out) if r.arm == arm and not r.error and r.label != "not_attempted"]
+    recorded = latest_records(read_samples(out / SAMPLES_FILE))
+    records = [r for r in recorded if r.arm == arm and not r.error and r.label != "not_attempted"]
     if not all_wordings:
         records = [r for r in records if r.is_original]
     if not records:
