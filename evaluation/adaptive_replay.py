@@ -30,6 +30,7 @@ from evaluation.schema import Item, Label, SampleRecord
 from selfpara.config import WrapConfig
 from selfpara.errors import ConfigError
 from selfpara.pipeline.adaptive import answers_to_settle, first_stage, settled
+from selfpara.pipeline.confidence import winner_confidence
 from selfpara.pipeline.decision import decide_answer, withhold_below
 from selfpara.pipeline.vote import central_member, choose_winner, guard_original, weigh
 from selfpara.result import Answer, Cluster, Comparison
@@ -92,10 +93,12 @@ def recorded_clusters(answers: list[Answer]) -> list[Cluster]:
 
 
 class _RecordedVote(NamedTuple):
-    """A vote re-counted from recorded clusters: the variant it returns and the winner's vote share."""
+    """A vote re-counted from recorded clusters: the variant it returns, the winner's vote share and its
+    confidence (the recorded clusters do not say which pairs were undecided: every answer counts)."""
 
     chosen: int
     vote_share: float
+    confidence: float
 
 
 def returned(answers: list[Answer], cfg: WrapConfig) -> tuple[int, str]:
@@ -107,7 +110,8 @@ def returned(answers: list[Answer], cfg: WrapConfig) -> tuple[int, str]:
     weigh(clusters, answers, rule.vote_weighting)
     winner, _ = guard_original(clusters, choose_winner(clusters), answers, rule)
     share = winner.size / sum(c.size for c in clusters)
-    return winner.id, decide_answer(_RecordedVote(central_member(winner), share), answers, cfg).answer
+    vote = _RecordedVote(central_member(winner), share, winner_confidence(clusters, winner.id))
+    return winner.id, decide_answer(vote, answers, cfg).answer
 
 
 def stages(answers: list[Answer], cfg: WrapConfig, policy: Policy) -> tuple[int, int]:

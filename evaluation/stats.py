@@ -101,6 +101,56 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def binomial_cdf(k: int, n: int, p: float) -> float:
+    """P(X ≤ k) for X ~ Binomial(n, p), summed exactly in log space."""
+    if k < 0:
+        return 0.0
+    if k >= n or p <= 0.0:
+        return 1.0
+    if p >= 1.0:
+        return 0.0
+    log_p, log_q = math.log(p), math.log1p(-p)
+    terms = [
+        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * log_p + (n - i) * log_q
+        for i in range(k + 1)
+    ]
+    top = max(terms)
+    return min(1.0, math.exp(top) * sum(math.exp(t - top) for t in terms))
+
+
+def clopper_pearson_upper(failures: int, n: int, confidence: float = 0.95) -> float:
+    """One-sided Clopper–Pearson upper bound on a rate seen as `failures` of `n`.
+
+    The largest p at which seeing `failures` or fewer would still have had a chance of at least
+    1 − `confidence`: P(X ≤ failures; n, p) = 1 − confidence. The true rate lies below it with
+    probability at least `confidence` (exact, conservative; no normal approximation). 1.0 when
+    every outcome failed or n is 0.
+    """
+    if not 0 <= failures <= n:
+        raise ValueError(f"failures ({failures}) must be between 0 and n ({n})")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    if failures == n:
+        return 1.0
+    alpha = 1.0 - confidence
+    lo, hi = failures / n, 1.0
+    for _ in range(100):  # bisection: the CDF falls as p rises
+        mid = (lo + hi) / 2
+        if binomial_cdf(failures, n, mid) > alpha:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def clopper_pearson_interval(failures: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Two-sided Clopper–Pearson interval of a rate seen as `failures` of `n` (each tail (1 − confidence) / 2)."""
+    tail = (1.0 + confidence) / 2.0
+    upper = clopper_pearson_upper(failures, n, tail)
+    lower = 1.0 - clopper_pearson_upper(n - failures, n, tail) if failures > 0 else 0.0
+    return lower, upper
+
+
 def bootstrap_ratios(
     num: np.ndarray,
     den: np.ndarray,

@@ -6,6 +6,7 @@ print(result.answer, result.vote_share)
 """
 
 from selfpara.config import WrapConfig, build_config
+from selfpara.config.file import config_from_file
 from selfpara.errors import ConfigError, InputError, SelfparaError, UpstreamError, UpstreamTimeout
 from selfpara.models.client import ModelClient
 from selfpara.models.names import EMBEDDED_MODEL
@@ -30,5 +31,6 @@ __all__ = [
     "aanswer",
     "answer",
     "build_config",
+    "config_from_file",
 ]
 __version__ = "0.1.0"

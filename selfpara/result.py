@@ -180,6 +180,7 @@ Flag = Literal[
     "original_kept",  # a larger cluster lost to the original's: no decisive majority (see original_kept)
     "judge_is_model_under_test",  # the LLM judge is the small or local answering model: weak verdicts
     "low_vote_share",  # the vote share is below low_vote_share_threshold (see the low_vote_share policy)
+    "low_confidence",  # the confidence is below confidence_threshold (the low_vote_share policy, calibrated)
     "cache_unavailable",  # the call cache was unreachable: calls went upstream (see usage.cache_errors)
 ]
 

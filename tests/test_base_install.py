@@ -205,9 +205,9 @@ def test_help_says_which_commands_need_an_extra() -> None:
         return " ".join(out.replace("│", " ").split())
 
     listing = help_of()
-    for command in ("bench", "metrics", "report"):
+    for command in ("bench", "metrics", "report", "calibrate"):
         assert f"{command} " in listing
-    assert listing.count("(needs selfpara[bench])") == 3
+    assert listing.count("(needs selfpara[bench])") == 4
     assert "Not installed: pip install 'selfpara[bench]' (numpy" in help_of("bench")
     assert "Not installed: pip install 'selfpara[qwen]' (llama_cpp)" in help_of("ask")
     assert "Not installed: pip install 'selfpara[qwen]' (llama_cpp)" in help_of("serve")

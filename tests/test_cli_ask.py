@@ -76,7 +76,7 @@ def test_ask_on_embedded_model_end_to_end():
     assert result["model"] == "local/smollm2" and result["k_requested"] == 2
     assert len(result["variants"]) == 1 + result["k_kept"] and result["answers"][0]["variant"] == 0
     assert sum(len(c["members"]) for c in result["clusters"]) == sum(1 for a in result["answers"] if a["error"] is None)
-    assert 0 < result["vote_share"] <= 1 and result["usage"]["calls"] >= 2
+    assert 0 < result["vote_share"] <= 1 and result["usage"]["calls"] >= 1  # renamings need no paraphrase call
     assert 0 < result["confidence"] < 1  # the real engine's log-probabilities included
 
 

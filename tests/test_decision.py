@@ -26,6 +26,7 @@ from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
 class Vote(NamedTuple):
     chosen: int
     vote_share: float
+    confidence: float = 1.0
 
 
 ANSWERS = [Answer(variant=0, text="Paris"), Answer(variant=1, text="Lyon"), Answer(variant=2, text=None)]
@@ -52,6 +53,27 @@ def test_the_threshold_itself_is_not_low() -> None:
     cfg = build_config(low_vote_share="abstain", low_vote_share_threshold=0.6)
     assert decide_answer(Vote(1, 0.6), ANSWERS, cfg) == Decision(answer="Lyon")
     assert decide_answer(Vote(1, 0.59), ANSWERS, cfg).withheld == "Lyon"
+
+
+@pytest.mark.parametrize(
+    ("policy", "share", "confidence", "expected"),
+    [
+        ("flag", 0.25, 0.8, Decision(answer="Lyon")),  # a low vote share alone: the confidence decides now
+        ("flag", 1.0, 0.69, Decision(answer="Lyon", flags=["low_confidence"])),
+        ("abstain", 1.0, 0.69, Decision(answer="?", withheld="Lyon", flags=["low_confidence"])),
+        ("abstain", 0.25, 0.7, Decision(answer="Lyon")),  # the threshold itself is not low
+        ("off", 0.25, 0.1, Decision(answer="Lyon")),
+    ],
+)
+def test_a_confidence_threshold_makes_the_policy_read_the_confidence(
+    policy: str, share: float, confidence: float, expected: Decision
+) -> None:
+    cfg = build_config(low_vote_share=policy, confidence_threshold=0.7, abstention_text="?")
+    assert decide_answer(Vote(1, share, confidence), ANSWERS, cfg) == expected
+
+
+def test_a_confidence_threshold_gives_adaptive_k_no_share_to_keep_its_side_of() -> None:
+    assert withhold_below(build_config(low_vote_share="abstain", confidence_threshold=0.7)) is None
 
 
 def test_an_answer_without_text_returns_empty_and_a_missing_variant_is_an_error() -> None:

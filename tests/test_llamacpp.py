@@ -393,7 +393,7 @@ def test_whole_pipeline_prints_nothing_from_llama_cpp(tmp_path: Path) -> None:
     import json
 
     result = json.loads(proc.stdout)  # nothing but the one JSON line on stdout
-    assert result["answer"].strip() and result["n_voted"] >= 1 and result["calls"] >= 2
+    assert result["answer"].strip() and result["n_voted"] >= 1 and result["calls"] >= 1
     assert 0 < result["vote_share"] <= 1
     assert "llama" not in proc.stderr.lower() and "ggml" not in proc.stderr.lower(), proc.stderr[-2000:]
 

@@ -74,7 +74,7 @@ def test_every_registry_is_the_one_shape() -> None:
         assert isinstance(registry, Registry)
     assert ENGINES.names() == ["llamacpp"]
     assert FORMATS.names() == ["truthfulqa", "math500", "simpleqa", "gsm8k"]
-    assert ARMS.names() == ["raw", "selfpara", "sc", "single_call", "rar", "oracle"]
+    assert ARMS.names() == ["raw", "selfpara", "sc", "single_call", "rar", "oracle", "se", "hybrid"]
 
 
 def test_arms_and_graders_reject_a_name_that_is_taken() -> None:

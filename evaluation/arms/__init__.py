@@ -6,6 +6,8 @@
     single_call  one call that writes k paraphrases, then one final answer
     rar          rephrase-and-respond: rewrite the question, then answer it
     oracle       a measuring instrument: selfpara's vote over the item's other dataset wordings
+    se           semantic entropy: k+2 samples at temperature 1, confidence = the largest cluster's share
+    hybrid       rewordings x samples: selfpara's kept paraphrases, each answered several times
 
 An arm is named by a spec string: a name, optionally with settings in brackets,
 `selfpara[k=5;equivalence=exact,numeric]`. The spec, as normalised by `parse_arm_spec`,
@@ -21,6 +23,7 @@ from __future__ import annotations
 # messages list them, as the table above does.
 # isort: off
 from evaluation.arms import raw, selfpara_arm, self_consistency, single_call, rephrase_respond, oracle  # noqa: F401
+from evaluation.arms import semantic_entropy, hybrid  # noqa: F401
 
 # isort: on
 from evaluation.arms.base import Arm, ArmOutput, sample_seed

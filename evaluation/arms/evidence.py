@@ -45,7 +45,8 @@ def vote_details(wrapped: WrappedAnswer) -> dict[str, Any]:
     """
     return {
         "vote_share": wrapped.vote_share,
-        "confidence": round(wrapped.confidence, 4),
+        # unrounded: a threshold calibrated on it is compared with the live value, which is not rounded
+        "confidence": wrapped.confidence,
         "entropy": round(wrapped.entropy, 4),
         "entropy_normalized": round(wrapped.entropy_normalized, 4),
         "original_won": wrapped.original_won,

@@ -1,7 +1,12 @@
-"""The raw arm: one greedy call on the wording as given (the baseline every other arm is measured against)."""
+"""The raw arm: one greedy call on the wording as given (the baseline every other arm is measured against).
+
+Its confidence, where the backend reports token log-probabilities (the embedded engines always do),
+is the answer's geometric-mean token probability, exp(mean token log-probability).
+"""
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any, ClassVar
 
@@ -33,9 +38,8 @@ class RawArm(Arm):
             )
         except UpstreamError as exc:
             return ArmOutput(answer=None, error=str(exc), usage=usage, latency_s=time.perf_counter() - started)
-        return ArmOutput(
-            answer=out.text.strip(),
-            usage=usage,
-            latency_s=time.perf_counter() - started,
-            details={"finish_reason": out.finish_reason},
-        )
+        details: dict[str, Any] = {"finish_reason": out.finish_reason}
+        if out.logprob is not None:
+            details["logprob"] = out.logprob
+            details["confidence"] = math.exp(min(0.0, out.logprob))
+        return ArmOutput(answer=out.text.strip(), usage=usage, latency_s=time.perf_counter() - started, details=details)

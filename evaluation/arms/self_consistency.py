@@ -9,7 +9,7 @@ majority (overrule margin 1): sample 0 is not the user's original and gets no pr
 from __future__ import annotations
 
 import time
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from evaluation.arms import prompts
 from evaluation.arms.base import Arm, ArmOutput, as_float, as_int, sample_seed
@@ -18,6 +18,42 @@ from evaluation.arms.registry import register_arm
 from evaluation.schema import ItemKind, ItemVariant
 from selfpara.config import MAX_K, WrapConfig, build_config
 from selfpara.errors import ConfigError, UpstreamError
+
+if TYPE_CHECKING:
+    from selfpara.paraphraser import SelfParaphraser
+
+
+def sampling_options(temperature: float) -> dict[str, Any]:
+    """The settings of an arm that samples at `temperature` (its default) and votes with selfpara's clustering."""
+    return {"temperature": temperature, "equivalence": "auto", "judge_model": None, "nli_model": None}
+
+
+def plain_majority_pipeline(arm: Arm, k: int) -> tuple[WrapConfig, SelfParaphraser]:
+    """The pipeline a sampling arm votes with: `k` paraphrase slots, the arm's temperature, equivalence and
+    judges, plain majority. ConfigError naming the arm on a bad setting.
+
+    No sample is the original: the overrule margin that protects a user's own wording would let sample 0
+    (drawn at T > 0) beat a 2-vote majority.
+    """
+    from selfpara.paraphraser import SelfParaphraser
+
+    s = arm.settings
+    s["temperature"] = as_float(arm.label, "temperature", s["temperature"], 0.01, 2.0)
+    try:
+        config = build_config(
+            model=arm.model,
+            api_base=arm.api_base,
+            k=k,
+            temperature=s["temperature"],
+            max_tokens=arm.max_tokens,
+            equivalence=s["equivalence"],
+            overrule_margin=1,
+            judge_model=s["judge_model"],
+            nli_model=s["nli_model"],
+        )
+    except ConfigError as exc:
+        raise ConfigError(f"arm {arm.label!r}: {exc}") from None
+    return config, SelfParaphraser(config, client=arm.client)
 
 
 @register_arm("sc", "self-consistency", "self_consistency", "selfconsistency")
@@ -32,44 +68,27 @@ class SelfConsistencyArm(Arm):
     options: ClassVar[dict[str, Any]] = {
         "k": 3,
         "n": None,  # samples in all (k + 1): sc[n=5] is sc[k=4]
-        "temperature": 0.7,
-        "equivalence": "auto",
-        "judge_model": None,
-        "nli_model": None,
+        **sampling_options(0.7),
     }
 
     def validate(self) -> None:
-        from selfpara.paraphraser import SelfParaphraser
-
         s = self.settings
         if s["n"] is not None:
             # n is the call budget written the way a comparison at equal calls states it: k + 1 samples.
             s["k"] = as_int(self.label, "n", s["n"], 2, MAX_K + 1) - 1
             s["n"] = s["k"] + 1
         s["k"] = as_int(self.label, "k", s["k"], 1, MAX_K)
-        s["temperature"] = as_float(self.label, "temperature", s["temperature"], 0.01, 2.0)
-        try:
-            self.config: WrapConfig = build_config(
-                model=self.model,
-                api_base=self.api_base,
-                k=s["k"],
-                temperature=s["temperature"],
-                max_tokens=self.max_tokens,
-                equivalence=s["equivalence"],
-                # No sample is the original: the overrule margin that protects a user's own wording
-                # would let sample 0 (drawn at T>0) beat a 2-vote majority. Plain majority.
-                overrule_margin=1,
-                judge_model=s["judge_model"],
-                nli_model=s["nli_model"],
-            )
-        except ConfigError as exc:
-            raise ConfigError(f"arm {self.label!r}: {exc}") from None
-        self.paraphraser = SelfParaphraser(self.config, client=self.client)
+        self.build(s["k"] + 1)
+
+    def build(self, samples: int) -> None:
+        """Set `samples` (the answer calls per question) and the pipeline that draws and votes them."""
+        self.samples = samples
+        self.config, self.paraphraser = plain_majority_pipeline(self, samples - 1)
 
     async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:
         started = time.perf_counter()
         messages = prompts.answer_messages(variant.question, kind, variant.context)
-        n = self.settings["k"] + 1
+        n = self.samples
         seeds = [sample_seed(seed, j) for j in range(n)]
         question = messages[-1]["content"]
         assert isinstance(question, str)

@@ -1,4 +1,4 @@
-"""The evaluation commands of the `selfpara` CLI: `bench`, `report` and `metrics`.
+"""The evaluation commands of the `selfpara` CLI: `bench`, `report`, `metrics` and `calibrate`.
 
 They live with the evaluation package (which depends on selfpara, never the reverse) and
 join the CLI through the `selfpara.commands` entry-point group declared in
@@ -14,19 +14,20 @@ import typer
 
 
 def register_commands(app: typer.Typer) -> None:
-    """Add `bench`, `report` and `metrics` to the CLI `app`."""
+    """Add `bench`, `report`, `metrics` and `calibrate` to the CLI `app`."""
     # Registered also without their extra, so that --help lists them; their help then says what
     # to install (numpy and jinja2 are what every one of them imports; ROUGE is optional).
     from rich.markup import escape
 
     from evaluation.cli.bench import bench
+    from evaluation.cli.calibrate import calibrate
     from evaluation.cli.metrics import metrics
     from evaluation.cli.report import report
     from selfpara.cli.conventions import Command
     from selfpara.util.extras import install_note
 
     note = escape(install_note("bench", ("numpy", "jinja2")))  # help texts are rich markup
-    for command in (bench, metrics, report):
+    for command in (bench, metrics, report, calibrate):
         doc = inspect.getdoc(command) or ""
         if note:
             first = doc.split("\n\n", 1)[0].replace("\n", " ")

@@ -42,7 +42,7 @@ def metrics(
     confidence_col: Optional[str] = typer.Option(
         None,
         help="Column with a confidence score per answer (higher = surer, e.g. a vote share): adds AUROC for "
-        "correctness, accuracy at 50/80/100% coverage and what abstaining below thresholds would score.",
+        "correctness, PRR, ECE, accuracy at 50/80/90/100% coverage and what abstaining below thresholds would score.",
     ),
     compare: Optional[str] = typer.Option(
         None, help="Paired comparison A,B of two groups (A − B); default: when there are exactly two groups."
@@ -138,7 +138,7 @@ def _print_confidence(scores: dict[str, Any], column: str) -> None:
         return "–" if x is None else f"{x:.3f}"
 
     out = Table(title=f"{column} as a predictor of correctness (attempted answers)", box=box.SIMPLE_HEAD)
-    for name in ("group", "attempted", "AUROC [CI]", "acc@50%", "acc@80%", "acc@100%"):
+    for name in ("group", "attempted", "AUROC [CI]", "PRR", "acc@50%", "acc@80%", "acc@90%", "acc@100%", "ECE"):
         out.add_column(name, justify="left" if name == "group" else "right")
     policy = Table(title=f"abstaining below a {column} threshold", box=box.SIMPLE_HEAD)
     for name in ("group", "threshold", "coverage", "accuracy answered", "F", "score p=0.75"):
@@ -146,9 +146,8 @@ def _print_confidence(scores: dict[str, Any], column: str) -> None:
     for group, c in scores.items():
         s = c["signals"]["confidence"]
         ci = f" [{num(s['lo'])}, {num(s['hi'])}]" if s["lo"] is not None else ""
-        out.add_row(
-            group, str(c["attempted"]), num(s["auroc"]) + ci, *(num(s["coverage"].get(k)) for k in ("0.5", "0.8", "1"))
-        )
+        coverage = (num(s["coverage"].get(k)) for k in ("0.5", "0.8", "0.9", "1"))
+        out.add_row(group, str(c["attempted"]), num(s["auroc"]) + ci, num(s.get("prr")), *coverage, num(s.get("ece")))
         for p in c.get("policy", []):
             policy.add_row(
                 group,

@@ -22,6 +22,12 @@ import numpy as np
 
 from evaluation import stats
 from evaluation.metrics.rows import LabelRow
+from evaluation.metrics.selective import (
+    expected_calibration_error,
+    is_probability,
+    prediction_rejection_ratio,
+    score_arrays,
+)
 from evaluation.schema import Label
 from selfpara.errors import ConfigError
 
@@ -39,24 +45,14 @@ __all__ = [
     "threshold_policy",
 ]
 
-COVERAGES = (0.5, 0.8, 1.0)
-"""Default coverages of `accuracy_at_coverage` in reports."""
+COVERAGES = (0.5, 0.8, 0.9, 1.0)
+"""Default coverages of `accuracy_at_coverage` (selective accuracy) in reports."""
 
 THRESHOLDS = (0.5, 0.6, 0.75, 1.0)
 """Default vote-share thresholds of the low-vote-share policy in reports."""
 
 PENALTIES = (0.5, 0.75, 0.9)
 """Default SimpleQA-style penalty thresholds p: a wrong answer costs p/(1−p) correct ones."""
-
-
-def _arrays(scores: Sequence[float], correct: Sequence[bool]) -> tuple[np.ndarray, np.ndarray]:
-    s = np.asarray(scores, dtype=np.float64)
-    c = np.asarray(correct, dtype=bool)
-    if s.shape != c.shape or s.ndim != 1:
-        raise ConfigError(f"scores and correct must be two flat lists of one length, got {s.shape} and {c.shape}")
-    if np.isnan(s).any():
-        raise ConfigError("a confidence score is NaN")
-    return s, c
 
 
 def _weighted_auroc(s: np.ndarray, c: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -83,7 +79,7 @@ def auroc(scores: Sequence[float], correct: Sequence[bool]) -> float | None:
     The probability that a random correct answer scores above a random wrong one, ties
     counting one half (Mann–Whitney U with midranks / (n_pos · n_neg)).
     """
-    s, c = _arrays(scores, correct)
+    s, c = score_arrays(scores, correct)
     if s.size == 0:
         return None
     value = float(_weighted_auroc(s, c, np.ones((1, s.size)))[0])
@@ -109,7 +105,7 @@ def auroc_interval(
     confidence: float = 0.95,
 ) -> tuple[float | None, float | None]:
     """Percentile bootstrap CI of `auroc`, resampling questions (each with all its answers)."""
-    s, c = _arrays(scores, correct)
+    s, c = score_arrays(scores, correct)
     if len(question_ids) != s.size:
         raise ConfigError(f"{len(question_ids)} question ids for {s.size} scores")
     if s.size == 0:
@@ -128,7 +124,7 @@ def accuracy_at_coverage(scores: Sequence[float], correct: Sequence[bool], cover
     """
     if not 0.0 < coverage <= 1.0:
         raise ConfigError(f"coverage must be in (0, 1], got {coverage}")
-    s, c = _arrays(scores, correct)
+    s, c = score_arrays(scores, correct)
     if s.size == 0:
         return None
     keep = max(1, math.ceil(coverage * s.size - 1e-9))
@@ -147,7 +143,7 @@ def risk_coverage(scores: Sequence[float], correct: Sequence[bool]) -> list[dict
     {"threshold": t, "coverage": share answered, "accuracy": accuracy among them,
     "risk": 1 − accuracy}. Empty for no answers.
     """
-    s, c = _arrays(scores, correct)
+    s, c = score_arrays(scores, correct)
     points = []
     for t in np.unique(s)[::-1]:
         kept = s >= t
@@ -245,9 +241,9 @@ def confidence_summary(
         key: names the arm in the bootstrap seed.
         policy_signal: the signal the low-vote-share policy thresholds (when present).
 
-    Returns {"answers", "attempted", "signals": {name: {"auroc", "lo", "hi", "coverage":
+    Returns {"answers", "attempted", "signals": {name: {"auroc", "lo", "hi", "prr", "ece", "coverage":
     {c: accuracy}, "curve": [...]}}, "policy": [...]} over the attempted answers (policy:
-    over all answers).
+    over all answers). `ece` is None for a signal with values outside [0, 1] (a negated entropy).
     """
     attempted = np.asarray([lab != "not_attempted" for lab in labels], dtype=bool)
     correct = np.asarray([lab == "correct" for lab in labels], dtype=bool)[attempted]
@@ -263,6 +259,8 @@ def confidence_summary(
             "auroc": auroc(sa, correct),
             "lo": lo,
             "hi": hi,
+            "prr": prediction_rejection_ratio(sa, correct),
+            "ece": expected_calibration_error(sa, correct) if is_probability(sa.tolist()) else None,
             "coverage": {f"{c:g}": accuracy_at_coverage(sa, correct, c) for c in coverages},
             "curve": risk_coverage(sa, correct),
         }

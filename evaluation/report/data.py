@@ -153,8 +153,19 @@ def confidence_signals(records: list[SampleRecord]) -> dict[str, list[float]]:
     return signals
 
 
+def headline_signal(summary: dict[str, Any]) -> str | None:
+    """The signal an arm's confidence summary is shown by where one is shown per arm (the side-by-side
+    table, the risk–coverage figure): the answer's `confidence` (what the arm reports: selfpara's, se's
+    largest-cluster share, raw's token probability), else the policy's vote share, else the first."""
+    signals = summary.get("signals", {})
+    if "confidence" in signals:
+        return "confidence"
+    return summary.get("policy_signal") or next(iter(signals), None)
+
+
 def _confidence(records: list[SampleRecord], arms: list[str], *, n_boot: int, seed: int) -> dict[str, dict[str, Any]]:
-    """Per arm that reports a confidence (selfpara, sc): how well it predicts correctness."""
+    """Per arm that reports a confidence (the voting arms; raw where it has token probabilities): how well
+    it predicts correctness."""
     out = {}
     for arm in arms:
         rs = [r for r in records if r.arm == arm and not r.error]

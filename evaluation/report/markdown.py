@@ -6,7 +6,14 @@ from typing import Any
 
 from evaluation.report.data import metric_rows, metric_title, metrics_table
 from evaluation.report.instrument import instrument_sections
-from evaluation.report.tables import abstention_section, comparison_cells, markdown_section, sections, totals_section
+from evaluation.report.tables import (
+    abstention_section,
+    comparison_cells,
+    markdown_section,
+    sections,
+    selective_section,
+    totals_section,
+)
 
 _MARKS = {"good": " **▲**", "bad": " **▼**", "significant": " **◆**"}
 
@@ -57,7 +64,8 @@ def markdown_table(report: dict[str, Any], digits: int = 3) -> str:
     table = metrics_table(report)
     lines = _warning_lines(report) + _head_lines(report, table) + _metric_lines(report, table, digits)
     lines += _comparison_lines(report, table, digits) + [""]
-    shown = [s for s in instrument_sections(report) if s.rows]  # only where the run has an oracle / voting arm
+    # only where the run has an oracle, a voting arm, a confidence
+    shown = [s for s in (*instrument_sections(report), selective_section(report)) if s.rows]
     for section in (*shown, abstention_section(report), totals_section(report)):
         lines += markdown_section(section)
     lines += [f"note: {note}" for note in table.notes]

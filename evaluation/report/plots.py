@@ -10,6 +10,7 @@ from evaluation.report.data import (
     ACCURACY_METRICS,
     FLIP_METRICS,
     HEADLINE_METRICS,
+    headline_signal,
     metric_title,
     metrics_table,
     sorted_comparisons,
@@ -21,25 +22,50 @@ FIGURES = {
     "fig-flips": "Flip rates, mismatch and conflicting sets (lower is steadier)",
     "fig-cost": "Accuracy against model calls per answered question",
     "fig-diffs": "Paired differences: selfpara minus each baseline (95% CI)",
-    "fig-risk-coverage": "Risk–coverage: accuracy when answering only the surest answers (by vote share)",
+    "fig-risk-coverage": "Risk–coverage: accuracy when answering only the surest answers (by each arm's confidence)",
 }
 """Figure ids of the HTML report and their captions."""
 
-PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
+ARM_COLORS = {
+    "raw": "#8C8C8C",
+    "selfpara": "#4C72B0",
+    "sc": "#DD8452",
+    "oracle": "#55A868",
+    "se": "#C44E52",
+    "hybrid": "#8172B3",
+    "single_call": "#937860",
+    "rar": "#DA8BC3",
+}
+"""One colour per arm, the same in every figure of every report (the first arm of each kind in a run)."""
+
+PALETTE = ["#64B5CD", "#CCB974", "#2F4F4F", "#E377C2", "#17BECF", "#BCBD22", "#7F3C8D", "#11A579"]
+"""Colours of further arms of a kind already drawn (selfpara[k=6] beside selfpara), in turn."""
 
 
 def _esc(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _color(i: int) -> str:
-    return PALETTE[i % len(PALETTE)]
+def arm_colors(report: dict[str, Any]) -> dict[str, str]:
+    """Each arm label of `report` to its colour: its kind's in ARM_COLORS for the first of a kind, else the
+    next of PALETTE."""
+    kinds = {a["label"]: a.get("arm", a["label"]) for a in report["config"].get("arms") or []}
+    out: dict[str, str] = {}
+    spare = iter(PALETTE * (1 + len(report["arms"]) // len(PALETTE)))
+    for label in report["arms"]:
+        color = ARM_COLORS.get(kinds.get(label, label))
+        out[label] = color if color is not None and color not in out.values() else next(spare)
+    return out
 
 
-def _legend(series: list[str], x: float, y: float) -> list[str]:
+def _color(colors: dict[str, str], name: str, i: int) -> str:
+    return colors.get(name) or PALETTE[i % len(PALETTE)]
+
+
+def _legend(series: list[str], x: float, y: float, colors: dict[str, str]) -> list[str]:
     parts, cx = [], x
     for i, name in enumerate(series):
-        parts.append(f'<rect x="{cx:.1f}" y="{y - 10:.1f}" width="12" height="12" fill="{_color(i)}"/>')
+        parts.append(f'<rect x="{cx:.1f}" y="{y - 10:.1f}" width="12" height="12" fill="{_color(colors, name, i)}"/>')
         parts.append(f'<text x="{cx + 16:.1f}" y="{y:.1f}" font-size="12">{_esc(name)}</text>')
         cx += 28 + 7.2 * len(name)
     return parts
@@ -74,14 +100,17 @@ def bar_chart(
     y_max: float | None = None,
     width: int = 760,
     height: int = 300,
+    colors: dict[str, str] | None = None,
 ) -> str:
     """Grouped bars: one group per category, one bar per series, CI whiskers; inline SVG.
 
     Args:
+        colors: series name -> colour (`arm_colors`); others take the palette in turn.
         y_title: the y axis's title (what a bar's height is).
         empty: the sentence shown instead of the chart when every bar is 0 or missing (an
             empty plot would read as a drawing error).
     """
+    colors = colors or {}
     if all((v[0] or 0.0) == 0.0 and (v[2] or 0.0) == 0.0 for v in values.values()):
         return f'<p class="empty-chart" id="{fig_id}-empty">{_esc(empty)}</p>'
     left, right, top, bottom = 64, 12, 30, 46
@@ -112,7 +141,7 @@ def bar_chart(
                 continue
             out.append(
                 f'<rect x="{x + 1:.1f}" y="{y(value):.1f}" width="{bar_w - 2:.1f}" height="{y(0) - y(value):.1f}" '
-                f'fill="{_color(si)}"><title>{_esc(name)} {_esc(cat)}: {value:.3f}'
+                f'fill="{_color(colors, name, si)}"><title>{_esc(name)} {_esc(cat)}: {value:.3f}'
                 + (f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else "")
                 + "</title></rect>"
             )
@@ -133,7 +162,7 @@ def bar_chart(
             f'text-anchor="middle">{_esc(cat)}</text>'
         )
     out.append(f'<line x1="{left}" x2="{width - right}" y1="{y(0):.1f}" y2="{y(0):.1f}" stroke="#444"/>')
-    out += _legend(series, left, height - 8)
+    out += _legend(series, left, height - 8, colors)
     out.append("</svg>")
     return "".join(out)
 
@@ -144,8 +173,10 @@ def scatter_chart(
     *,
     width: int = 760,
     height: int = 320,
+    colors: dict[str, str] | None = None,
 ) -> str:
     """Accuracy (y, with CI) against calls per answer (x): (name, x, A_exp, lo, hi, A_strict)."""
+    colors = colors or {}
     left, right, top, bottom = 64, 20, 24, 58
     plot_w, plot_h = width - left - right, height - top - bottom
     xmax = max([p[1] for p in points] + [1.0]) * 1.15
@@ -174,7 +205,7 @@ def scatter_chart(
     for i, (name, x, acc, lo, hi, strict) in enumerate(points):
         if acc is None:
             continue
-        c = _color(i)
+        c = _color(colors, name, i)
         stack = seen_x.get(round(x, 1), 0)  # arms with the same cost: stack their labels
         seen_x[round(x, 1)] = stack + 1
         if lo is not None and hi is not None:
@@ -246,9 +277,15 @@ def diff_chart(
 
 
 def risk_coverage_chart(
-    fig_id: str, curves: list[tuple[str, list[tuple[float, float]]]], *, width: int = 760, height: int = 320
+    fig_id: str,
+    curves: list[tuple[str, list[tuple[float, float]]]],
+    *,
+    width: int = 760,
+    height: int = 320,
+    colors: dict[str, str] | None = None,
 ) -> str:
     """Accuracy (y) against coverage (x), one step line per arm: (name, [(coverage, accuracy), ...])."""
+    colors = colors or {}
     left, right, top, bottom = 64, 20, 24, 58
     plot_w, plot_h = width - left - right, height - top - bottom
     X = lambda v: left + plot_w * v  # noqa: E731
@@ -275,7 +312,7 @@ def risk_coverage_chart(
             'text-anchor="middle">no arm in this run reports a confidence</text>'
         )
     for i, (name, points) in enumerate(curves):
-        c = _color(i)
+        c = _color(colors, name, i)
         path, prev = [], None
         for cov, acc in sorted(points):
             if prev is None:
@@ -289,7 +326,7 @@ def risk_coverage_chart(
                 f"accuracy {acc:.3f} at {100 * cov:.0f}% coverage</title></circle>"
             )
     out.append(f'<line x1="{left}" x2="{width - right}" y1="{Y(0):.1f}" y2="{Y(0):.1f}" stroke="#444"/>')
-    out += _legend([name for name, _ in curves], left, height - 8)
+    out += _legend([name for name, _ in curves], left, height - 8, colors)
     out.append("</svg>")
     return "".join(out)
 
@@ -298,6 +335,7 @@ def figures(report: dict[str, Any]) -> dict[str, str]:
     """Every figure of the HTML report as inline SVG, by figure id."""
     table = metrics_table(report)
     arms = report["arms"]
+    colors = arm_colors(report)
 
     def est(metric: str, arm: str) -> tuple[float | None, float | None, float | None]:
         e = table.groups[arm].get(metric)
@@ -334,6 +372,7 @@ def figures(report: dict[str, Any]) -> dict[str, str]:
             y_max=1.0,
             y_title="share of questions",
             empty="No arm answered any question right: every accuracy is 0.",
+            colors=colors,
         ),
         "fig-consistency": bar_chart(
             "fig-consistency",
@@ -343,6 +382,7 @@ def figures(report: dict[str, Any]) -> dict[str, str]:
             y_max=1.0,
             y_title="share of agreeing answer pairs",
             empty="No consistency to show: no measure was computed, or no two answers to a question agree.",
+            colors=colors,
         ),
         "fig-flips": bar_chart(
             "fig-flips",
@@ -351,18 +391,19 @@ def figures(report: dict[str, Any]) -> dict[str, str]:
             flips,
             y_title="share of questions",
             empty="No answer flipped: every arm answered each question's wordings alike (every flip rate is 0).",
+            colors=colors,
         ),
-        "fig-cost": scatter_chart("fig-cost", points),
+        "fig-cost": scatter_chart("fig-cost", points, colors=colors),
         "fig-diffs": diff_chart("fig-diffs", diff_rows),
-        "fig-risk-coverage": risk_coverage_chart("fig-risk-coverage", _curves(report)),
+        "fig-risk-coverage": risk_coverage_chart("fig-risk-coverage", _curves(report), colors=colors),
     }
 
 
 def _curves(report: dict[str, Any]) -> list[tuple[str, list[tuple[float, float]]]]:
-    """Each confident arm's risk–coverage points of its policy signal (the vote share)."""
+    """Each confident arm's risk–coverage points of its headline signal (`headline_signal`)."""
     out = []
     for arm, c in report.get("confidence", {}).items():
-        name = c.get("policy_signal") or next(iter(c["signals"]), None)
+        name = headline_signal(c)
         if name is not None and c["signals"][name]["curve"]:
             out.append((arm, [(p["coverage"], p["accuracy"]) for p in c["signals"][name]["curve"]]))
     return out

@@ -10,7 +10,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluation.metrics.confidence import PENALTIES
-from evaluation.report.data import HEADLINE_METRICS, fmt_number, metric_rows, metric_title, metrics_table, significance
+from evaluation.report.data import (
+    HEADLINE_METRICS,
+    fmt_number,
+    headline_signal,
+    metric_rows,
+    metric_title,
+    metrics_table,
+    significance,
+)
 
 SIGNAL_TITLES = {
     "vote_share": "vote share",
@@ -23,6 +31,7 @@ SIGNAL_TITLES = {
 TITLES = {
     "tbl-totals": "Calls, tokens, cost and latency per arm",
     "tbl-abstention": "Answered, not attempted, and scores in which abstaining beats a wrong answer",
+    "tbl-selective": "Confidence side by side: each arm's own confidence, at the calls it spent",
     "tbl-confidence": "Confidence as a predictor of correctness",
     "tbl-policy": "A low-agreement policy: abstain below a vote-share threshold",
     "tbl-risk-coverage": "Risk–coverage: answering only answers at least this sure",
@@ -162,39 +171,89 @@ def abstention_section(report: dict[str, Any]) -> Section:
     )
 
 
-def confidence_section(report: dict[str, Any]) -> Section:
+def _signal_cells(s: dict[str, Any], coverages: list[str]) -> list[str]:
+    """AUROC [CI], PRR, accuracy at each coverage and ECE of one signal's summary, formatted."""
+    auroc = fmt_number(s["auroc"])
+    if s["auroc"] is not None and s["lo"] is not None:
+        auroc += f" [{s['lo']:.3f}, {s['hi']:.3f}]"
+    return [
+        auroc,
+        fmt_number(s.get("prr")),
+        *(fmt_number(s["coverage"].get(k)) for k in coverages),
+        fmt_number(s.get("ece")),
+    ]
+
+
+def _coverages(report: dict[str, Any]) -> list[str]:
+    return next((list(s["coverage"]) for c in report.get("confidence", {}).values() for s in c["signals"].values()), [])
+
+
+_SIGNAL_NOTE = (
+    "AUROC: the chance that a correct answer is surer than a wrong one (ties count ½; 0.5 = no signal), CI by "
+    "bootstrap over questions. PRR: the area between the accuracy-when-rejecting curve and random, over the "
+    "oracle's (1 = orders answers as if it knew which are right, 0 = chance). Accuracy at c% coverage: answering "
+    "only the surest c% of the attempted answers (ties at the cut at their mean). ECE: the answers in 10 "
+    "equal-width confidence bins, each bin's |accuracy − mean confidence| weighted by its share (for a signal "
+    "in [0, 1] only)."
+)
+
+
+def _coverage_titles(coverages: list[str]) -> list[str]:
+    return [f"accuracy at {100 * float(k):.0f}% coverage" for k in coverages]
+
+
+def selective_section(report: dict[str, Any]) -> Section:
+    """One row per arm: its own confidence (`headline_signal`) and the calls per answer it spent."""
+    coverages = _coverages(report)
     rows = []
-    coverages: list[str] = []
+    for arm, c in report.get("confidence", {}).items():
+        name = headline_signal(c)
+        if name is None:
+            continue
+        calls = report["totals"].get(arm, {}).get("calls_per_answer")
+        rows.append(
+            [
+                arm,
+                SIGNAL_TITLES.get(name, name),
+                fmt_number(calls, 2),
+                str(c["attempted"]),
+                *_signal_cells(c["signals"][name], coverages),
+            ]
+        )
+    return Section(
+        "tbl-selective",
+        TITLES["tbl-selective"],
+        [
+            "arm",
+            "confidence",
+            "calls / answer",
+            "attempted",
+            "AUROC [95% CI]",
+            "PRR",
+            *_coverage_titles(coverages),
+            "ECE",
+        ],
+        rows,
+        note="Each arm's confidence is what it reports: selfpara's (and hybrid's, sc's, the oracle's) the pipeline's "
+        "(agreement estimate × token probability), se's the largest cluster's share, raw's the answer's "
+        "geometric-mean token probability. Compare arms at equal calls per answer. " + _SIGNAL_NOTE,
+        empty="no arm in this run reports a confidence",
+    )
+
+
+def confidence_section(report: dict[str, Any]) -> Section:
+    coverages = _coverages(report)
+    rows = []
     for arm, c in report.get("confidence", {}).items():
         for name, s in c["signals"].items():
-            coverages = coverages or list(s["coverage"])
-            auroc = fmt_number(s["auroc"])
-            if s["auroc"] is not None and s["lo"] is not None:
-                auroc += f" [{s['lo']:.3f}, {s['hi']:.3f}]"
-            rows.append(
-                [
-                    arm,
-                    SIGNAL_TITLES.get(name, name),
-                    str(c["attempted"]),
-                    auroc,
-                    *(fmt_number(s["coverage"][k]) for k in coverages),
-                ]
-            )
+            rows.append([arm, SIGNAL_TITLES.get(name, name), str(c["attempted"]), *_signal_cells(s, coverages)])
     return Section(
         "tbl-confidence",
         TITLES["tbl-confidence"],
-        [
-            "arm",
-            "signal",
-            "attempted answers",
-            "AUROC [95% CI]",
-            *(f"accuracy at {100 * float(k):.0f}% coverage" for k in coverages),
-        ],
+        ["arm", "signal", "attempted answers", "AUROC [95% CI]", "PRR", *_coverage_titles(coverages), "ECE"],
         rows,
-        note="AUROC: the chance that a correct answer is surer than a wrong one (ties count ½; 0.5 = no signal), "
-        "CI by bootstrap over questions. Accuracy at c% coverage: answering only the surest c% of the attempted "
-        "answers (ties at the cut at their mean).",
-        empty="no arm in this run reports a confidence (selfpara and sc do)",
+        note=_SIGNAL_NOTE,
+        empty="no arm in this run reports a confidence (the voting arms do; raw where it has token probabilities)",
     )
 
 
@@ -227,7 +286,7 @@ def policy_section(report: dict[str, Any]) -> Section:
 def risk_coverage_section(report: dict[str, Any]) -> Section:
     rows = []
     for arm, c in report.get("confidence", {}).items():
-        name = c.get("policy_signal") or next(iter(c["signals"]), None)
+        name = headline_signal(c)
         if name is None:
             continue
         for p in c["signals"][name]["curve"]:
@@ -313,6 +372,7 @@ def sections(report: dict[str, Any]) -> list[Section]:
     """Every shared table in report order (after the metrics and paired comparisons)."""
     return [
         abstention_section(report),
+        selective_section(report),
         confidence_section(report),
         policy_section(report),
         risk_coverage_section(report),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -96,6 +97,12 @@ def ask(
         "(default: on for embedded models, off for remote ones).",
         show_default=False,
     ),
+    settings_file: Optional[Path] = typer.Option(
+        None,
+        "--settings",
+        help="TOML or JSON settings file, its [upstream] table (the layout `serve --config` reads; a "
+        "`selfpara calibrate` file sets a confidence threshold); flags given override it.",
+    ),
     system: Optional[str] = typer.Option(None, help="System prompt sent with every wording."),
     show: bool = typer.Option(
         False, "--show", "-s", help="Print a table of variants, answers and clusters (to stderr, also with --json)."
@@ -108,14 +115,15 @@ def ask(
     Only the answer (or, with --json, the JSON) goes to stdout; notes, the table and logs go to stderr.
     """
     setup_logging(verbose)
-    # ask has no settings file: a failed settings check is always the flags' (exit code 2)
-    with clean_errors(ctx, all_from_flags=True), stdout_to_stderr():
+    # without a settings file a failed settings check is always the flags' (exit code 2)
+    with clean_errors(ctx, all_from_flags=settings_file is None), stdout_to_stderr():
         from selfpara.config import build_config
+        from selfpara.config.file import read_settings_file, warn_if_uncalibrated
         from selfpara.models.names import is_embedded
         from selfpara.paraphraser import SelfParaphraser
 
         text = sys.stdin.read() if question == "-" else question
-        cfg = build_config(
+        given: dict[str, object] = dict(
             model=model or EMBEDDED_MODEL,
             k=k,
             judge_model=judge_model,
@@ -135,6 +143,14 @@ def ask(
             **({"overrule_margin": overrule_margin} if overrule_margin is not None else {}),
             top_up_temperature=top_up_temperature,
         )
+        source = read_settings_file(settings_file) if settings_file else None
+        cfg = build_config(**(_over_file(ctx, given, source.upstream) if source else given))
+        if source is not None and warn_if_uncalibrated(cfg, source):
+            err_console().print(
+                "[yellow]note: these settings leave the ones the confidence threshold was calibrated under "
+                "(see the log); its error-rate promise does not carry over[/yellow]",
+                highlight=False,
+            )
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": text}]
         paraphraser = SelfParaphraser(cfg)
         status = "loading the embedded model and answering" if is_embedded(cfg.model) else f"asking {cfg.model}"
@@ -162,7 +178,20 @@ def ask(
             err_console().print(f"[yellow]warning: {_WARNINGS[flag]}[/yellow]", highlight=False)
 
 
+def _over_file(ctx: typer.Context, flags: dict[str, object], upstream: dict[str, object]) -> dict[str, object]:
+    """The settings file's `upstream` values with the flags given (on the command line or by their
+    environment variable) on top; a flag left at its default gives way to the file."""
+    out = dict(upstream)
+    for name, value in flags.items():
+        source = ctx.get_parameter_source(name) if name in ctx.params else None
+        given = source is None or source.name in ("COMMANDLINE", "ENVIRONMENT")
+        if given or name not in upstream:
+            out[name] = value
+    return out
+
+
 _WARNINGS = {
+    "low_confidence": "low confidence: below the calibrated threshold, treat this answer as unreliable",
     "low_vote_share": "low vote share: the wordings disagree, treat this answer as unreliable",
     "judge_is_model_under_test": "the answer judge is the small/local model under test itself; its "
     "same/different verdicts are weak (set --judge-model to a stronger model)",

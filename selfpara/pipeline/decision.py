@@ -29,6 +29,11 @@ class Voted(Protocol):
         """The winning cluster's share of the answers voted, 0..1."""
         ...
 
+    @property
+    def confidence(self) -> float:
+        """How far to trust the winner, 0..1 (`selfpara.pipeline.confidence`)."""
+        ...
+
 
 class Decision(BaseModel):
     """The answer returned for one vote.
@@ -36,7 +41,7 @@ class Decision(BaseModel):
     Attributes:
         answer: the text returned: the chosen answer, or `abstention_text` when withheld.
         withheld: the chosen answer's text when the low-vote-share policy withheld it, else None.
-        flags: what the decision adds to the answer's flags (`low_vote_share`), in order.
+        flags: what the decision adds to the answer's flags (`low_vote_share` or `low_confidence`), in order.
     """
 
     answer: str
@@ -44,28 +49,44 @@ class Decision(BaseModel):
     flags: list[Flag] = []
 
 
+def policy_signal(outcome: Voted, cfg: WrapConfig) -> tuple[float, float, Flag]:
+    """(score, threshold, flag) the low-vote-share policy reads for `outcome` under `cfg`.
+
+    With `confidence_threshold` set (a calibrated threshold) it is the answer's confidence against it,
+    flagged `low_confidence`; otherwise the vote share against `low_vote_share_threshold`.
+    """
+    if cfg.confidence_threshold is not None:
+        return outcome.confidence, cfg.confidence_threshold, "low_confidence"
+    return outcome.vote_share, cfg.low_vote_share_threshold, "low_vote_share"
+
+
 def withhold_below(cfg: WrapConfig) -> float | None:
-    """The vote share below which `decide_answer` withholds the answer under `cfg`; None when it never does.
+    """The vote share below which `decide_answer` withholds the answer under `cfg`; None when it never does
+    or when it reads the confidence instead.
 
     Args:
-        cfg: the request's settings (`low_vote_share`, `low_vote_share_threshold`).
+        cfg: the request's settings (`low_vote_share`, `low_vote_share_threshold`, `confidence_threshold`).
 
     Adaptive k's stopping test takes this as its `share_threshold`: only a withholding policy
-    changes the returned text, so only then does the share decide when to stop.
+    changes the returned text, so only then does the share decide when to stop. A calibrated
+    confidence threshold is not a vote share: adaptive k then stops as without a policy, and the
+    calibration measured the confidence of answers that stopped so (the run's own adaptive k).
     """
-    return cfg.low_vote_share_threshold if cfg.low_vote_share == "abstain" else None
+    if cfg.low_vote_share != "abstain" or cfg.confidence_threshold is not None:
+        return None
+    return cfg.low_vote_share_threshold
 
 
 def decide_answer(outcome: Voted, answers: Sequence[Answer], cfg: WrapConfig) -> Decision:
     """The answer returned for `outcome`, the vote over `answers`, under `cfg`'s low-vote-share policy.
 
     Args:
-        outcome: the vote (its `chosen` variant and the winner's `vote_share`).
+        outcome: the vote (its `chosen` variant, the winner's `vote_share` and `confidence`).
         answers: the answers voted over; the one whose `variant` is `outcome.chosen` gives the text
             (an answer with no text returns "").
         cfg: the settings read: `low_vote_share` (off: no flag; flag: flagged below the threshold;
-            abstain: flagged, and `abstention_text` returned in place of the answer),
-            `low_vote_share_threshold` and `abstention_text`.
+            abstain: flagged, and `abstention_text` returned in place of the answer), the score and
+            threshold `policy_signal` names, and `abstention_text`.
 
     Raises:
         ValueError: when no answer in `answers` has the variant `outcome.chosen`.
@@ -74,8 +95,11 @@ def decide_answer(outcome: Voted, answers: Sequence[Answer], cfg: WrapConfig) ->
     if chosen is None:
         raise ValueError(f"the vote chose variant {outcome.chosen}, which is not among the answers")
     text = chosen.text or ""
-    if cfg.low_vote_share == "off" or outcome.vote_share >= cfg.low_vote_share_threshold:
+    if cfg.low_vote_share == "off":
         return Decision(answer=text)
-    if withhold_below(cfg) is not None:
-        return Decision(answer=cfg.abstention_text, withheld=text, flags=["low_vote_share"])
-    return Decision(answer=text, flags=["low_vote_share"])
+    score, threshold, flag = policy_signal(outcome, cfg)
+    if score >= threshold:
+        return Decision(answer=text)
+    if cfg.low_vote_share == "abstain":
+        return Decision(answer=cfg.abstention_text, withheld=text, flags=[flag])
+    return Decision(answer=text, flags=[flag])

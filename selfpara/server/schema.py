@@ -54,6 +54,7 @@ REQUEST_SETTINGS = (
     "nli_threshold",
     "low_vote_share",
     "low_vote_share_threshold",
+    "confidence_threshold",
     "adaptive",
 )
 """The WrapConfig fields a request may set under `selfpara`; the others are the operator's."""

@@ -19,9 +19,7 @@ File layout (TOML; JSON with the same structure works too):
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -39,6 +37,7 @@ from pydantic import (
 )
 
 from selfpara.config import MAX_K, WrapConfig, build_config
+from selfpara.config.file import read_settings_file, warn_if_uncalibrated
 from selfpara.errors import ConfigError, config_error
 from selfpara.models.http_backend import endpoint_from_env, resolve_transport
 from selfpara.models.routing.model_list import RouterConfig
@@ -257,36 +256,6 @@ class ServerSettings(BaseModel):
         return out
 
 
-def _toml() -> Any:
-    """The TOML reader: tomllib from Python 3.11, the tomli package it came from before."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-
-        return tomllib
-    import tomli
-
-    return tomli
-
-
-def _read_file(path: str | Path) -> dict[str, Any]:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {p}: {exc.strerror or exc}") from None
-    try:
-        if p.suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            data = _toml().loads(text)
-    except ValueError as exc:  # json.JSONDecodeError and tomllib.TOMLDecodeError are ValueErrors
-        raise ConfigError(f"cannot parse config file {p}: {exc}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"config file {p} must hold a table/object at the top")
-    data = dict(data.get("server", {}), **{k: v for k, v in data.items() if k != "server"})
-    return data
-
-
 def load_settings(
     config_file: str | Path | None = None,
     *,
@@ -300,7 +269,7 @@ def load_settings(
     """Build ServerSettings from a file, explicit values (flags) and the environment.
 
     Args:
-        config_file: TOML or JSON file (see the module doc); None for none.
+        config_file: TOML or JSON file (see the module doc and `selfpara.config.file`); None for none.
         upstream: WrapConfig fields; None values are ignored. They override the file.
         server: ServerSettings fields; None values are ignored. They override the file.
         api_key_env: variable holding the proxy's key (overrides the file's `api_key_env`).
@@ -313,15 +282,9 @@ def load_settings(
     variable that is not set, or a proxy key shorter than MIN_PROXY_KEY_CHARS.
     """
     env = os.environ if environ is None else environ
-    data = _read_file(config_file) if config_file else {}
-    file_upstream = data.pop("upstream", {}) or {}
-    if not isinstance(file_upstream, dict):
-        raise ConfigError("config file: `upstream` must be a table/object")
-    if "api_key" in data or "api_key" in file_upstream:
-        raise ConfigError(
-            "config file: keys do not belong in files; name an environment variable with "
-            "`api_key_env` / `upstream_key_env` instead"
-        )
+    source = read_settings_file(config_file) if config_file else None
+    data = dict(source.server) if source else {}
+    file_upstream = dict(source.upstream) if source else {}
     file_key_env = data.pop("api_key_env", None)
     file_upstream_key_env = data.pop("upstream_key_env", None)
 
@@ -344,6 +307,8 @@ def load_settings(
         up["api_key"] = SecretStr(value)
 
     wrap = build_config(**up)
+    if source is not None:
+        warn_if_uncalibrated(wrap, source)
     try:
         return ServerSettings(upstream=wrap, **srv)
     except ValidationError as exc:

@@ -84,6 +84,7 @@ def headers(wa: WrappedAnswer) -> dict[str, str]:
         "X-Selfpara-Entropy": f"{wa.entropy:.4f}",
         "X-Selfpara-Original-Won": "true" if wa.original_won else "false",
         "X-Selfpara-Low-Vote-Share": "true" if "low_vote_share" in wa.flags else "false",
+        "X-Selfpara-Low-Confidence": "true" if "low_confidence" in wa.flags else "false",
         "X-Selfpara-Calls": str(wa.usage.calls + wa.usage.cache_hits),
         "X-Selfpara-Calls-Saved": str(wa.calls_saved),  # by adaptive k
     }

@@ -131,14 +131,22 @@ class WrapConfig(BaseModel):
     )
     low_vote_share: Literal["off", "flag", "abstain"] = Field(
         "flag",
-        description="What to do when the winner's vote share is below low_vote_share_threshold: flag (return "
-        "the answer flagged low_vote_share), abstain (return abstention_text instead, flagged) or off.",
+        description="What to do when the winner's vote share is below low_vote_share_threshold (or, with "
+        "confidence_threshold set, its confidence below that): flag (return the answer flagged low_vote_share "
+        "or low_confidence), abstain (return abstention_text instead, flagged) or off.",
     )
     low_vote_share_threshold: float = Field(
         0.6,
         ge=0.0,
         le=1.0,
         description="Vote share below which the low-vote-share policy acts (0.6: a tie or worse).",
+    )
+    confidence_threshold: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="Confidence below which the low-vote-share policy acts, in place of the vote share and its "
+        "threshold; `selfpara calibrate` picks it from a labelled run. None: the policy reads the vote share.",
     )
     abstention_text: str = Field(
         "I am not confident enough to answer this reliably.",

@@ -1,0 +1,127 @@
+"""`selfpara calibrate RUN_DIR --target-error 0.1`: a confidence threshold with a promise, from a labelled run."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from selfpara.cli.common import EXIT_FAILED, clean_errors, err_console, setup_logging
+
+
+class Action(str, Enum):
+    flag = "flag"
+    abstain = "abstain"
+
+
+def calibrate(
+    run_dir: Path = typer.Argument(..., help="A run directory written by `selfpara bench` (labelled answers)."),
+    target_error: float = typer.Option(
+        ..., "--target-error", min=0.0, max=1.0, help="The error rate (wrong / answered) to keep, e.g. 0.1."
+    ),
+    arm: str = typer.Option("selfpara", "--arm", help="The arm whose confidence to calibrate (its label in the run)."),
+    confidence: float = typer.Option(
+        0.95, "--confidence", min=0.0, max=1.0, help="The probability with which the target is kept."
+    ),
+    split: float = typer.Option(
+        0.5,
+        "--split",
+        min=0.0,
+        max=1.0,
+        help="Share of the questions (seeded shuffle) the threshold is chosen on; the rest check it. "
+        "1: choose on every question, check on none.",
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the split."),
+    all_wordings: bool = typer.Option(
+        False,
+        "--all-wordings",
+        help="Count the answers to every wording of a question (default: originals only; a question's "
+        "wordings are not independent, and the bound assumes they are).",
+    ),
+    out: Optional[Path] = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="Where to write the settings file (.toml, or .json); default RUN_DIR/calibration.toml. "
+        "Read by `ask --settings`, `serve --config` and `selfpara.config_from_file`.",
+    ),
+    action: Action = typer.Option(
+        Action.flag, "--low-vote-share", help="What the written settings do below the threshold: flag or abstain."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the calibration as JSON."),
+    verbose: bool = typer.Option(False, "--verbose", "-v"),
+) -> None:
+    """Choose the lowest confidence threshold whose answers keep --target-error with --confidence (a one-sided
+    Clopper–Pearson bound on the error of the answers at or above it), check it on the questions held out,
+    print the coverage it expects, and write it where ask, the library and the proxy read it."""
+    setup_logging(verbose)
+    with clean_errors():
+        from evaluation.calibrate import calibrate_run
+        from evaluation.calibration_file import DEPLOYABLE_ARMS, write_calibration
+
+        if not 0.0 < target_error < 1.0 or not 0.0 < confidence < 1.0 or split <= 0.0:
+            raise typer.BadParameter(
+                "--target-error and --confidence must lie strictly between 0 and 1, --split above 0"
+            )
+        result = calibrate_run(
+            run_dir,
+            target_error=target_error,
+            arm=arm,
+            confidence=confidence,
+            split=split,
+            seed=seed,
+            all_wordings=all_wordings,
+        )
+        written: Path | None = None
+        if result.choice.threshold is not None and result.arm_kind in DEPLOYABLE_ARMS:
+            written = write_calibration(out or run_dir / "calibration.toml", result, low_vote_share=action.value)
+        elif out is not None and result.choice.threshold is not None:
+            write_calibration(out, result, low_vote_share=action.value)  # raises: says why it cannot
+    if as_json:
+        typer.echo(json.dumps({**result.model_dump(mode="json"), "written": str(written) if written else None}))
+    else:
+        for line in summary_lines(result.model_dump(mode="json")):
+            typer.echo(line)
+        if written:
+            typer.echo(f"written to {written}")
+    if result.choice.threshold is None:
+        raise typer.Exit(EXIT_FAILED)
+    if result.check is not None and result.check.within_target is False:
+        err_console().print("[yellow]warning: on the held-out questions the error exceeded the target[/yellow]")
+
+
+def summary_lines(result: dict[str, Any]) -> list[str]:
+    """What `calibrate` prints: the split, the threshold with its bound and coverage, and the check."""
+    choice, check = result["choice"], result["check"]
+    target, conf = result["target_error"], result["confidence"]
+    lines = [
+        f"arm {result['arm']} of {result['run']}: {result['questions_choose']} questions choose, "
+        f"{result['questions_check']} check ({result['wordings']} wordings); target error {target:g} "
+        f"at {100 * conf:g}% confidence"
+    ]
+    if choice["threshold"] is None:
+        bound = "" if choice["bound"] is None else f"; the surest answers' error bound is {choice['bound']:.3f}"
+        lines.append(
+            f"no threshold keeps error ≤ {target:g} with {100 * conf:g}% confidence on {choice['attempted']} "
+            f"answers{bound} (a higher target, a lower confidence or more questions may)"
+        )
+        return lines
+    lines.append(
+        f"threshold {choice['threshold']:.4f}: answers {choice['covered']} of {choice['attempted']} "
+        f"(expected coverage {100 * choice['coverage']:.1f}%), {choice['errors']} wrong; error ≤ "
+        f"{choice['bound']:.3f} with {100 * conf:g}% confidence"
+    )
+    if check is None:
+        lines.append("no question held out: the promise is unchecked (use --split below 1)")
+    elif check["error"] is None:
+        lines.append(f"held out: none of {check['attempted']} answers reached the threshold")
+    else:
+        verdict = "within the target" if check["within_target"] else "ABOVE the target"
+        lines.append(
+            f"held out: answers {check['covered']} of {check['attempted']} (coverage {100 * check['coverage']:.1f}%), "
+            f"{check['errors']} wrong: error {check['error']:.3f} [{check['lo']:.3f}, {check['hi']:.3f}], {verdict}"
+        )
+    return lines

@@ -1,0 +1,133 @@
+"""Settings files: the one TOML or JSON layout that `selfpara serve --config`, `selfpara ask --settings`
+and the library (`config_from_file`) read.
+
+    [upstream]                      # WrapConfig fields: the wrapped model and how it is asked
+    model = "local/qwen2.5-coder-1.5b"
+    k = 3
+    confidence_threshold = 0.75
+
+    [calibration]                   # where a threshold came from (`selfpara calibrate`): a record, not settings
+    run = "runs/held200"
+
+    max_k = 10                      # top-level keys and a [server] table: the proxy's own settings
+
+JSON files hold the same structure. `ask` and the library read `[upstream]` only; keys never come
+from a file (the proxy's settings name the environment variables that hold them).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from selfpara.config.settings import WrapConfig, build_config
+from selfpara.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SettingsFile:
+    """What one settings file holds.
+
+    Attributes:
+        path: the file.
+        upstream: its `[upstream]` table (WrapConfig fields).
+        server: its top-level keys and `[server]` table (the proxy's own settings).
+        calibration: its `[calibration]` record, or None.
+    """
+
+    path: Path
+    upstream: dict[str, Any] = field(default_factory=dict)
+    server: dict[str, Any] = field(default_factory=dict)
+    calibration: dict[str, Any] | None = None
+
+
+def _toml() -> Any:
+    """The TOML reader: tomllib from Python 3.11, the tomli package it came from before."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib
+    import tomli
+
+    return tomli
+
+
+def read_settings_file(path: str | Path) -> SettingsFile:
+    """Read a settings file (JSON when it ends in .json, else TOML).
+
+    Raises ConfigError when it cannot be read or parsed, is not a table at the top, has an
+    `upstream` or `calibration` that is not a table, or holds a key (`api_key`).
+    """
+    p = Path(path).expanduser()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {p}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text) if p.suffix.lower() == ".json" else _toml().loads(text)
+    except ValueError as exc:  # json.JSONDecodeError and tomllib.TOMLDecodeError are ValueErrors
+        raise ConfigError(f"cannot parse config file {p}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {p} must hold a table/object at the top")
+    server = dict(data.get("server", {}), **{k: v for k, v in data.items() if k != "server"})
+    upstream = server.pop("upstream", {}) or {}
+    calibration = server.pop("calibration", None)
+    if not isinstance(upstream, dict):
+        raise ConfigError(f"config file {p}: `upstream` must be a table/object")
+    if calibration is not None and not isinstance(calibration, dict):
+        raise ConfigError(f"config file {p}: `calibration` must be a table/object")
+    if "api_key" in server or "api_key" in upstream:
+        raise ConfigError(
+            f"config file {p}: keys do not belong in files; name an environment variable with "
+            "`api_key_env` / `upstream_key_env` instead"
+        )
+    return SettingsFile(path=p, upstream=dict(upstream), server=server, calibration=calibration)
+
+
+def calibration_mismatch(config: WrapConfig, calibration: dict[str, Any] | None) -> list[str]:
+    """The settings in which `config` differs from those a calibration was measured under, as
+    "name: calibrated A, now B" (empty without a calibration or a difference).
+
+    A calibrated threshold promises its error rate only for answers made as the calibrated run made
+    them; another k, model or vote rule changes what a confidence means.
+    """
+    if not calibration:
+        return []
+    measured = calibration.get("settings") or {}
+    now = config.model_dump(mode="json")
+    return [
+        f"{name}: calibrated {value!r}, now {now[name]!r}"
+        for name, value in measured.items()
+        if name in now and now[name] != value
+    ]
+
+
+def warn_if_uncalibrated(config: WrapConfig, source: SettingsFile) -> list[str]:
+    """Log (WARNING) and return the settings in which `config` left the calibration `source` records."""
+    changed = calibration_mismatch(config, source.calibration)
+    if changed:
+        log.warning(
+            "%s: the confidence threshold was calibrated under other settings (%s); its error-rate promise "
+            "does not carry over",
+            source.path,
+            "; ".join(changed),
+        )
+    return changed
+
+
+def config_from_file(path: str | Path, **overrides: Any) -> WrapConfig:
+    """The WrapConfig of a settings file's `[upstream]` table, with `overrides` (None values ignored) on top.
+
+    A calibration file (`selfpara calibrate --out`) is such a file: its threshold then drives the
+    low-vote-share policy. A setting that leaves the calibrated ones is logged as a warning.
+    """
+    source = read_settings_file(path)
+    config = build_config(**{**source.upstream, **{k: v for k, v in overrides.items() if v is not None}})
+    warn_if_uncalibrated(config, source)
+    return config
