@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any, ClassVar
 
 from evaluation.arms import prompts
@@ -22,7 +21,7 @@ class RawArm(Arm):
 
     async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:
         usage = Usage()
-        started = time.perf_counter()
+        started = self.client.clock()
         try:
             out = await self.client.complete(
                 self.model,
@@ -32,10 +31,10 @@ class RawArm(Arm):
                 max_tokens=self.max_tokens,
             )
         except UpstreamError as exc:
-            return ArmOutput(answer=None, error=str(exc), usage=usage, latency_s=time.perf_counter() - started)
+            return ArmOutput(answer=None, error=str(exc), usage=usage, latency_s=self.client.clock() - started)
         return ArmOutput(
             answer=out.text.strip(),
             usage=usage,
-            latency_s=time.perf_counter() - started,
+            latency_s=self.client.clock() - started,
             details={"finish_reason": out.finish_reason},
         )
