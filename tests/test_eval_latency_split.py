@@ -7,8 +7,6 @@ starts each generation at a fixed point of the run, so every figure is exact."""
 from __future__ import annotations
 
 import asyncio
-import queue
-import threading
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ from selfpara.engines.request import GenRequest
 from selfpara.llm import ModelClient
 from selfpara.result import Completion
 from tests.helpers.clock import FakeClock
+from tests.helpers.engines import CountingQueue
 
 DELAY_S = 0.1
 CALLS = 4
@@ -39,29 +38,20 @@ class SteppedEngine(LlamaCppModel):
         super().__init__(resolve("local/smollm2"))
         self._llm = object()  # counts as loaded
         self.clock = clock
-        self.state = threading.Condition()
-        self.queued = self.generated = self.recorded = 0
-        engine = self
-
-        class CountingQueue(queue.SimpleQueue[GenRequest | None]):
-            def put(self, item: GenRequest | None, block: bool = True, timeout: float | None = None) -> None:
-                super().put(item, block, timeout)
-                with engine.state:
-                    engine.queued += item is not None
-                    engine.state.notify_all()
-
-        self._queue = CountingQueue()
+        self.requests = self._queue = CountingQueue()
+        self.generated = self.recorded = 0
 
     def record(self, _record: SampleRecord) -> None:
         """The bench wrote an answer (RunOptions.on_record): its clock readings are all taken."""
-        with self.state:
+        with self.requests.state:
             self.recorded += 1
-            self.state.notify_all()
+            self.requests.state.notify_all()
 
     def _generate(self, req: GenRequest) -> Completion:
-        with self.state:
-            ready = self.state.wait_for(lambda: self.queued == CALLS and self.recorded == self.generated, timeout=30)
-            assert ready, f"{self.queued} queued, {self.recorded} of {self.generated} answers recorded"
+        self.requests.wait_for_puts(CALLS)
+        with self.requests.state:
+            ready = self.requests.state.wait_for(lambda: self.recorded == self.generated, timeout=30)
+            assert ready, f"{self.recorded} of {self.generated} answers recorded"
             self.generated += 1
         self.clock.advance(DELAY_S)
         return Completion(text="Lima", completion_tokens=1)
