@@ -105,7 +105,7 @@ def test_malformed_body_is_a_502(fake: FakeUpstream, base: str) -> None:
 
 
 def test_timeout_is_a_504(fake: FakeUpstream, base: str) -> None:
-    fake.hang(2.0, times=None)
+    fake.hold()  # never answers: only the timeout ends the call
     with pytest.raises(UpstreamTimeout) as info:
         call(client_for(base, retries=0, timeout_s=0.3))
     assert info.value.status == 504
