@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import json
 import re
 import socket
@@ -45,7 +46,9 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 PARAPHRASE_MARKER = "Rewrite the question"
 JUDGE_MARKER = "Answer YES or NO"
@@ -101,6 +104,7 @@ class Call:
     authorization: str | None
     body: dict[str, Any] = field(repr=False, default_factory=dict)
     at: float = field(default_factory=time.monotonic)
+    sent: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)  # answered whole
 
 
 def _words(text: str) -> list[str]:
@@ -249,6 +253,20 @@ class FakeUpstream:
             if not self._arrived.wait_for(lambda: len(matching()) >= n, timeout_s):
                 raise AssertionError(f"the fake upstream got {len(matching())} of {n} {kind or ''} calls")
             return matching()
+
+    def whole_reply_first(self, ask: Callable[[], T]) -> T:
+        """`ask()`, one request whose paraphrase reply streams, with the answers to its paraphrases
+        held until this fake has sent that reply whole: every line is in before adaptive k can
+        settle the vote, however slowly either side runs (the client reads the reply's last
+        bytes before a held answer is even sent)."""
+        before = len(self.calls_of("paraphrase"))
+        self.hold(when="answer", contains="[v")  # the paraphrases' answers, not the original's
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            result = pool.submit(ask)
+            reply = self.wait_for_calls(before + 1, kind="paraphrase")[before]
+            assert reply.sent.wait(30), "the paraphrase reply was never sent whole"
+            self.release()
+            return result.result(timeout=60)
 
     async def _held(self, fault: Fault) -> None:
         """Wait until the test calls `release()` (at once if it has since `fault` was taken)."""
@@ -402,18 +420,24 @@ class FakeUpstream:
         kind, variant, text = self.reply(body)
         fault = self._take_fault(kind, variant, _last_user(body.get("messages") or []))
         outcome = "ok" if fault is None else fault.kind if fault.kind != "status" else str(fault.status)
+        call = Call(
+            kind,
+            variant,
+            "" if self.light else _last_user(body.get("messages") or [])[:200],
+            outcome,
+            headers.get("authorization"),
+            {} if self.light else body,
+        )
         with self._lock:
-            self.calls.append(
-                Call(
-                    kind,
-                    variant,
-                    "" if self.light else _last_user(body.get("messages") or [])[:200],
-                    outcome,
-                    headers.get("authorization"),
-                    {} if self.light else body,
-                )
-            )
+            self.calls.append(call)
             self._arrived.notify_all()
+        try:
+            await self._answer(send, body, text, fault)
+        finally:
+            call.sent.set()
+
+    async def _answer(self, send: Any, body: dict[str, Any], text: str, fault: Fault | None) -> None:
+        """A chat call's answer: after `delay_s`, as `fault` scripts it or the normal reply `text`."""
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         if fault is not None:

@@ -423,11 +423,14 @@ def test_process_exits_cleanly_while_generating(tmp_path: Path) -> None:
     script = tmp_path / "exit_mid_generate.py"
     script.write_text(
         "import asyncio, sys\n"
+        "from selfpara.engines.llamacpp import llamacpp_model\n"
         "from selfpara.llm import ModelClient\n"
         "async def main():\n"
         "    task = asyncio.ensure_future(ModelClient().complete('local/smollm2', "
         "[{'role': 'user', 'content': 'Write a long story.'}], max_tokens=2000))\n"
-        "    await asyncio.sleep(3)\n"
+        "    engine = llamacpp_model('local/smollm2')\n"
+        "    while not (engine._worker and engine._queue.empty()):  # the worker started and took the request\n"
+        "        await asyncio.sleep(0.01)\n"
         "    sys.exit(3)\n"
         "asyncio.run(main())\n"
     )

@@ -57,15 +57,32 @@ def client(proxy: ThreadedServer) -> openai.OpenAI:
 # ---- 1. the upstream key in a streamed answer -------------------------------------------------
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.12])  # answered before / after the first keep-alive
-def test_upstream_key_echoed_in_an_answer_never_reaches_a_stream(
-    proxy: ThreadedServer, fake: FakeUpstream, delay: float
+def assert_key_masked(text: str) -> None:
+    assert UPSTREAM_KEY not in text and "Bearer ***" in text.replace("\\u0020", " ")
+
+
+def test_upstream_key_echoed_in_an_answer_never_reaches_a_response(fake: FakeUpstream) -> None:
+    """Answered before the first keep-alive is due (no keep-alive for a minute): the whole answer at once."""
+    fake.reset(answer=f"Authorization: Bearer {UPSTREAM_KEY}")
+    with start(settings_for(fake, keepalive_s=60.0)) as server:
+        for body in (chat(stream=True), chat()):
+            r = post(server, body)
+            assert r.status_code == 200 and ": keep-alive" not in r.text
+            assert_key_masked(r.text)
+        healthy(server, fake)
+
+
+def test_upstream_key_echoed_in_an_answer_never_reaches_a_stream_after_its_keepalive(
+    proxy: ThreadedServer, fake: FakeUpstream
 ) -> None:
-    fake.reset(answer=f"Authorization: Bearer {UPSTREAM_KEY}", delay_s=delay)
-    for body in (chat(stream=True), chat()):
-        r = post(proxy, body)
-        assert r.status_code == 200
-        assert UPSTREAM_KEY not in r.text and "Bearer ***" in r.text.replace("\\u0020", " ")
+    fake.reset(answer=f"Authorization: Bearer {UPSTREAM_KEY}")
+    fake.hold(when="answer")  # answered only once the stream has begun
+    stream = BackgroundStream(proxy, chat(stream=True))
+    assert stream.wait_started() == ": keep-alive"
+    fake.release()
+    lines = stream.join()
+    assert stream.status == 200 and lines[-1] == "data: [DONE]"
+    assert_key_masked("\n".join(lines))
     healthy(proxy, fake)
 
 

@@ -163,8 +163,9 @@ def test_streaming(xclient: openai.OpenAI) -> None:
 
 def test_streaming_sends_keepalives_while_the_pipeline_works(proxy: ThreadedServer, fake: FakeUpstream) -> None:
     long_answer = "The capital of France is Paris, a city on the Seine with a long history " * 3
-    fake.reset(answer=long_answer.strip(), delay_s=0.3)  # two rounds: ~0.6 s, keep-alive every 0.2 s
-    lines = []
+    fake.reset(answer=long_answer.strip())
+    fake.hold(when="answer")  # the answers come once two keep-alives have gone out
+    lines: list[str] = []
     with httpx.stream(
         "POST",
         f"{proxy.base}/v1/chat/completions",
@@ -174,7 +175,10 @@ def test_streaming_sends_keepalives_while_the_pipeline_works(proxy: ThreadedServ
     ) as r:
         assert r.status_code == 200
         assert r.headers["content-type"].startswith("text/event-stream")
-        lines = [line for line in r.iter_lines() if line]
+        for line in r.iter_lines():
+            lines += [line] if line else []
+            if lines.count(": keep-alive") == 2:
+                fake.release()
     keepalives = [i for i, line in enumerate(lines) if line == ": keep-alive"]
     data = [i for i, line in enumerate(lines) if line.startswith("data: ")]
     assert len(keepalives) >= 2 and max(keepalives) < min(data)
@@ -323,17 +327,18 @@ def test_the_old_low_agreement_names_still_work_for_one_release(
 
 
 def test_adaptive_k_per_request_reports_the_calls_it_saved(client: openai.OpenAI, fake: FakeUpstream) -> None:
-    # 50 ms per call: the whole paraphrase reply is in before the vote settles (else the stream is
-    # closed early and the lines it had not sent are neither listed nor counted)
-    fake.reset(delay_s=0.05)
     settings = {"k": 3, "equivalence": "exact", "paraphrase_check": "off"}
     fixed = client.chat.completions.with_raw_response.create(
         model="openai/fake", messages=[{"role": "user", "content": Q}], extra_body={"selfpara": settings}
     )
-    raw = client.chat.completions.with_raw_response.create(
-        model="openai/fake",
-        messages=[{"role": "user", "content": Q}],
-        extra_body={"selfpara": {**settings, "adaptive": True}},
+    # the whole paraphrase reply is in before the vote settles (else the stream is closed early and
+    # the lines it had not sent are neither listed nor counted)
+    raw = fake.whole_reply_first(
+        lambda: client.chat.completions.with_raw_response.create(
+            model="openai/fake",
+            messages=[{"role": "user", "content": Q}],
+            extra_body={"selfpara": {**settings, "adaptive": True}},
+        )
     )
     report = raw.parse().model_extra["selfpara"]
     # unanimous answers at k=3, margin 2: the original and one paraphrase settle it

@@ -10,8 +10,11 @@ long anything took: the bound only turns a hang into a failure that names what n
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import time
 from collections.abc import Callable
+
+import httpx
 
 POLL_S = 0.01
 """How often `wait_until` looks again: short, so a test waits little past the moment the condition holds."""
@@ -40,3 +43,18 @@ def wait_until(condition: Callable[[], bool], what: str, *, timeout_s: float = 3
         if time.monotonic() > deadline:
             raise AssertionError(f"not within {timeout_s:g}s: {what}")
         time.sleep(POLL_S)
+
+
+def wait_for_http(url: str, process: subprocess.Popen[bytes], *, timeout_s: float = 120.0, log: str = "") -> None:
+    """Return once `url` answers 200; AssertionError, with `log` (what the process wrote), if the
+    process exits first or `timeout_s` passes (a bound on a hang, not a measure)."""
+
+    def up() -> bool:
+        if process.poll() is not None:
+            raise AssertionError(f"the process serving {url} exited with {process.returncode}: {log}")
+        try:
+            return httpx.get(url, timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    wait_until(up, f"{url} answered 200 ({log})" if log else f"{url} answered 200", timeout_s=timeout_s)
