@@ -21,17 +21,17 @@ import contextlib
 import contextvars
 import hashlib
 import json
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from selfpara.errors import ConfigError
+from selfpara.models.backends import Backend
 from selfpara.models.cache import CallCache, cacheable, call_key
 from selfpara.models.cache.sqlite_store import SQLiteStore
 from selfpara.models.cache.stores import CacheStoreError
-from selfpara.models.client import Backend, ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.result import Completion, Message
 from selfpara.util.envvars import cache_dir
 
@@ -158,10 +158,10 @@ class CachingBackend:
             self.calls += 1
             if tally is not None:
                 tally.calls += 1
-            started = time.perf_counter()
+            started = self.client.clock()
             result = await backend.complete(model, messages, params)
             if tally is not None:
-                tally.timed(time.perf_counter() - started, result)
+                tally.timed(self.client.clock() - started, result)
             return result
         key = call_key(model, messages, params, None if cacheable(params) else self.namespace)
         called = False
@@ -171,10 +171,10 @@ class CachingBackend:
             found = cache.legacy_get(self.namespace, model, messages, params)
             if found is not None:
                 return found
-            started = time.perf_counter()
+            started = self.client.clock()
             result = await backend.complete(model, messages, params)
             if tally is not None:
-                tally.timed(time.perf_counter() - started, result)
+                tally.timed(self.client.clock() - started, result)
             called = True
             cache.made.add(key)  # before waiters on this call resume: theirs is a shared hit
             return result
@@ -214,6 +214,7 @@ def caching_client(
         concurrency=concurrency or base.concurrency,
         backoff_s=base.backoff_s,
         backend=backend,
+        clock=base.clock,
     )
     return client, backend
 

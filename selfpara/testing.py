@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +107,8 @@ class FakeStreamingBackend(FakeBackend):
         stream_s: how long a streamed reply takes (default `delay_s`).
         refuse_streams: answer every stream request with this error instead (an upstream
             that cannot stream).
+        pause: awaited before each piece after the first, with the text sent so far: a test
+            holds the reply there until it has seen what it waits for (no clock).
     """
 
     raw_endpoints = frozenset({"chat/completions"})
@@ -118,10 +120,12 @@ class FakeStreamingBackend(FakeBackend):
         delay_s: float = 0.0,
         stream_s: float | None = None,
         refuse_streams: Exception | None = None,
+        pause: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         super().__init__(responder, delay_s=delay_s)
         self.stream_s = delay_s if stream_s is None else stream_s
         self.refuse_streams = refuse_streams
+        self.pause = pause
         self.streams: list[list[float | None]] = []  # [start, end] of each stream (loop time); end None: closed early
 
     async def raw(self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
@@ -146,6 +150,8 @@ class FakeStreamingBackend(FakeBackend):
             span: list[float | None] = [loop.time(), None]
             self.streams.append(span)
             for i, piece in enumerate(pieces, 1):
+                if self.pause is not None and i > 1:
+                    await self.pause("".join(pieces[: i - 1]))
                 if self.stream_s:  # to a deadline, so that the stream takes stream_s however late each wake-up is
                     await asyncio.sleep(max(0.0, span[0] + self.stream_s * i / len(pieces) - loop.time()))  # type: ignore[operator]
                 yield {"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}

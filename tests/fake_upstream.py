@@ -16,9 +16,14 @@ prompts:
 `stream_s` spreads a streamed reply's words over that many seconds (a model writing it).
 
 Faults are injected per call kind: `fail(status=500, when="answer", times=2)`,
-`hang(...)` (answers only after `delay_s`), `malformed(...)` (200 with a broken body),
-`not_sse(...)` (a plain JSON 200 to a stream request), `raw(bytes_or_chunks, ...)` (these
-exact bytes, as a body or as an event stream with gaps).
+`hang(...)` (answers only after `delay_s`), `hold(...)` (answers only once the test calls
+`release()`), `malformed(...)` (200 with a broken body), `not_sse(...)` (a plain JSON 200 to
+a stream request), `raw(bytes_or_chunks, ...)` (these exact bytes, as a body or as an event
+stream with gaps, or `held` after its first event until `release()`).
+
+Tests synchronise on the fake, not on the clock: `wait_for_calls(n, kind=...)` returns once
+the fake has received n such calls, and a held call stays in flight for as long as the test
+needs it to.
 
 It also serves /completions (kind "completion": the prompt echoed back) and /responses
 (kind "response": a function call when tools are given, else the answer), reports
@@ -33,14 +38,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import json
 import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 PARAPHRASE_MARKER = "Rewrite the question"
 JUDGE_MARKER = "Answer YES or NO"
@@ -72,7 +80,7 @@ _SUFFIXES = [
 
 @dataclass
 class Fault:
-    kind: str  # "status" | "hang" | "malformed" | "not_sse" | "raw"
+    kind: str  # "status" | "hang" | "hold" | "malformed" | "not_sse" | "raw"
     when: str = "any"  # "any" | "answer" | "paraphrase" | "judge"
     status: int = 500
     delay_s: float = 0.0
@@ -84,6 +92,7 @@ class Fault:
     gap_s: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)  # "raw" and "status": extra response headers
     stream: bool = False  # "raw": send `chunks` as an event stream
+    held: bool = False  # "hold": wait for `release()`; "raw" stream: so after the first chunk
 
 
 @dataclass
@@ -95,6 +104,7 @@ class Call:
     authorization: str | None
     body: dict[str, Any] = field(repr=False, default_factory=dict)
     at: float = field(default_factory=time.monotonic)
+    sent: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)  # answered whole
 
 
 def _words(text: str) -> list[str]:
@@ -153,6 +163,9 @@ class FakeUpstream:
         self.stream_s = 0.0  # a streamed reply's words spread over this many seconds (0: all at once)
         self.light = False  # keep only kinds in `calls` (long benchmark runs)
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)  # notified at each call recorded
+        self._gate: asyncio.Event | None = None  # what held calls wait on (made on the server's loop)
+        self._gate_loop: asyncio.AbstractEventLoop | None = None
 
     # ---- scripting -------------------------------------------------------------------
 
@@ -163,6 +176,7 @@ class FakeUpstream:
         answers: dict[int, str] | None = None,
         delay_s: float = 0.0,
     ) -> None:
+        self.release()  # a call the last test held answers now, and nothing is held any more
         with self._lock:
             self.answer, self.answers, self.delay_s = answer, dict(answers or {}), delay_s
             self.finish_reason = "stop"
@@ -207,6 +221,63 @@ class FakeUpstream:
         with self._lock:
             self.faults.append(Fault("hang", when, delay_s=delay_s, times=times, variant=variant, contains=contains))
 
+    def hold(
+        self, *, when: str = "any", times: int | None = None, variant: int | None = None, contains: str | None = None
+    ) -> None:
+        """Matching calls are received (and recorded) but answered only once `release()` is called."""
+        with self._lock:
+            self.faults.append(Fault("hold", when, times=times, variant=variant, contains=contains, held=True))
+
+    def release(self) -> None:
+        """Every held call goes on (and a held stream sends the rest); later calls are held no more."""
+        with self._lock:
+            for fault in self.faults:
+                fault.held = False  # a call that took it but is not waiting yet will not wait
+            self.faults = [f for f in self.faults if f.kind != "hold"]
+            gate, loop, self._gate = self._gate, self._gate_loop, None
+        if gate is not None and loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(gate.set)
+
+    def wait_for_calls(
+        self, n: int = 1, *, kind: str | None = None, contains: str | None = None, timeout_s: float = 30.0
+    ) -> list[Call]:
+        """The calls (of `kind`, whose text holds `contains`) once there are at least `n`;
+        AssertionError after `timeout_s` (a bound on a hang, not a measure)."""
+
+        def matching() -> list[Call]:
+            return [
+                c for c in self.calls if (kind is None or c.kind == kind) and (contains is None or contains in c.text)
+            ]
+
+        with self._arrived:
+            if not self._arrived.wait_for(lambda: len(matching()) >= n, timeout_s):
+                raise AssertionError(f"the fake upstream got {len(matching())} of {n} {kind or ''} calls")
+            return matching()
+
+    def whole_reply_first(self, ask: Callable[[], T]) -> T:
+        """`ask()`, one request whose paraphrase reply streams, with the answers to its paraphrases
+        held until this fake has sent that reply whole: every line is in before adaptive k can
+        settle the vote, however slowly either side runs (the client reads the reply's last
+        bytes before a held answer is even sent)."""
+        before = len(self.calls_of("paraphrase"))
+        self.hold(when="answer", contains="[v")  # the paraphrases' answers, not the original's
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            result = pool.submit(ask)
+            reply = self.wait_for_calls(before + 1, kind="paraphrase")[before]
+            assert reply.sent.wait(30), "the paraphrase reply was never sent whole"
+            self.release()
+            return result.result(timeout=60)
+
+    async def _held(self, fault: Fault) -> None:
+        """Wait until the test calls `release()` (at once if it has since `fault` was taken)."""
+        with self._lock:
+            if not fault.held:
+                return
+            if self._gate is None:
+                self._gate, self._gate_loop = asyncio.Event(), asyncio.get_running_loop()
+            gate = self._gate
+        await gate.wait()
+
     def malformed(
         self, *, when: str = "any", times: int | None = 1, variant: int | None = None, contains: str | None = None
     ) -> None:
@@ -224,9 +295,11 @@ class FakeUpstream:
         headers: dict[str, str] | None = None,
         stream: bool = False,
         contains: str | None = None,
+        held: bool = False,
     ) -> None:
         """Answer matching calls with these exact bytes: one body, or (`stream`) a text/event-stream of
-        `chunks` (each sent as it is, `gap_s` apart; add the `data: ` framing yourself)."""
+        `chunks` (each sent as it is, `gap_s` apart; add the `data: ` framing yourself). `held`: a
+        stream sends its first chunk, then waits for `release()` before the rest."""
         parts = [chunks] if isinstance(chunks, bytes) else list(chunks)
         with self._lock:
             self.faults.append(
@@ -240,6 +313,7 @@ class FakeUpstream:
                     headers=dict(headers or {}),
                     stream=stream,
                     contains=contains,
+                    held=held,
                 )
             )
 
@@ -346,17 +420,24 @@ class FakeUpstream:
         kind, variant, text = self.reply(body)
         fault = self._take_fault(kind, variant, _last_user(body.get("messages") or []))
         outcome = "ok" if fault is None else fault.kind if fault.kind != "status" else str(fault.status)
+        call = Call(
+            kind,
+            variant,
+            "" if self.light else _last_user(body.get("messages") or [])[:200],
+            outcome,
+            headers.get("authorization"),
+            {} if self.light else body,
+        )
         with self._lock:
-            self.calls.append(
-                Call(
-                    kind,
-                    variant,
-                    "" if self.light else _last_user(body.get("messages") or [])[:200],
-                    outcome,
-                    headers.get("authorization"),
-                    {} if self.light else body,
-                )
-            )
+            self.calls.append(call)
+            self._arrived.notify_all()
+        try:
+            await self._answer(send, body, text, fault)
+        finally:
+            call.sent.set()
+
+    async def _answer(self, send: Any, body: dict[str, Any], text: str, fault: Fault | None) -> None:
+        """A chat call's answer: after `delay_s`, as `fault` scripts it or the normal reply `text`."""
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         if fault is not None:
@@ -369,7 +450,7 @@ class FakeUpstream:
                 )
                 return
             if fault.kind == "raw":
-                await _scripted(send, fault)
+                await _scripted(send, fault, self._held)
                 return
             if fault.kind == "malformed":
                 await _raw(send, 200, b'{"id": "x", "choices": [ {"message": ', "application/json")
@@ -379,6 +460,8 @@ class FakeUpstream:
                 return
             if fault.kind == "hang":
                 await asyncio.sleep(fault.delay_s)
+            if fault.kind == "hold":
+                await self._held(fault)
         await self._respond(send, body, text)
 
     async def _respond(self, send: Any, body: dict[str, Any], text: str) -> None:
@@ -575,14 +658,17 @@ async def _sse(send: Any, items: list[dict[str, Any]]) -> None:
     await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
 
 
-async def _scripted(send: Any, fault: Fault) -> None:
-    """A "raw" fault's bytes: one body, or an event stream of its chunks `gap_s` apart."""
+async def _scripted(send: Any, fault: Fault, held: Callable[[Fault], Awaitable[None]]) -> None:
+    """A "raw" fault's bytes: one body, or an event stream of its chunks `gap_s` apart (and, when
+    the fault is `held`, the rest only once `held()` returns)."""
     if not fault.stream:
         await _raw(send, fault.status, b"".join(fault.chunks), "application/json", fault.headers)
         return
     headers = [(b"content-type", b"text/event-stream"), *[(k.encode(), v.encode()) for k, v in fault.headers.items()]]
     await send({"type": "http.response.start", "status": fault.status, "headers": headers})
     for i, part in enumerate(fault.chunks):
+        if i == 1:
+            await held(fault)
         if i and fault.gap_s:
             await asyncio.sleep(fault.gap_s)
         await send({"type": "http.response.body", "body": part, "more_body": True})

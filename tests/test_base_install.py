@@ -9,7 +9,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import httpx
 import pytest
 
 from tests.fake_upstream import FakeUpstream, serve_fake
+from tests.helpers.waiting import wait_for_http
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -122,16 +122,11 @@ def test_serve_runs_without_the_extras(fake: FakeUpstream) -> None:
     )
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 90
-        while True:
-            assert proc.poll() is None, proc.communicate()[1]
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the proxy did not come up"
-            time.sleep(0.3)
+        try:
+            wait_for_http(f"{base}/health", proc, timeout_s=90)
+        except AssertionError as exc:
+            proc.kill()
+            raise AssertionError(f"the proxy did not come up: {exc}\n{proc.communicate(timeout=60)[1]}") from None
         body = {"model": "selfpara/fake", "messages": [{"role": "user", "content": "What is the capital of France?"}]}
         unauthorised = httpx.post(f"{base}/v1/chat/completions", json=body, timeout=30)
         assert unauthorised.status_code == 401  # SELFPARA_PROXY_KEY is honoured without --api-key-env

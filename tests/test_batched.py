@@ -298,12 +298,23 @@ async def test_real_seeded_samples_reproduce_when_decoded_together(engines: dict
 
 
 @pytest.mark.model
-async def test_real_cancelled_call_stops_without_disturbing_the_others(engines: dict[str, LlamaCppModel]) -> None:
+async def test_real_cancelled_call_stops_without_disturbing_the_others(
+    engines: dict[str, LlamaCppModel], monkeypatch: pytest.MonkeyPatch
+) -> None:
     engine = engines["batched"]
     alone = await _ask(engine, PROMPTS[0], max_tokens=24)
+    together = threading.Event()  # a decode step held both sequences: the long story is under way
+    decode = engine._slots.decode  # type: ignore[union-attr]
+
+    def watched(rows: Sequence[tuple[int, int, int]]) -> list[np.ndarray]:
+        if len(rows) >= 2:
+            together.set()
+        return decode(rows)
+
+    monkeypatch.setattr(engine._slots, "decode", watched)
     long = asyncio.ensure_future(_ask(engine, "Write a long story about a dragon.", max_tokens=400))
     beside = asyncio.ensure_future(_ask(engine, PROMPTS[0], max_tokens=24))
-    await asyncio.sleep(0.5)
+    assert await asyncio.to_thread(together.wait, 120)
     long.cancel()
     result = await beside
     assert (result.text, result.completion_tokens) == (alone.text, alone.completion_tokens)

@@ -17,11 +17,14 @@ from selfpara.config import build_config
 from selfpara.errors import ConfigError, UpstreamError
 from selfpara.models.cache import CallCache, MemoryStore, cacheable, call_key, key_material, open_call_cache, tenant
 from selfpara.models.cache.spec import masked, parse_cache
+from selfpara.models.cache.sqlite_store import SQLiteStore
 from selfpara.models.client import ModelClient
 from selfpara.paraphraser import client_from_config
 from selfpara.result import Completion, Usage
 from selfpara.testing import FakeBackend
+from tests.helpers.clock import FakeClock
 from tests.helpers.stores import BrokenStore, BusyStore
+from tests.helpers.waiting import settle
 
 MSGS = [{"role": "user", "content": "What is the capital of France?"}]
 Q = "What is the capital of France?"
@@ -161,10 +164,12 @@ async def test_memory_store_is_bounded_and_drops_the_least_recently_used() -> No
 
 
 async def test_memory_store_entries_expire() -> None:
-    store = MemoryStore(ttl_s=0.05)
+    clock = FakeClock()
+    store = MemoryStore(ttl_s=60, clock=clock)
     await store.put("a", "1")
+    clock.advance(59.9)
     assert await store.get("a") == "1"
-    await asyncio.sleep(0.08)
+    clock.advance(0.1)
     assert await store.get("a") is None and len(store) == 0
 
 
@@ -216,23 +221,43 @@ async def test_identical_calls_in_flight_at_once_make_one_upstream_call() -> Non
     assert sum(u.calls for u in usages) == 1 and sum(u.cache_hits for u in usages) == 4
 
 
+class CountingStore(MemoryStore):
+    """A MemoryStore that counts lookups (its `get` never suspends: a caller counted is past it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gets = 0
+
+    async def get(self, key: str) -> str | None:
+        self.gets += 1
+        return await super().get(key)
+
+
 async def test_when_the_call_in_flight_fails_each_waiter_makes_its_own() -> None:
     outcomes: list[Any] = [UpstreamError("rejected", status=400), "Paris", "Paris"]
+    release = asyncio.Event()
 
-    async def slow(model: str, messages: list, params: dict) -> Completion:
+    async def held(model: str, messages: list, params: dict) -> Completion:
         fake.calls.append((model, messages, params))
-        await asyncio.sleep(0.03)
+        if len(fake.calls) == 1:
+            await release.wait()  # the first call stays in flight until the second caller waits on it
         out = outcomes.pop(0)
         if isinstance(out, Exception):
             raise out
         return Completion(text=out)
 
     fake = FakeBackend()
-    fake.complete = slow  # type: ignore[method-assign]
-    client = cached_client(fake)
-    results = await asyncio.gather(
-        client.complete("openai/m", MSGS), client.complete("openai/m", MSGS), return_exceptions=True
-    )
+    fake.complete = held  # type: ignore[method-assign]
+    store = CountingStore()
+    client = cached_client(fake, CallCache(store))
+    first = asyncio.create_task(client.complete("openai/m", MSGS))
+    await settle(lambda: len(fake.calls) == 1, "the first call reached the backend")
+    second = asyncio.create_task(client.complete("openai/m", MSGS))
+    # its lookup missed; with no suspension between, it now waits on the call in flight
+    await settle(lambda: store.gets == 2, "the second caller looked the key up")
+    assert len(fake.calls) == 1
+    release.set()
+    results = await asyncio.gather(first, second, return_exceptions=True)
     assert isinstance(results[0], UpstreamError) and isinstance(results[1], Completion)
     assert len(fake.calls) == 2
 
@@ -253,6 +278,22 @@ def test_from_config_builds_the_configured_cache(tmp_path: Path) -> None:
     sqlite = client_from_config(build_config(model="openai/m", cache=f"sqlite://{path}")).cache
     assert sqlite is not None and sqlite.name == f"sqlite:{path}"
     assert client_from_config(build_config(model="openai/m"), cache=None).cache is None
+
+
+async def test_sqlite_store_entries_expire_and_rows_keep_sqlites_julian_days(tmp_path: Path) -> None:
+    import sqlite3
+
+    clock = FakeClock(now=1_700_000_000.0)  # seconds since the Unix epoch: 2023-11-14T22:13:20Z
+    store = SQLiteStore(tmp_path / "c.sqlite", ttl_s=60, clock=clock)
+    await store.put("a", "1")
+    clock.advance(59.9)
+    assert await store.get("a") == "1"
+    clock.advance(0.1)
+    assert await store.get("a") is None
+    store.close()
+    with sqlite3.connect(tmp_path / "c.sqlite") as db:  # files written by julianday('now') read alike
+        created, written = db.execute("SELECT created, julianday('2023-11-14T22:13:20') FROM calls").fetchone()
+    assert created == pytest.approx(written, abs=1e-9)
 
 
 def test_a_sqlite_cache_outlives_the_process_that_wrote_it(tmp_path: Path) -> None:
@@ -309,23 +350,12 @@ async def test_sampled_answers_are_not_reused_between_requests() -> None:
 # ---- a store that fails ---------------------------------------------------------------------------
 
 
-class Clock:
-    """A monotonic clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-
 async def test_a_failing_store_degrades_to_no_cache_with_one_warning_and_a_flag(
-    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    clock = Clock()
-    monkeypatch.setattr("selfpara.models.cache.call_cache.time", clock)
+    clock = FakeClock()
     store = BrokenStore()
-    cache = CallCache(store, retry_after_s=30)
+    cache = CallCache(store, retry_after_s=30, clock=clock)
     fake = FakeBackend()
     cfg = build_config(model="openai/fake", k=2, paraphrase_check="off", equivalence="exact")
     sp = SelfParaphraser(cfg, client=ModelClient(backend=fake, retries=0, cache=cache))
@@ -362,13 +392,10 @@ async def test_memory_store_is_bounded_by_bytes_too() -> None:
     assert cache is not None and isinstance(cache.store, MemoryStore) and cache.store.max_bytes == 4096
 
 
-async def test_a_busy_store_is_skipped_per_call_and_reported_as_degraded(
-    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    clock = Clock()
-    monkeypatch.setattr("selfpara.models.cache.call_cache.time", clock)
+async def test_a_busy_store_is_skipped_per_call_and_reported_as_degraded(caplog: pytest.LogCaptureFixture) -> None:
+    clock = FakeClock()
     store = BusyStore()
-    cache = CallCache(store, retry_after_s=30)
+    cache = CallCache(store, retry_after_s=30, clock=clock)
     fake = FakeBackend()
     client = cached_client(fake, cache)
     assert cache.state() == ("ok", None)

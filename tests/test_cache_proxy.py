@@ -145,7 +145,11 @@ def test_a_loaded_proxy_keeps_its_redis_cache(upstream: FakeUpstream, redis_url:
                 )
             )
 
-    app = create_app(settings(upstream, redis_url, cache_max_connections=4, max_concurrent_requests=128))
+    # the lookups wait for one of 4 connections, however loaded the machine (a minute, not 2 s): the
+    # test is that they wait rather than switch the cache off, not how long a wait is allowed
+    app = create_app(
+        settings(upstream, redis_url, cache_max_connections=4, cache_pool_timeout_s=60.0, max_concurrent_requests=128)
+    )
     with ThreadedServer(app) as proxy:
         first = asyncio.run(load(proxy.base))
         made = len(upstream.calls)

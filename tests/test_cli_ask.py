@@ -174,8 +174,8 @@ def test_top_up_and_the_margin_reach_the_pipeline(upstream):
 
 
 def test_adaptive_k_shows_what_it_did_not_need(upstream):
-    upstream.reset(delay_s=0.05)  # the whole paraphrase reply is in before the vote settles
-    shown = _ask(upstream, "--adaptive", "--show")
+    upstream.reset()
+    shown = upstream.whole_reply_first(lambda: _ask(upstream, "--adaptive", "--show"))
     assert shown.exit_code == 0, shown.output
     assert shown.output.count("not needed (adaptive k)") == 2 and "saved" in shown.output
 

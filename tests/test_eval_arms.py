@@ -14,6 +14,7 @@ from evaluation.schema import ItemVariant
 from selfpara.errors import ConfigError, UpstreamError
 from selfpara.models.client import ModelClient
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
+from tests.helpers.backends import GatedBackend
 
 MODEL = "local/smollm2"
 Q = ItemVariant(id=0, question="What is the capital of France?")
@@ -274,14 +275,13 @@ async def test_describe_holds_everything_that_decides_answers() -> None:
 
 
 async def test_sc_draws_its_samples_at_once_through_the_pipeline() -> None:
-    import time
-
-    fake = FakeBackend(answers("Paris"), delay_s=0.1)
+    fake = GatedBackend(answers("Paris"), width=4)
     client = ModelClient(backend=fake, retries=0, timeout_s=5)
     for model in ("openai/gpt-4o-mini", MODEL):
-        started = time.perf_counter()
-        await make_arm("sc", client, model, k=3).answer(Q)
-        assert time.perf_counter() - started < 0.3  # 4 samples at once, as the pipeline answers its variants
+        fake.peak = 0
+        out = await make_arm("sc", client, model, k=3).answer(Q)
+        assert out.answer == "Paris" and out.usage.calls == 4
+        assert fake.peak == 4  # 4 samples at once, as the pipeline answers its variants
 
 
 async def test_sc_answers_sample_j_with_seed_j_and_votes_them_with_the_pipeline() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import time
 from fractions import Fraction
 
 import numpy as np
@@ -505,19 +504,12 @@ def test_comparison_uses_common_questions_only():
         compute_metrics(rows, compare=("a", "a"))
 
 
-def test_bootstrap_is_fast_enough():
+def test_a_large_table_round_trips_through_json():
+    """How long the bootstrap and the table take is measured by benchmarks/bench_metrics.py."""
     rng = np.random.default_rng(0)
-    num = (rng.random((1000, 16)) < 0.5).astype(float)
-    den = np.ones_like(num)
-    started = time.perf_counter()
-    stats.bootstrap_ratios(num, den, n_boot=1000, rng=rng)
-    assert time.perf_counter() - started < 1.0
     sets = {
         f"q{i}": (C if rng.random() < 0.5 else I, [C if rng.random() < 0.5 else N for _ in range(3)])
-        for i in range(1000)
+        for i in range(200)
     }
-    rows = rows_of(sets, group="a") + rows_of(sets, group="b")
-    started = time.perf_counter()
-    table = compute_metrics(rows, n_boot=1000)
-    assert time.perf_counter() - started < 3.0
-    assert isinstance(MetricsTable.model_validate_json(table.model_dump_json()), MetricsTable)
+    table = compute_metrics(rows_of(sets, group="a") + rows_of(sets, group="b"), n_boot=200)
+    assert MetricsTable.model_validate_json(table.model_dump_json()) == table

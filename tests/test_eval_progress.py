@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from evaluation.environment import PACKAGES, package_version, run_environment
 from evaluation.progress import Progress, estimate_eta
+from selfpara.result import Completion
+from tests.helpers.clock import FakeClock
 
 
 def test_eta_counts_the_slow_arm_still_to_run() -> None:
@@ -58,16 +62,6 @@ def test_git_commit_only_for_tracked_sources(tmp_path) -> None:
     assert git_commit(tmp_path / "pkg") is None
 
 
-class Clock:
-    """A scripted clock: the test moves time, nothing sleeps."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def scripted_run() -> list[tuple[float, str, float]]:
     """One answer at a time, raw (1 s) and selfpara (3 s) alternating, 5 of each: (finish time, arm, latency)."""
     t, out = 0.0, []
@@ -79,7 +73,7 @@ def scripted_run() -> list[tuple[float, str, float]]:
 
 
 def test_eta_of_a_scripted_slow_run_is_the_time_left_and_counts_down_between_answers() -> None:
-    clock = Clock()
+    clock = FakeClock(100.0)
     start = clock.now
     schedule = scripted_run()
     end = schedule[-1][0]
@@ -101,7 +95,7 @@ def test_eta_of_a_scripted_slow_run_is_the_time_left_and_counts_down_between_ans
 
 
 def test_a_stalled_run_shows_a_growing_eta_not_a_frozen_one() -> None:
-    clock = Clock()
+    clock = FakeClock(100.0)
     bar = Progress(total=8, done=0, enabled=False, remaining={"raw": 8}, clock=clock)
     clock.now += 29.0
     bar.advance("raw", "raw", 29.0)  # 1 of 8 after 29 s: 7 left at 29 s each = 203 s
@@ -119,7 +113,7 @@ def test_the_bar_redraws_its_eta_between_answers() -> None:
 
     from evaluation.progress import _EtaColumn
 
-    clock = Clock()
+    clock = FakeClock(100.0)
     bar = Progress(total=4, done=0, enabled=False, remaining={"raw": 4}, clock=clock)
     clock.now += 10.0
     bar.advance("raw", "raw", 10.0)
@@ -130,18 +124,39 @@ def test_the_bar_redraws_its_eta_between_answers() -> None:
     assert first == "ETA 0:00:30" and column.render(task).plain == "ETA 0:00:25"
 
 
+class PlainLines:
+    """Counts the plain progress lines as the ticker thread prints them, so a test can wait for some."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from evaluation import progress
+
+        self.printed: list[int] = []  # answers done at each line
+        self.state = threading.Condition()
+        line = progress.Progress._line
+
+        def counted(bar: Progress, note: str = "") -> None:
+            line(bar, note)
+            with self.state:
+                self.printed.append(bar.done)
+                self.state.notify_all()
+
+        monkeypatch.setattr(progress.Progress, "_line", counted)
+        monkeypatch.setattr(progress, "LINE_EVERY_S", 0.01)
+
+    def wait_for(self, lines: int, done: int) -> bool:
+        """Whether `lines` lines were printed with at least `done` answers done, waiting up to 30 s for them."""
+        with self.state:
+            return self.state.wait_for(lambda: sum(d >= done for d in self.printed) >= lines, 30)
+
+
 def test_plain_progress_prints_lines_while_no_answer_finishes(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import time
-
-    from evaluation import progress
-
-    monkeypatch.setattr(progress, "LINE_EVERY_S", 0.05)
+    printed = PlainLines(monkeypatch)
     with Progress(total=3, done=0, enabled=True, remaining={"raw": 3}) as bar:
         assert not bar.live  # stderr is captured: not a terminal
         bar.advance("raw", "raw", 0.01)
-        time.sleep(0.3)
+        assert printed.wait_for(lines=2, done=1)  # the ticker's lines, while the next answer does not come
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("bench: 1/3")]
     assert len(lines) >= 2 and all("ETA" in line for line in lines)
 
@@ -151,23 +166,31 @@ def test_a_bench_on_a_slow_fake_prints_its_progress_with_an_eta(
 ) -> None:
     import asyncio
 
-    from evaluation import progress
     from evaluation.datasets import save_items
     from evaluation.runner import BenchConfig, RunOptions, run_bench
     from evaluation.schema import Item, ItemVariant
     from selfpara.models.client import ModelClient
     from selfpara.testing import FakeBackend
 
-    monkeypatch.setattr(progress, "LINE_EVERY_S", 0.1)
+    printed = PlainLines(monkeypatch)
+
+    class SlowThird(FakeBackend):
+        """The third answer comes only once a progress line has been printed after the second."""
+
+        async def complete(self, model: str, messages: list, params: dict) -> Completion:
+            if len(self.calls) == 2:
+                assert await asyncio.to_thread(printed.wait_for, lines=1, done=2)
+            return await super().complete(model, messages, params)
+
     items = [
         Item(id=f"q{i}", gold=["Paris"], variants=[ItemVariant(id=0, question=f"Capital of France {i}?")])
         for i in range(6)
     ]
     data = save_items(items, tmp_path / "data.jsonl")
-    client = ModelClient(backend=FakeBackend(lambda *a: "Paris", delay_s=0.1), retries=0, timeout_s=5)
+    client = ModelClient(backend=SlowThird(lambda *a: "Paris"), retries=0, timeout_s=30)
     config = BenchConfig(dataset=str(data), arms=["raw"])
     asyncio.run(run_bench(config, tmp_path / "run", RunOptions(client=client, progress=True, concurrency=1)))
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("bench: ")]
     assert lines[0] == "bench: 0/6 samples done, 6 to run" and lines[-1].startswith("bench: 6/6 (100%)")
-    etas = [line for line in lines[1:-1] if "ETA 0:00:0" in line]
+    etas = [line for line in lines[1:-1] if line.startswith("bench: 2/6") and "ETA 0:00:0" in line]
     assert etas, lines  # lines came while it ran, each with an ETA under 10 s

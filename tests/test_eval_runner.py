@@ -20,6 +20,7 @@ from selfpara.errors import ConfigError, InputError, UpstreamError
 from selfpara.models.client import ModelClient
 from selfpara.result import Completion
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
+from tests.helpers.backends import GatedBackend
 from tests.helpers.bench import make_items, responder
 
 ARMS = ["raw", "selfpara", "sc"]
@@ -106,16 +107,20 @@ def test_a_run_cancelled_mid_flight_keeps_what_it_wrote(dataset: Path, tmp_path:
     client, _ = fake_client(delay=0.05)
 
     async def interrupted() -> None:
-        task = asyncio.create_task(run_bench(cfg, out, RunOptions(client=client, progress=False, concurrency=1)))
-        while not (out / "samples.jsonl").exists() or len(lines(out / "samples.jsonl")) < 3:
-            await asyncio.sleep(0.01)
-        task.cancel()
+        def cancel_at_the_third(_record: SampleRecord) -> None:  # called once its line is written
+            written.append(_record)
+            if len(written) == 3:
+                task.cancel()
+
+        written: list[SampleRecord] = []
+        options = RunOptions(client=client, progress=False, concurrency=1, on_record=cancel_at_the_third)
+        task = asyncio.create_task(run_bench(cfg, out, options))
         with pytest.raises(asyncio.CancelledError):
             await task
 
     asyncio.run(interrupted())
     kept = len(lines(out / "samples.jsonl"))
-    assert 3 <= kept < 8
+    assert kept == 3  # the fourth sample's call was in flight: cancelled, nothing written for it
     # a torn last line, as a kill during a write leaves it
     with (out / "samples.jsonl").open("a") as fh:
         fh.write('{"item_id": "cap-3", "variant_id": 1, "is_or')
@@ -229,12 +234,11 @@ def test_generated_variants_are_verified_saved_and_reused(dataset: Path, tmp_pat
 
 
 def test_run_is_concurrent(dataset: Path, tmp_path: Path) -> None:
-    client, _ = fake_client(delay=0.1)
-    import time
-
-    started = time.perf_counter()
-    run(BenchConfig(dataset=str(dataset), arms=["raw"]), tmp_path / "a", client=client, concurrency=8)
-    assert time.perf_counter() - started < 0.1 * 8 * 0.6  # 8 samples, far less than one after another
+    fake = GatedBackend(responder, width=8)
+    client = ModelClient(backend=fake, retries=0, backoff_s=0.001, timeout_s=5)
+    result = run(BenchConfig(dataset=str(dataset), arms=["raw"]), tmp_path / "a", client=client, concurrency=8)
+    assert result.complete and len(result.records) == 8
+    assert fake.peak == 8  # the 8 samples were asked at once, not one after another
 
 
 def test_token_and_cost_totals_come_from_usage(dataset: Path, tmp_path: Path) -> None:

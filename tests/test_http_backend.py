@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from selfpara.errors import ConfigError, UpstreamError, UpstreamTimeout
-from selfpara.models.client import LiteLLMBackend, ModelClient
+from selfpara.models.client import ModelClient
 from selfpara.models.http_backend import HttpBackend
+from selfpara.models.litellm_backend import LiteLLMBackend
 from selfpara.paraphraser import SelfParaphraser
 from selfpara.result import Usage
 from tests.fake_upstream import FakeUpstream, ThreadedServer
@@ -105,7 +106,7 @@ def test_malformed_body_is_a_502(fake: FakeUpstream, base: str) -> None:
 
 
 def test_timeout_is_a_504(fake: FakeUpstream, base: str) -> None:
-    fake.hang(2.0, times=None)
+    fake.hold()  # never answers: only the timeout ends the call
     with pytest.raises(UpstreamTimeout) as info:
         call(client_for(base, retries=0, timeout_s=0.3))
     assert info.value.status == 504

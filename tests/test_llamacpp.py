@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -27,6 +26,8 @@ from selfpara.models.engines.llamacpp import LlamaCppModel, llamacpp_model
 from selfpara.models.engines.params import GenRequest, make_request
 from selfpara.models.engines.sampling import logprob
 from selfpara.result import Completion
+from tests.helpers.clock import FakeClock
+from tests.helpers.engines import CountingQueue
 from tests.helpers.models import qwen_installed
 
 USER = [{"role": "user", "content": "hi"}]
@@ -116,17 +117,39 @@ def test_make_request_rejects_bad_params(params: dict) -> None:
 
 
 class FakeEngine(LlamaCppModel):
-    """LlamaCppModel whose generation echoes the last message after `delay_s`, recording order and threads."""
+    """LlamaCppModel whose generation echoes the last message, recording order and threads.
 
-    def __init__(self, delay_s: float = 0.0, fail: bool = False) -> None:
+    A `held` engine's generation runs until the test calls `finish()` or its caller is cancelled
+    (then it stops early, as the real one stops between tokens once `abandoned` is set): tests
+    wait on events, never on a generation's length. With `queued=n` each generation first waits
+    until n calls are in the queue; `step_s` is how far each generation moves the engine's clock.
+    """
+
+    def __init__(self, *, held: bool = False, fail: bool = False, queued: int = 0, step_s: float = 0.0) -> None:
         super().__init__(resolve("local/smollm2"))
         self._llm = object()  # counts as loaded
-        self.delay_s, self.fail = delay_s, fail
+        self.fail, self.queued, self.step_s = fail, queued, step_s
+        self.requests = self._queue = CountingQueue()
         self.order: list[str] = []
         self.threads: set[str] = set()
         self.active = 0
         self.peak = 0
         self.stopped_early: list[str] = []
+        self.started = threading.Event()  # a generation began
+        self._wake = threading.Event()  # a held generation looks again: finished, or a caller cancelled
+        if not held:
+            self._wake.set()
+
+    def finish(self) -> None:
+        """Let held generations end normally."""
+        self._wake.set()
+
+    async def complete(self, model: str, messages: list, params: dict) -> Completion:
+        try:
+            return await super().complete(model, messages, params)
+        except asyncio.CancelledError:  # the engine has set the request's `abandoned` by now
+            self._wake.set()
+            raise
 
     def _generate(self, req: GenRequest) -> Completion:
         self.threads.add(threading.current_thread().name)
@@ -135,21 +158,22 @@ class FakeEngine(LlamaCppModel):
         try:
             text = str(req.messages[-1]["content"])
             self.order.append(text)
+            self.requests.wait_for_puts(self.queued)
+            self.started.set()
             if self.fail:
                 raise RuntimeError("boom " * 100)
-            deadline = time.monotonic() + self.delay_s
-            while time.monotonic() < deadline:  # "one token" at a time
-                if req.abandoned.is_set():
-                    self.stopped_early.append(text)
-                    break
-                time.sleep(0.005)
+            assert self._wake.wait(30), "a held generation was never finished nor cancelled"
+            if req.abandoned.is_set():
+                self.stopped_early.append(text)
+            if isinstance(self.clock, FakeClock):
+                self.clock.advance(self.step_s)
             return Completion(text=f"echo {text}", completion_tokens=1)
         finally:
             self.active -= 1
 
 
 async def test_concurrent_calls_run_one_at_a_time_off_the_loop() -> None:
-    engine = FakeEngine(delay_s=0.01)
+    engine = FakeEngine(queued=6)  # every call waits in the queue before the first runs
     client = ModelClient(backend=engine)
     results = await asyncio.gather(
         *(client.complete("local/smollm2", [{"role": "user", "content": f"q{i}"}]) for i in range(6))
@@ -160,32 +184,25 @@ async def test_concurrent_calls_run_one_at_a_time_off_the_loop() -> None:
 
 
 async def test_event_loop_stays_responsive_during_generation() -> None:
-    engine = FakeEngine(delay_s=0.3)
-    ticks = 0
-
-    async def tick() -> None:
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.01)
-            ticks += 1
-
-    ticker = asyncio.ensure_future(tick())
-    await engine.complete("local/smollm2", USER, {})
-    ticker.cancel()
-    assert ticks >= 10
+    engine = FakeEngine(held=True)
+    call = asyncio.ensure_future(engine.complete("local/smollm2", USER, {}))
+    # the loop waits for the generation to start and runs on while it lasts: it is not blocked by it
+    assert await asyncio.to_thread(engine.started.wait, 30)
+    assert not call.done()
+    engine.finish()
+    assert (await call).text == "echo hi"
+    assert engine.threads == {"selfpara-llamacpp-SmolLM2-135M-Instruct"}
 
 
 async def test_cancelled_callers_are_skipped_or_stopped() -> None:
-    engine = FakeEngine(delay_s=1.0)
+    engine = FakeEngine(held=True)  # the first generation lasts until it is cancelled
     running = asyncio.ensure_future(engine.complete("local/smollm2", [{"role": "user", "content": "first"}], {}))
     queued = asyncio.ensure_future(engine.complete("local/smollm2", [{"role": "user", "content": "second"}], {}))
-    await asyncio.sleep(0.1)
+    assert await asyncio.to_thread(engine.started.wait, 30)  # "first" runs, "second" waits in the queue
+    queued.cancel()  # cancelled first: its request is marked before the running one stops
     running.cancel()
-    queued.cancel()
-    engine.delay_s = 0.0  # the third answers at once; only waiting on the first could be slow
-    started = time.monotonic()
-    third = await engine.complete("local/smollm2", [{"role": "user", "content": "third"}], {})
-    assert third.text == "echo third" and time.monotonic() - started < 0.5
+    third = await asyncio.wait_for(engine.complete("local/smollm2", [{"role": "user", "content": "third"}], {}), 30)
+    assert third.text == "echo third"
     assert engine.order == ["first", "third"]  # the queued one never ran
     assert engine.stopped_early == ["first"]  # the running one stopped at its next step
 
@@ -215,13 +232,16 @@ async def test_a_model_name_of_another_file_is_refused() -> None:
 
 
 async def test_close_answers_waiting_callers() -> None:
-    engine = FakeEngine(delay_s=0.3)
+    engine = FakeEngine(held=True, queued=3)
     calls = [
         asyncio.ensure_future(engine.complete("local/smollm2", [{"role": "user", "content": f"q{i}"}], {}))
         for i in range(3)
     ]
-    await asyncio.sleep(0.05)
-    await asyncio.to_thread(engine.close)
+    assert await asyncio.to_thread(engine.started.wait, 30)  # one generating, two queued
+    closing = asyncio.ensure_future(asyncio.to_thread(engine.close))
+    assert await asyncio.to_thread(engine._closing.wait, 30)  # close has begun while the first generates
+    engine.finish()
+    await closing
     results = await asyncio.gather(*calls, return_exceptions=True)
     assert isinstance(results[0], Completion)  # the one in progress ends
     assert all(isinstance(r, UpstreamError) and r.status == 503 for r in results[1:])
@@ -403,11 +423,14 @@ def test_process_exits_cleanly_while_generating(tmp_path: Path) -> None:
     script = tmp_path / "exit_mid_generate.py"
     script.write_text(
         "import asyncio, sys\n"
+        "from selfpara.models.engines.llamacpp import llamacpp_model\n"
         "from selfpara.models.client import ModelClient\n"
         "async def main():\n"
         "    task = asyncio.ensure_future(ModelClient().complete('local/smollm2', "
         "[{'role': 'user', 'content': 'Write a long story.'}], max_tokens=2000))\n"
-        "    await asyncio.sleep(3)\n"
+        "    engine = llamacpp_model('local/smollm2')\n"
+        "    while not (engine._worker and engine._queue.empty()):  # the worker started and took the request\n"
+        "        await asyncio.sleep(0.01)\n"
         "    sys.exit(3)\n"
         "asyncio.run(main())\n"
     )
@@ -454,10 +477,11 @@ async def test_real_qwen_one_seed_gives_one_sample_ten_times() -> None:
 
 async def test_each_call_says_how_long_it_waited_in_the_queue() -> None:
     # One model, calls one at a time: the third of three concurrent calls waits for two generations.
-    engine = FakeEngine(delay_s=0.1)
+    engine = FakeEngine(queued=3, step_s=0.1)
+    engine.clock = FakeClock()
     client = ModelClient(backend=engine)
     results = await asyncio.gather(
         *(client.complete("local/smollm2", [{"role": "user", "content": f"q{i}"}]) for i in range(3))
     )
     waits = sorted(r.queue_s for r in results)  # type: ignore[type-var]
-    assert waits[0] < 0.05 and 0.08 < waits[1] < 0.3 and 0.18 < waits[2] < 0.5
+    assert waits == pytest.approx([0.0, 0.1, 0.2], abs=1e-9)

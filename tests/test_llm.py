@@ -3,10 +3,11 @@ import asyncio
 import pytest
 
 from selfpara.errors import UpstreamError, UpstreamTimeout
-from selfpara.models.client import ModelClient, redact
+from selfpara.models.client import ModelClient
 from selfpara.paraphraser import client_from_config
 from selfpara.result import Completion, Usage
 from selfpara.testing import FakeBackend
+from selfpara.util.redaction import redact
 
 
 def flaky(failures):
@@ -46,10 +47,18 @@ async def test_permanent_errors_are_not_retried():
 
 
 async def test_timeout_is_retried_then_reported():
-    client = ModelClient(backend=FakeBackend(delay_s=1.0), timeout_s=0.05, retries=1, backoff_s=0.001)
+    class Silent(FakeBackend):
+        """Never answers: only the timeout ends a call."""
+
+        async def complete(self, model, messages, params):
+            self.calls.append((model, messages, params))
+            await asyncio.Event().wait()
+
+    silent = Silent()
+    client = ModelClient(backend=silent, timeout_s=0.05, retries=1, backoff_s=0.001)
     with pytest.raises(UpstreamTimeout) as info:
         await client.complete("openai/x", [{"role": "user", "content": "hi"}])
-    assert info.value.status == 504
+    assert info.value.status == 504 and len(silent.calls) == 2  # the first try and its retry
 
 
 async def test_concurrency_limit():
@@ -60,7 +69,7 @@ async def test_concurrency_limit():
             nonlocal live, peak
             live += 1
             peak = max(peak, live)
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0)  # let the other callers in: all that the limit lets through get here
             live -= 1
             return Completion(text="x")
 

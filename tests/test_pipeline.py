@@ -1,9 +1,12 @@
+import asyncio
+
 import pytest
 
 from selfpara import ConfigError, InputError, SelfParaphraser, UpstreamError
 from selfpara.models.client import ModelClient
 from selfpara.pipeline.prompts import JUDGE_MARKER, PARAPHRASE_MARKER
 from selfpara.testing import FakeBackend, default_responder, last_user_text
+from tests.helpers.backends import GatedBackend
 
 
 def make(responder=None, delay_s=0.0, **settings):
@@ -60,10 +63,28 @@ async def test_majority_overrules_original():
 
 
 async def test_original_answered_in_parallel_with_paraphrasing():
-    sp, _ = make(k=4, equivalence="exact", paraphrase_check="off", delay_s=0.2)
-    r = await sp.aanswer("What is the capital of France?")
-    # paraphrase round then one concurrent answer round: ~2 delays, not 1 + 5
-    assert r.timings.total_s < 0.2 * 3
+    question = "What is the capital of France?"
+    original_asked = asyncio.Event()
+
+    class Overlapping(GatedBackend):
+        """The paraphrase reply waits for the original's answer call; the paraphrases' answers pass a gate."""
+
+        async def complete(self, model, messages, params):
+            text = last_user_text(messages)
+            if PARAPHRASE_MARKER in text:
+                await asyncio.wait_for(original_asked.wait(), 10)  # fails the paraphrasing if asked after it
+            elif text == question:
+                original_asked.set()
+            else:
+                return await super().complete(model, messages, params)
+            return await FakeBackend.complete(self, model, messages, params)
+
+    backend = Overlapping(width=4)  # the 4 paraphrases' answers: one round, all at once
+    client = ModelClient(backend=backend, retries=0, timeout_s=30)
+    sp = SelfParaphraser(client=client, model="openai/fake", k=4, equivalence="exact", paraphrase_check="off")
+    r = await sp.aanswer(question)
+    assert r.answer == "Paris" and r.k_kept == 4 and "paraphrase_failed" not in r.flags
+    assert backend.peak == 4
 
 
 async def test_overrides_do_not_leak():

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
-import time
 from typing import Any
 
 import httpx
@@ -24,6 +22,7 @@ from tests.fake_upstream import FakeUpstream, ThreadedServer
 from tests.helpers.proxy import (  # fake, reset_fake: the module's fake upstream, reset before each test
     AUTH,
     PROXY_KEY,
+    BackgroundStream,
     Q,
     assert_openai_error,
     chat,
@@ -34,8 +33,8 @@ from tests.helpers.proxy import (  # fake, reset_fake: the module's fake upstrea
     reset_fake,
     settings_for,
     sse,
-    sse_lines,
     start,
+    wait_idle,
 )
 
 FIXTURES = (fake, reset_fake)
@@ -156,22 +155,18 @@ def read_one_line_then_hang_up(server: ThreadedServer, body: dict[str, Any]) -> 
 def test_a_client_hanging_up_mid_stream_is_logged_and_counted(
     fake: FakeUpstream, mode: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    if mode == "passthrough":
+    if mode == "passthrough":  # the upstream sends one event, then holds the rest
         role = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"fake","choices":[{"index":0,"delta":'
-        fake.raw(sse(*[role + '{"content":"w "}}]}'] * 30, "[DONE]"), stream=True, gap_s=0.2, times=None)
+        fake.raw(sse(*[role + '{"content":"w "}}]}'] * 30, "[DONE]"), stream=True, held=True, times=None)
         body = chat(stream=True, selfpara={"enabled": False})
-    else:
-        fake.reset(delay_s=1.5)  # answers after the first keep-alive (0.2 s)
+    else:  # every upstream call is held: the client hangs up after the first keep-alive
+        fake.hold()
         body = chat(stream=True)
     with start(settings_for(fake)) as server, caplog.at_level(logging.INFO, logger="selfpara.server"):
         rid = read_one_line_then_hang_up(server, body)
-        gate = server.server.config.app.state.proxy.gate
-        deadline = time.monotonic() + 5
-        while (gate.active or not request_lines(caplog, rid)) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_idle(server, "the hung-up stream's slot is free")  # freed just after its line is logged
         lines = request_lines(caplog, rid)
         assert len(lines) == 1 and " status=499 " in lines[0] and "client_disconnected" in lines[0], lines
-        assert gate.active == 0
         assert metric(server, "selfpara_errors_total", kind="client_disconnected") == 1
         assert "unexpected error" not in caplog.text
 
@@ -180,23 +175,12 @@ def test_a_client_hanging_up_mid_stream_is_logged_and_counted(
 
 
 def test_shutdown_during_a_responses_stream_sends_a_responses_error_event(fake: FakeUpstream) -> None:
-    fake.hang(30.0, when="answer", times=None)
+    fake.hold(when="answer")  # the answers never come: the stream is still open at shutdown
     server = start(settings_for(fake, keepalive_s=0.2), graceful_s=0.5)
-    result: dict[str, httpx.Response] = {}
-
-    def call() -> None:
-        body = {"model": "openai/fake", "input": Q, "stream": True}
-        result["r"] = httpx.post(f"{server.base}/v1/responses", json=body, headers=AUTH, timeout=30)
-
-    thread = threading.Thread(target=call)
-    thread.start()
-    deadline = time.monotonic() + 5
-    while not fake.calls_of("answer") and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.3)  # the stream has started: headers and a keep-alive are out
+    stream = BackgroundStream(server, {"model": "openai/fake", "input": Q, "stream": True}, "/v1/responses")
+    assert stream.wait_started() == ": keep-alive"  # the headers and a keep-alive are out
     server.stop()
-    thread.join(timeout=10)
-    lines = sse_lines(result["r"])
+    lines = stream.join()
     assert lines[-2] == "event: error", lines[-3:]
     data = json.loads(lines[-1][len("data: ") :])
     assert data["type"] == "error" and data["code"] == "shutting_down"
@@ -206,10 +190,12 @@ def test_the_openai_client_raises_on_a_responses_error_event(fake: FakeUpstream)
     """A Responses stream's failure, in the form the `openai` client raises on."""
     fake.fail(500, when="answer", times=None)
     with start(settings_for(fake, keepalive_s=0.05)) as server:
-        fake.hang(0.3, when="paraphrase", times=None)  # fails after the first keep-alive: inside the stream
+        fake.hold(when="paraphrase")  # the request cannot fail before its stream has started
         client = openai.OpenAI(base_url=f"{server.base}/v1", api_key=PROXY_KEY, max_retries=0)
+        stream = client.responses.create(model="openai/fake", input=Q, stream=True)  # the 200 is out
+        fake.release()
         with pytest.raises(openai.APIError):
-            list(client.responses.create(model="openai/fake", input=Q, stream=True))
+            list(stream)
 
 
 # ---- /v1/completions and settings it cannot apply ----------------------------------------------------------

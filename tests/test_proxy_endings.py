@@ -10,8 +10,6 @@ import json
 import logging
 import socket
 import threading
-import time
-from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -36,18 +34,9 @@ from tests.helpers.proxy import (  # fake, reset_fake: the module's fake upstrea
     sse_lines,
     start,
 )
+from tests.helpers.waiting import wait_until
 
 FIXTURES = (fake, reset_fake)
-
-
-def wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
-    """Poll `condition` until it holds (the server works in its own thread); False if it never did."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def status_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -68,7 +57,7 @@ def test_a_client_hanging_up_mid_body_is_a_499_not_an_internal_error(
                 + b"Content-Length: 5000\r\n\r\n"
                 + b'{"model": "openai/fake", "messages": [{"role": "user", "content": "What'
             )
-        assert wait_for(lambda: bool(request_lines(caplog, "gone-mid-body")))
+        wait_until(lambda: bool(request_lines(caplog, "gone-mid-body")), "the proxy logged the hung-up request")
         lines = request_lines(caplog, "gone-mid-body")
         assert len(lines) == 1 and " status=499 " in lines[0] and "error=client_disconnected" in lines[0], lines
         assert "Traceback" not in caplog.text and "unexpected error" not in caplog.text
@@ -146,7 +135,7 @@ def test_requests_cut_by_shutdown_are_logged_as_503s(fake: FakeUpstream, caplog:
         for t in threads:
             t.start()
         assert all(e.wait(10) for e in started.values())
-        assert wait_for(lambda: len(fake.calls_of("answer")) >= 2)  # the plain request is waiting on its answers
+        wait_until(lambda: len(fake.calls_of("answer")) >= 2, "the plain request waits on its answers")
         server.stop()
         for t in threads:
             t.join(timeout=10)

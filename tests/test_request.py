@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import random
 import re
 
@@ -14,6 +15,7 @@ from selfpara.models.client import ModelClient
 from selfpara.pipeline.paraphrase import LineParser, parse_paraphrases
 from selfpara.pipeline.prompts import JUDGE_MARKER, PARAPHRASE_MARKER
 from selfpara.testing import FakeBackend, FakeStreamingBackend, default_responder, last_user_text
+from tests.helpers.waiting import settle
 
 QUESTION = "What is the capital of France?"
 _VARIANT = re.compile(r"\(v(\d+)\)")
@@ -126,25 +128,32 @@ async def test_a_streamed_reply_gives_the_same_result_as_the_whole_reply():
         assert comparable(streamed) == comparable(whole)
 
 
+def paraphrase_answered(messages: list) -> int | None:
+    """The paraphrase (1, 2, ...) an answer call asks about; None for the original, a paraphrase or a judge call."""
+    text = last_user_text(messages)
+    m = _VARIANT.search(text)
+    return int(m.group(1)) + 1 if m and PARAPHRASE_MARKER not in text and JUDGE_MARKER not in text else None
+
+
 async def test_the_first_paraphrase_is_answered_before_the_paraphrase_stream_ends():
-    loop = asyncio.get_running_loop()
-    delay = 0.3
-    started: dict[int, float] = {}
-    respond = by_variant(["Paris"] * 6)
+    first_asked = asyncio.Event()
+    asked: list[int] = []
 
-    def timed(model, messages, params):
-        text = last_user_text(messages)
-        if PARAPHRASE_MARKER not in text and JUDGE_MARKER not in text:
-            m = _VARIANT.search(text)
-            started[int(m.group(1)) + 1 if m else 0] = loop.time() - delay  # the responder runs after the delay
-        return respond(model, messages, params)
+    class Noting(FakeStreamingBackend):
+        async def complete(self, model, messages, params):
+            if (n := paraphrase_answered(messages)) is not None:
+                asked.append(n)
+                first_asked.set()
+            return await super().complete(model, messages, params)
 
-    backend = FakeStreamingBackend(timed, delay_s=delay)
+    async def pause(sent: str) -> None:  # the reply holds after its first line until that line is answered
+        if "\n" in sent:
+            await asyncio.wait_for(first_asked.wait(), 10)  # fails the paraphrasing if nobody asks
+
+    backend = Noting(by_variant(["Paris"] * 6), pause=pause)
     r = await make(backend, k=5, equivalence="exact", paraphrase_check="off").aanswer(QUESTION)
-    assert r.k_kept == 5
-    ((stream_start, stream_end),) = backend.streams
-    assert started[1] < stream_end - delay / 2  # line 1 of 5 is complete at about a fifth of the stream
-    assert started[1] < started[2] < started[5]
+    assert r.k_kept == 5 and not r.flags
+    assert asked == [1, 2, 3, 4, 5]  # line 1 while the rest was held, then each as its line came
 
 
 async def test_an_upstream_that_cannot_stream_gets_the_whole_reply_asked():
@@ -182,8 +191,18 @@ async def test_a_refused_key_is_not_asked_again_without_streaming():
 # --- adaptive k ------------------------------------------------------------------------------------
 
 
+class WholeReplyFirst(FakeStreamingBackend):
+    """Answers to paraphrases wait until the paraphrase reply was read to its end: every line is in
+    before the vote can settle."""
+
+    async def complete(self, model, messages, params):
+        if paraphrase_answered(messages) is not None:
+            await settle(lambda: bool(self.streams) and self.streams[-1][1] is not None, "the reply was read whole")
+        return await super().complete(model, messages, params)
+
+
 async def test_adaptive_stops_early_on_unanimous_answers():
-    backend = FakeStreamingBackend(by_variant(["Paris"] * 6), delay_s=0.05)  # every line is in before the vote
+    backend = WholeReplyFirst(by_variant(["Paris"] * 6))
     r = await make(backend, k=5, equivalence="exact", paraphrase_check="llm", adaptive=True).aanswer(QUESTION)
     # margin 2 at k=5: the original and 2 agreeing paraphrases cannot be overruled by the other 3
     assert r.k_kept == 2 and len(r.skipped_paraphrases) == 3 and r.answer == "Paris" and r.vote_share == 1.0
@@ -197,10 +216,15 @@ async def test_a_vote_settled_before_the_reply_ends_closes_the_stream():
         ["1. Which city is the capital of France? (v0)", "2. Name the capital of France, please. (v1)"]
         + [f"{i}. " + " ".join(["Tell me, friend, the capital of France"] * 10) + f" (v{i - 1})" for i in (3, 4, 5)]
     )
-    backend = FakeStreamingBackend(by_variant(["Paris"] * 6, paraphrases=long_tail), delay_s=0.05, stream_s=1.0)
+
+    async def pause(sent: str) -> None:  # the rest of the reply never comes: only closing the stream ends it
+        if "3. Tell" in sent:  # lines 1 and 2 are in, line 3 half sent
+            await asyncio.wait_for(asyncio.Event().wait(), 10)
+
+    backend = FakeStreamingBackend(by_variant(["Paris"] * 6, paraphrases=long_tail), pause=pause)
     sp = make(backend, k=5, equivalence="exact", paraphrase_check="off", adaptive=True)
     r = await sp.aanswer(QUESTION)
-    assert r.k_kept == 2 and r.answer == "Paris" and r.timings.total_s < 0.9
+    assert r.k_kept == 2 and r.answer == "Paris" and not r.flags
     ((_, end),) = backend.streams
     assert end is None  # closed before its end: the lines it had not sent are neither listed nor counted
     assert r.skipped_paraphrases == [] and r.calls_saved == 0
@@ -265,10 +289,23 @@ def upstream():
     yield from serve_fake()
 
 
+def streamed_paraphrases(question: str, k: int) -> list[bytes]:
+    """The fake upstream's paraphrase reply as SSE chunks: the first holds line 1, each next one a line."""
+    from tests.fake_upstream import paraphrases
+
+    head = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"fake","choices":[{"index":0,"delta":'
+    lines = [f"{i + 1}. {p}\n" for i, p in enumerate(paraphrases(question, k))]
+    events = [head + json.dumps({"role": "assistant", "content": lines[0]}) + ',"finish_reason":null}]}']
+    events += [head + json.dumps({"content": line}) + ',"finish_reason":null}]}' for line in lines[1:]]
+    events += [head + '{},"finish_reason":"stop"}]}', "[DONE]"]
+    return [f"data: {e}\n\n".encode() for e in events]
+
+
 @pytest.mark.parametrize("transport", ["http", "litellm"])
 async def test_over_http_each_paraphrase_is_answered_while_the_reply_still_streams(upstream, transport):
     upstream.reset()
-    upstream.stream_s = 1.2
+    # line 1 comes, the rest is held until the test lets it go: line 1 must be answered meanwhile
+    upstream.raw(streamed_paraphrases(QUESTION, 4), when="paraphrase", stream=True, held=True)
     sp = SelfParaphraser(
         model="openai/fake",
         api_base=upstream.url,
@@ -281,14 +318,15 @@ async def test_over_http_each_paraphrase_is_answered_while_the_reply_still_strea
         stream_paraphrases=True,
         renamings=False,
     )
-    r = await sp.aanswer(QUESTION)
+    request = asyncio.create_task(sp.aanswer(QUESTION))
+    await asyncio.to_thread(upstream.wait_for_calls, kind="answer", contains="[v1]")
+    assert not upstream.calls_of("answer")[-1].text.startswith("[v2]")  # only line 1 had come
+    upstream.release()
+    r = await request
     assert r.k_kept == 4 and r.answer == "Paris" and r.usage.completion_tokens > 0
     (paraphrase,) = upstream.calls_of("paraphrase")
     assert paraphrase.body["stream"] is True
-    at = {c.variant: c.at for c in upstream.calls_of("answer")}
-    # Lines arrive 0.3 s apart: answered as they arrive, line 1 is asked well before line 4; answered
-    # after the reply, all four start together. A gap, not a wall-clock bound, so load cannot break it.
-    assert at[4] - at[1] > 1.2 * 0.4
+    assert sorted(c.variant for c in upstream.calls_of("answer")) == [0, 1, 2, 3, 4]
 
 
 async def test_over_http_a_refused_stream_is_asked_for_whole(upstream):

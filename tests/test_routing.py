@@ -22,6 +22,8 @@ from selfpara.paraphraser import client_from_config
 from selfpara.result import Completion
 from selfpara.server.metrics import endpoint_of, reason_of
 from selfpara.server.settings import ServerSettings, load_settings
+from tests.helpers.clock import FakeClock
+from tests.helpers.waiting import settle
 
 KEY = "sk-deployment-secret-0123456789"
 
@@ -308,20 +310,12 @@ class FakeDeployment:
         return events()
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def pool_of(tmp_path: Path, n: int = 2, **kwargs: Any) -> tuple[DeploymentPool, list[FakeDeployment], Clock]:
+def pool_of(tmp_path: Path, n: int = 2, **kwargs: Any) -> tuple[DeploymentPool, list[FakeDeployment], FakeClock]:
     entries = [
         {"model_name": "m", "litellm_params": {"model": "openai/m", "api_base": f"http://d{i}/v1"}} for i in range(n)
     ]
     config = load_router_config(write(tmp_path, json.dumps(entries), "r.json"))
-    clock = Clock()
+    clock = FakeClock(100.0)
     fakes = [FakeDeployment(f"d{i}") for i in range(n)]
     pool = DeploymentPool("m", config.deployments, list(fakes), clock=clock, rng=random.Random(0), **kwargs)
     return pool, fakes, clock
@@ -364,8 +358,9 @@ def test_one_probe_at_a_time_after_a_cooldown(tmp_path: Path) -> None:
 
     async def burst() -> list[str]:
         bad.gate = good.gate = asyncio.Event()  # every call waits until all have chosen their deployment
+        before = bad.calls + good.calls
         tasks = [asyncio.create_task(pool.complete("openai/m", [], {})) for _ in range(10)]
-        await asyncio.sleep(0.01)
+        await settle(lambda: bad.calls + good.calls == before + 10, "all 10 calls reached a deployment")
         bad.gate.set()
         return [c.text for c in await asyncio.gather(*tasks)]
 

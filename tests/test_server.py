@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,7 +29,9 @@ from tests.helpers.proxy import (  # fake, reset_fake: the module's fake upstrea
     post,
     reset_fake,
     settings_for,
+    wait_idle,
 )
+from tests.helpers.waiting import wait_until
 
 FIXTURES = (fake, reset_fake)
 
@@ -162,8 +164,9 @@ def test_streaming(xclient: openai.OpenAI) -> None:
 
 def test_streaming_sends_keepalives_while_the_pipeline_works(proxy: ThreadedServer, fake: FakeUpstream) -> None:
     long_answer = "The capital of France is Paris, a city on the Seine with a long history " * 3
-    fake.reset(answer=long_answer.strip(), delay_s=0.3)  # two rounds: ~0.6 s, keep-alive every 0.2 s
-    lines = []
+    fake.reset(answer=long_answer.strip())
+    fake.hold(when="answer")  # the answers come once two keep-alives have gone out
+    lines: list[str] = []
     with httpx.stream(
         "POST",
         f"{proxy.base}/v1/chat/completions",
@@ -173,7 +176,10 @@ def test_streaming_sends_keepalives_while_the_pipeline_works(proxy: ThreadedServ
     ) as r:
         assert r.status_code == 200
         assert r.headers["content-type"].startswith("text/event-stream")
-        lines = [line for line in r.iter_lines() if line]
+        for line in r.iter_lines():
+            lines += [line] if line else []
+            if lines.count(": keep-alive") == 2:
+                fake.release()
     keepalives = [i for i, line in enumerate(lines) if line == ": keep-alive"]
     data = [i for i, line in enumerate(lines) if line.startswith("data: ")]
     assert len(keepalives) >= 2 and max(keepalives) < min(data)
@@ -293,17 +299,18 @@ def test_a_renamed_or_removed_setting_is_a_400_that_says_so(proxy: ThreadedServe
 
 
 def test_adaptive_k_per_request_reports_the_calls_it_saved(client: openai.OpenAI, fake: FakeUpstream) -> None:
-    # 50 ms per call: the whole paraphrase reply is in before the vote settles (else the stream is
-    # closed early and the lines it had not sent are neither listed nor counted)
-    fake.reset(delay_s=0.05)
     settings = {"k": 3, "equivalence": "exact", "paraphrase_check": "off"}
     fixed = client.chat.completions.with_raw_response.create(
         model="openai/fake", messages=[{"role": "user", "content": Q}], extra_body={"selfpara": settings}
     )
-    raw = client.chat.completions.with_raw_response.create(
-        model="openai/fake",
-        messages=[{"role": "user", "content": Q}],
-        extra_body={"selfpara": {**settings, "adaptive": True}},
+    # the whole paraphrase reply is in before the vote settles (else the stream is closed early and
+    # the lines it had not sent are neither listed nor counted)
+    raw = fake.whole_reply_first(
+        lambda: client.chat.completions.with_raw_response.create(
+            model="openai/fake",
+            messages=[{"role": "user", "content": Q}],
+            extra_body={"selfpara": {**settings, "adaptive": True}},
+        )
     )
     report = raw.parse().model_extra["selfpara"]
     # unanimous answers at k=3, margin 2: the original and one paraphrase settle it
@@ -464,17 +471,16 @@ def test_body_too_large(proxy: ThreadedServer) -> None:
 
 
 def test_proxy_concurrency_limit_gives_429(fake: FakeUpstream) -> None:
-    fake.reset(delay_s=0.3)
+    fake.hold()  # the first request stays in flight until released
     with start_proxy(settings_for(fake, max_concurrent_requests=1)) as server:
         first: dict[str, httpx.Response] = {}
         thread = threading.Thread(target=lambda: first.setdefault("r", post(server, chat())))
         thread.start()
-        deadline = time.monotonic() + 5
-        while not fake.calls and time.monotonic() < deadline:
-            time.sleep(0.01)
+        fake.wait_for_calls(1)
         second = post(server, chat())
         error = assert_openai_error(second, 429, "proxy_overloaded")
         assert error["type"] == "rate_limit_error" and second.headers["retry-after"] == "1"
+        fake.release()
         thread.join()
         assert first["r"].status_code == 200
         assert post(server, chat()).status_code == 200  # the slot came back
@@ -490,11 +496,9 @@ def test_all_answers_failing_gives_502(xproxy: ThreadedServer, fake: FakeUpstrea
 
 @pytest.mark.parametrize("transport", ["litellm", "http"])
 def test_upstream_timeout_gives_504(fake: FakeUpstream, transport: str) -> None:
-    fake.hang(3.0, times=None)
+    fake.hold()  # the upstream never answers: only the call timeout ends the request
     with start_proxy(settings_for(fake, {"timeout_s": 0.3, "retries": 1}, upstream_transport=transport)) as server:
-        started = time.monotonic()
         error = assert_openai_error(post(server, chat()), 504, "upstream_timeout")
-        assert time.monotonic() - started < 3.0
         assert "did not answer in time" in error["message"]
 
 
@@ -514,15 +518,17 @@ def test_upstream_key_rejection_is_502_and_never_echoed(
 def test_streaming_errors(proxy: ThreadedServer, fake: FakeUpstream, client: openai.OpenAI) -> None:
     # a failure before the first keep-alive is due still gets its real status
     fake.fail(401, times=None)
-    r = post(proxy, chat(stream=True))
+    with start_proxy(settings_for(fake, keepalive_s=60.0)) as patient:
+        r = post(patient, chat(stream=True))
     assert_openai_error(r, 502, "upstream_auth_failed")
     # a later failure arrives inside the stream; the openai client raises on it
-    fake.reset(delay_s=0.15)
+    fake.reset()
     fake.fail(500, when="answer", times=None)
+    fake.hold(when="paraphrase")  # the request cannot fail before its stream has started
+    stream = client.chat.completions.create(model="openai/fake", messages=[{"role": "user", "content": Q}], stream=True)
+    fake.release()
     with pytest.raises(openai.APIError):
-        for _ in client.chat.completions.create(
-            model="openai/fake", messages=[{"role": "user", "content": Q}], stream=True
-        ):
+        for _ in stream:
             pass
 
 
@@ -570,31 +576,40 @@ def test_paraphrase_failure_falls_back_to_the_raw_answer(xclient: openai.OpenAI,
 
 
 async def test_keeps_serving_while_one_request_hangs(proxy: ThreadedServer, fake: FakeUpstream) -> None:
-    fake.hang(2.5, when="answer", contains="Zanzibar", times=1)
+    fake.hold(when="answer", contains="Zanzibar")
     async with httpx.AsyncClient(
         base_url=proxy.base, headers={"Authorization": f"Bearer {PROXY_KEY}"}, timeout=30
     ) as http:
         slow = asyncio.create_task(http.post("/v1/chat/completions", json=chat("What is the capital of Zanzibar?")))
-        await asyncio.sleep(0.1)
-        started = time.monotonic()
+        await asyncio.to_thread(fake.wait_for_calls, kind="answer", contains="Zanzibar")
         fast = await asyncio.gather(*[http.post("/v1/chat/completions", json=chat()) for _ in range(3)])
-        fast_s = time.monotonic() - started
         assert all(r.status_code == 200 for r in fast)
-        assert not slow.done() and fast_s < 2.0
+        assert not slow.done()  # still held: the others were served meanwhile
+        fake.release()
         assert (await slow).status_code == 200
 
 
+def refuses_connections(server: ThreadedServer) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", server.port), timeout=5).close()
+    except ConnectionRefusedError:
+        return True
+    return False
+
+
 def test_graceful_shutdown_finishes_requests_in_flight(fake: FakeUpstream) -> None:
-    fake.reset(delay_s=0.4)
+    fake.hold()  # the request is in flight when the shutdown starts
     server = start_proxy(settings_for(fake))
     result: dict[str, httpx.Response] = {}
     thread = threading.Thread(target=lambda: result.setdefault("r", post(server, chat())))
     thread.start()
-    deadline = time.monotonic() + 5
-    while not fake.calls and time.monotonic() < deadline:
-        time.sleep(0.01)
-    server.stop()  # like SIGTERM: stop accepting, let the request finish
+    fake.wait_for_calls(1)
+    stopping = threading.Thread(target=server.stop)  # like SIGTERM: stop accepting, let the request finish
+    stopping.start()
+    wait_until(lambda: refuses_connections(server), "the server stopped accepting connections")
+    fake.release()
     thread.join()
+    stopping.join()
     assert result["r"].status_code == 200 and result["r"].json()["choices"][0]["message"]["content"] == "Paris"
 
 
@@ -628,7 +643,7 @@ def test_no_auth_when_no_key_is_configured(fake: FakeUpstream) -> None:
 
 
 def test_stream_disconnect_releases_the_slot_and_stops_the_pipeline(fake: FakeUpstream) -> None:
-    fake.reset(delay_s=0.5)
+    fake.hold()  # every upstream call waits: the pipeline is still paraphrasing when the client leaves
     with start_proxy(settings_for(fake, max_concurrent_requests=1)) as server:
         with httpx.stream(
             "POST",
@@ -640,15 +655,11 @@ def test_stream_disconnect_releases_the_slot_and_stops_the_pipeline(fake: FakeUp
             for line in r.iter_lines():
                 if line == ": keep-alive":
                     break  # hang up while the pipeline is still paraphrasing
-        gate = server.server.config.app.state.proxy.gate
-        deadline = time.monotonic() + 5
-        while gate.active and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert gate.active == 0
-        time.sleep(0.6)  # long enough for an answer round to have started, had it not been cancelled
+        wait_idle(server, "the hung-up stream's slot is free")
         assert [c.variant for c in fake.calls_of("answer")] == [0]  # only the original, sent at once
-        fake.reset()
-        assert post(server, chat()).status_code == 200
+        fake.release()  # the held calls answer: a pipeline still running would go on to its answer rounds
+        assert post(server, chat()).status_code == 200  # a whole request later
+        assert [c.variant for c in fake.calls_of("answer") if "Hamlet" in c.text] == [0]
 
 
 @pytest.mark.model
@@ -657,11 +668,13 @@ def test_embedded_model_end_to_end() -> None:
         upstream=build_config(model="local/smollm2", k=1, max_tokens=12, timeout_s=300), keepalive_s=1.0
     )
     with start_proxy(settings) as server:
-        deadline = time.monotonic() + 300
-        while (r := httpx.get(f"{server.base}/ready")).status_code != 200:
-            assert r.json()["checks"]["embedded_model"] in ("loading", "loaded"), r.text
-            assert time.monotonic() < deadline, "embedded model did not load"
-            time.sleep(0.5)
+
+        def ready() -> bool:
+            r = httpx.get(f"{server.base}/ready")
+            assert r.status_code == 200 or r.json()["checks"]["embedded_model"] in ("loading", "loaded"), r.text
+            return r.status_code == 200
+
+        wait_until(ready, "the embedded model loaded", timeout_s=300)
         client = openai.OpenAI(base_url=f"{server.base}/v1", api_key="unused", max_retries=0, timeout=300)
         assert [m.id for m in client.models.list()][:2] == ["local/smollm2", "smollm2"]
         resp = client.chat.completions.create(

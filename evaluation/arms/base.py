@@ -20,6 +20,7 @@ class ArmOutput(BaseModel):
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
     latency_s: float = 0.0
+    """Seconds the answer took, by the client's clock (`ModelClient.clock`)."""
     details: dict[str, Any] = Field(default_factory=dict)
 
 

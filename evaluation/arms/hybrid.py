@@ -12,7 +12,6 @@ confidence is the pipeline's own (`selfpara.pipeline.confidence`), as selfpara r
 
 from __future__ import annotations
 
-import time
 from typing import Any, ClassVar
 
 from evaluation.arms import prompts
@@ -59,7 +58,7 @@ class HybridArm(Arm):
         self.config, self.paraphraser = plain_majority_pipeline(self, s["k"])
 
     async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:
-        started = time.perf_counter()
+        started = self.client.clock()
         messages = prompts.answer_messages(variant.question, kind, variant.context)
         question = messages[-1]["content"]
         assert isinstance(question, str)
@@ -67,7 +66,7 @@ class HybridArm(Arm):
         try:
             kept, _, _ = await self.paraphraser.paraphrase(question, usage=usage)
         except UpstreamError as exc:
-            latency = time.perf_counter() - started
+            latency = self.client.clock() - started
             return ArmOutput(answer=None, error=f"paraphrase call failed: {exc}", usage=usage, latency_s=latency)
         answer_calls = self.settings["k"] + 1
         wordings, used = hybrid_wordings(question, kept, answer_calls, self.settings["samples"])
@@ -76,7 +75,7 @@ class HybridArm(Arm):
             wrapped = await self.paraphraser.aanswer(messages, paraphrases=wordings, seeds=seeds)
         except UpstreamError as exc:
             return ArmOutput(
-                answer=None, error=f"every answer failed: {exc}", usage=usage, latency_s=time.perf_counter() - started
+                answer=None, error=f"every answer failed: {exc}", usage=usage, latency_s=self.client.clock() - started
             )
         usage.add(wrapped.usage)
         failed = sum(1 for a in wrapped.answers if not a.ok)
@@ -84,7 +83,7 @@ class HybridArm(Arm):
             answer=wrapped.answer,
             error=f"{failed} of {answer_calls} answers failed" if failed else None,  # retried on resume
             usage=usage,
-            latency_s=time.perf_counter() - started,
+            latency_s=self.client.clock() - started,
             # not `k_kept` / `samples`: the report reads those as selfpara's and sc's answer layouts
             details={
                 "paraphrases_kept": len(kept),

@@ -7,7 +7,6 @@ is the answer's geometric-mean token probability, exp(mean token log-probability
 from __future__ import annotations
 
 import math
-import time
 from typing import Any, ClassVar
 
 from evaluation.arms import prompts
@@ -27,7 +26,7 @@ class RawArm(Arm):
 
     async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:
         usage = Usage()
-        started = time.perf_counter()
+        started = self.client.clock()
         try:
             out = await self.client.complete(
                 self.model,
@@ -37,9 +36,9 @@ class RawArm(Arm):
                 max_tokens=self.max_tokens,
             )
         except UpstreamError as exc:
-            return ArmOutput(answer=None, error=str(exc), usage=usage, latency_s=time.perf_counter() - started)
+            return ArmOutput(answer=None, error=str(exc), usage=usage, latency_s=self.client.clock() - started)
         details: dict[str, Any] = {"finish_reason": out.finish_reason}
         if out.logprob is not None:
             details["logprob"] = out.logprob
             details["confidence"] = math.exp(min(0.0, out.logprob))
-        return ArmOutput(answer=out.text.strip(), usage=usage, latency_s=time.perf_counter() - started, details=details)
+        return ArmOutput(answer=out.text.strip(), usage=usage, latency_s=self.client.clock() - started, details=details)

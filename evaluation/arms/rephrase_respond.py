@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any, ClassVar
 
 from evaluation.arms import prompts
@@ -35,7 +34,7 @@ class RephraseRespondArm(Arm):
 
     async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:
         usage = Usage()
-        started = time.perf_counter()
+        started = self.client.clock()
         try:
             reply = await self.client.complete(
                 self.model,
@@ -54,10 +53,10 @@ class RephraseRespondArm(Arm):
                 max_tokens=self.max_tokens,
             )
         except UpstreamError as exc:
-            return ArmOutput(answer=None, error=str(exc), usage=usage, latency_s=time.perf_counter() - started)
+            return ArmOutput(answer=None, error=str(exc), usage=usage, latency_s=self.client.clock() - started)
         return ArmOutput(
             answer=out.text.strip(),
             usage=usage,
-            latency_s=time.perf_counter() - started,
+            latency_s=self.client.clock() - started,
             details={"rephrased": rephrased, "rephrase_finish": reply.finish_reason},
         )

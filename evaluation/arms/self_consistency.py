@@ -8,7 +8,6 @@ majority (overrule margin 1): sample 0 is not the user's original and gets no pr
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evaluation.arms import prompts
@@ -86,7 +85,7 @@ class SelfConsistencyArm(Arm):
         self.config, self.paraphraser = plain_majority_pipeline(self, samples - 1)
 
     async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:
-        started = time.perf_counter()
+        started = self.client.clock()
         messages = prompts.answer_messages(variant.question, kind, variant.context)
         n = self.samples
         seeds = [sample_seed(seed, j) for j in range(n)]
@@ -95,13 +94,13 @@ class SelfConsistencyArm(Arm):
         try:
             wrapped = await self.paraphraser.aanswer(messages, paraphrases=[question] * (n - 1), seeds=seeds)
         except UpstreamError as exc:
-            return ArmOutput(answer=None, error=f"every sample failed: {exc}", latency_s=time.perf_counter() - started)
+            return ArmOutput(answer=None, error=f"every sample failed: {exc}", latency_s=self.client.clock() - started)
         failed = sum(1 for a in wrapped.answers if not a.ok)
         return ArmOutput(
             answer=wrapped.answer,
             error=f"{failed} of {n} samples failed" if failed else None,  # retried on resume
             usage=wrapped.usage,
-            latency_s=time.perf_counter() - started,
+            latency_s=self.client.clock() - started,
             details={
                 "samples": n,
                 "seeds": seeds,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any, ClassVar
 
 from evaluation.arms import prompts
@@ -56,12 +55,12 @@ class SelfParaArm(Arm):
         self, variant: ItemVariant, kind: ItemKind | str = "factual", paraphrases: list[str] | None = None
     ) -> ArmOutput:
         """Answer `variant` through the pipeline: with paraphrases it generates (None) or with `paraphrases`."""
-        started = time.perf_counter()
+        started = self.client.clock()
         messages = prompts.answer_messages(variant.question, kind, variant.context)
         try:
             wrapped = await self.paraphraser.aanswer(messages, paraphrases=paraphrases)
         except UpstreamError as exc:
-            return ArmOutput(answer=None, error=str(exc), latency_s=time.perf_counter() - started)
+            return ArmOutput(answer=None, error=str(exc), latency_s=self.client.clock() - started)
         # A model call that failed inside the pipeline degrades the answer for reasons that are
         # not the method's: keep the answer, but mark the sample failed so a resumed run retries it.
         failed = [f for f in wrapped.flags if f in _FAILURE_FLAGS]
@@ -69,7 +68,7 @@ class SelfParaArm(Arm):
             answer=wrapped.answer,
             error=f"model call failed inside the pipeline ({', '.join(failed)})" if failed else None,
             usage=wrapped.usage,
-            latency_s=time.perf_counter() - started,
+            latency_s=self.client.clock() - started,
             details={
                 "k_kept": wrapped.k_kept,
                 "paraphrases": [v.text for v in wrapped.variants[1:]],

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any, ClassVar
 
 from evaluation.arms import prompts
@@ -39,7 +38,7 @@ class SingleCallArm(Arm):
 
     async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:
         usage = Usage()
-        started = time.perf_counter()
+        started = self.client.clock()
         k = self.settings["k"]
         try:
             out = await self.client.complete(
@@ -50,11 +49,11 @@ class SingleCallArm(Arm):
                 max_tokens=self.budget(variant.question),
             )
         except UpstreamError as exc:
-            return ArmOutput(answer=None, error=str(exc), usage=usage, latency_s=time.perf_counter() - started)
+            return ArmOutput(answer=None, error=str(exc), usage=usage, latency_s=self.client.clock() - started)
         final, found = prompts.parse_final_answer(out.text)
         return ArmOutput(
             answer=final,
             usage=usage,
-            latency_s=time.perf_counter() - started,
+            latency_s=self.client.clock() - started,
             details={"final_line_found": found, "finish_reason": out.finish_reason, "reply": out.text},
         )

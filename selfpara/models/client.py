@@ -8,9 +8,6 @@ string (`selfpara.models.litellm_backend`), local GGUF models on llama.cpp (`loc
 `selfpara.models.engines`), or any object with the same `complete` method (tests and benchmarks plug
 fakes in here). The client a `WrapConfig` describes is built by
 `selfpara.paraphraser.client_from_config`, so that this layer never reads the settings.
-
-The names other modules import from here (`Backend`, `RawBackend`, `CallObserver`, `redact`, `LiteLLMBackend`,
-`completion_from_response`, `provider_of`) keep working; they live in the modules named above.
 """
 
 from __future__ import annotations
@@ -86,6 +83,7 @@ class ModelClient:
             across requests; a hit is counted in `Usage.cache_hits`, not in `calls`. None:
             no cache (`selfpara.paraphraser.client_from_config` builds the one the config's
             `cache` names).
+        clock: seconds, what calls are timed with (`time.perf_counter`; tests pass a fake one).
     """
 
     def __init__(
@@ -105,6 +103,7 @@ class ModelClient:
         routes: Mapping[str, Backend] | None = None,
         observer: CallObserver | None = None,
         cache: CallCache | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         if transport not in ("auto", "litellm", "http"):
             raise ValueError(f"transport must be auto, litellm or http, not {transport!r}")
@@ -122,6 +121,7 @@ class ModelClient:
         self.routes = dict(routes or {})
         self.observer = observer
         self.cache = cache
+        self.clock = clock
         self._litellm: Backend | None = None
         self._http_backends: dict[tuple[str, str | None], HttpBackend] = {}
         # A semaphore belongs to one event loop; the sync API runs a new loop per call.
@@ -480,7 +480,7 @@ class ModelClient:
         self, backend: Backend, model: str, messages: list[Message], params: dict[str, Any]
     ) -> Completion:
         async with self._limit():
-            started = time.perf_counter()
+            started = self.clock()
             try:
                 result = await asyncio.wait_for(backend.complete(model, messages, params), self.timeout_s)
                 self._check_size(model, result)
@@ -492,7 +492,7 @@ class ModelClient:
             except Exception as exc:  # a backend bug or an unexpected library error
                 raise UpstreamError(f"{model}: {type(exc).__name__}: {exc}", status=502) from None
             finally:
-                log.debug("call %s took %.3fs", model, time.perf_counter() - started)
+                log.debug("call %s took %.3fs", model, self.clock() - started)
 
 
 async def one_piece(text: str) -> AsyncGenerator[str, None]:

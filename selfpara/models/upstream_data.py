@@ -16,6 +16,7 @@ import email.utils
 import json
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 from selfpara.errors import UpstreamError
@@ -65,9 +66,9 @@ MAX_RETRY_AFTER_S = 3600
 """A longer Retry-After from the upstream is passed on as this (a client should not be told to wait a day)."""
 
 
-def retry_after_seconds(value: str | None) -> int | None:
-    """Whole seconds from a `Retry-After` value (delta seconds or an HTTP date), at most
-    MAX_RETRY_AFTER_S; None when it is missing or unreadable."""
+def retry_after_seconds(value: str | None, clock: Callable[[], float] = time.time) -> int | None:
+    """Whole seconds from a `Retry-After` value (delta seconds or an HTTP date, counted from
+    `clock`'s seconds since the epoch), at most MAX_RETRY_AFTER_S; None when it is missing or unreadable."""
     if not value:
         return None
     text = value.strip()
@@ -77,7 +78,7 @@ def retry_after_seconds(value: str | None) -> int | None:
         when = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):
         return None
-    return min(max(0, math.ceil(when.timestamp() - time.time())), MAX_RETRY_AFTER_S)
+    return min(max(0, math.ceil(when.timestamp() - clock())), MAX_RETRY_AFTER_S)
 
 
 class _NonFinite(ValueError):

@@ -188,15 +188,13 @@ class RequestState:
         try:
             while True:
                 self._place_and_pursue()
+                out = self._out()
                 if await self._finished(stream_over=pending is None):
                     return
                 self._place_and_pursue()  # the test may have opened the next stage
-                waits: set[asyncio.Future[Any]] = {pending} if pending is not None else set()
-                waits |= {c.check for c in self.candidates if c.check is not None and not c.check.done()}
-                waits |= {c.answer for c in self.candidates if c.answer is not None and not c.answer.done()}
-                waits |= {t for t in self.top_ups if not t.done()}
-                if not self.original.done():
-                    waits.add(self.original)
+                if any(task.done() for task in out):
+                    continue  # one came in while the vote was tested (it awaits clustering): test again
+                waits: set[asyncio.Future[Any]] = self._out() | ({pending} if pending is not None else set())
                 assert waits, "the run waits for nothing but is not finished"
                 done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
                 if pending is not None and pending in done:
@@ -213,6 +211,11 @@ class RequestState:
                 with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
                     await pending
             await lines.aclose()
+
+    def _out(self) -> set[asyncio.Future[Any]]:
+        """The original's answer, checks, answers and top-ups still out."""
+        tasks = [self.original, *self.top_ups, *(t for c in self.candidates for t in (c.check, c.answer) if t)]
+        return {t for t in tasks if not t.done()}
 
     def _take(self, item: list[str] | Restart) -> None:
         if isinstance(item, Restart):  # rare: a JSON list after early lines; start over with the whole list

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-import time
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +16,7 @@ import pytest
 from selfpara.config import build_config
 from selfpara.server.settings import ServerSettings
 from tests.fake_upstream import FakeUpstream, ThreadedServer, serve_fake
+from tests.helpers.waiting import wait_until
 
 UPSTREAM_KEY = "sk-upstream-secret-0123456789abcdef"
 PROXY_KEY = "proxy-key-for-tests"
@@ -73,16 +74,56 @@ def start(settings: Any, **config: Any) -> ThreadedServer:
     ).start()
 
 
+def wait_idle(server: ThreadedServer, what: str = "the proxy has no request in flight") -> None:
+    """Return once the proxy's concurrency gate is empty (its slots are freed on the server's thread,
+    just after a request's log line: there is no event to wait on)."""
+    gate = server.server.config.app.state.proxy.gate
+    wait_until(lambda: gate.active == 0, what)
+
+
 def healthy(server: ThreadedServer, fake: FakeUpstream) -> None:
     """The server still answers a plain request correctly and has no request left in flight."""
-    gate = server.server.config.app.state.proxy.gate
-    deadline = time.monotonic() + 5
-    while gate.active and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert gate.active == 0
+    wait_idle(server)
     fake.reset()
     r = post(server, chat())
     assert r.status_code == 200 and r.json()["choices"][0]["message"]["content"] == "Paris"
+
+
+class BackgroundStream:
+    """A streamed POST read on its own thread: `started` is set at its first non-empty line.
+
+    `join()` waits for the stream to end and returns its non-empty lines.
+    """
+
+    def __init__(self, server: ThreadedServer, body: dict[str, Any], path: str = "/v1/chat/completions") -> None:
+        self.url = f"{server.base}{path}"
+        self.body = body
+        self.status: int | None = None
+        self.lines: list[str] = []
+        self.started = threading.Event()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        try:
+            with httpx.stream("POST", self.url, json=self.body, headers=AUTH, timeout=30) as r:
+                self.status = r.status_code
+                for line in r.iter_lines():
+                    if line:
+                        self.lines.append(line)
+                        self.started.set()
+        finally:
+            self.started.set()  # a stream that failed or ended empty wakes its waiter too
+
+    def wait_started(self) -> str:
+        """The first line, once it has arrived (AssertionError if the stream ended without one)."""
+        assert self.started.wait(30) and self.lines, f"the stream sent no line (status {self.status})"
+        return self.lines[0]
+
+    def join(self) -> list[str]:
+        self.thread.join(timeout=30)
+        assert not self.thread.is_alive(), "the stream did not end"
+        return self.lines
 
 
 def sse_lines(response: httpx.Response) -> list[str]:

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
-import httpx
 import pytest
 
 from tests.fake_upstream import FakeUpstream, serve_fake
+from tests.helpers.waiting import wait_for_http
 
 from .harness import MODEL, PROXY_KEY, REPO, Proxy, free_port, harness_env
 
@@ -47,18 +46,10 @@ def proxy(fake: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Itera
     with log.open("w") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"selfpara serve exited: {log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"selfpara serve did not start: {log.read_text()[-2000:]}")
-            time.sleep(0.3)
+        try:
+            wait_for_http(f"http://127.0.0.1:{port}/health", process)
+        except AssertionError as exc:
+            raise RuntimeError(f"selfpara serve did not start ({exc}): {log.read_text()[-2000:]}") from None
         yield Proxy(f"http://127.0.0.1:{port}/v1", PROXY_KEY, log, fake)
     finally:
         process.terminate()

@@ -54,11 +54,15 @@ class CallCache:
         store: where results are kept.
         retry_after_s: after a store failure, seconds to answer from upstream before
             trying the store again.
+        clock: monotonic seconds that `retry_after_s` is counted in (tests pass a fake one).
     """
 
-    def __init__(self, store: CallStore, *, retry_after_s: float = 30.0) -> None:
+    def __init__(
+        self, store: CallStore, *, retry_after_s: float = 30.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.store = store
         self.retry_after_s = retry_after_s
+        self.clock = clock
         self.stats = CacheStats()
         self.available = True
         self._down_until = 0.0
@@ -156,15 +160,15 @@ class CallCache:
         return pending
 
     def _up(self) -> bool:
-        return self.available or time.monotonic() >= self._down_until
+        return self.available or self.clock() >= self._down_until
 
     def state(self) -> tuple[str, str | None]:
         """("ok" | "degraded" | "unavailable", why): unavailable while the store is switched off
         after a failure, degraded when it was too busy for some calls within `retry_after_s`."""
         if not self.available:
-            left = max(0.0, self._down_until - time.monotonic())
+            left = max(0.0, self._down_until - self.clock())
             return "unavailable", f"{self.last_error}; answering without it, retrying in {left:.0f}s"
-        if time.monotonic() - self._busy_at < max(self.retry_after_s, 1.0):
+        if self.clock() - self._busy_at < max(self.retry_after_s, 1.0):
             return "degraded", f"{self.last_error}; {self.stats.busy} calls so far went upstream without it"
         return "ok", None
 
@@ -175,11 +179,11 @@ class CallCache:
         self.last_error = detail
         if isinstance(exc, CacheBusyError):  # up, but saturated: skip this call, keep asking
             self.stats.busy += 1
-            if time.monotonic() - self._busy_at >= self.retry_after_s:
+            if self.clock() - self._busy_at >= self.retry_after_s:
                 log.warning("call cache %s is degraded (%s); those calls go upstream", self.name, detail)
-            self._busy_at = time.monotonic()
+            self._busy_at = self.clock()
             return
-        self._down_until = time.monotonic() + self.retry_after_s
+        self._down_until = self.clock() + self.retry_after_s
         if self.available:
             log.warning(
                 "call cache %s unavailable (%s); answering from upstream without it, retrying in %gs",

@@ -11,10 +11,15 @@ import contextlib
 import os
 import sqlite3
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from selfpara.errors import ConfigError
 from selfpara.models.cache.stores import CacheStoreError
+
+UNIX_EPOCH_JULIAN_DAY = 2440587.5
+"""The Julian day of 1970-01-01T00:00Z: `created` is in Julian days, as SQLite's julianday('now') writes it."""
 
 
 class SQLiteStore:
@@ -25,14 +30,24 @@ class SQLiteStore:
         ttl_s: seconds an entry is served after it was stored; None: forever.
         readonly: open an existing file read-only (never created, never written); a
             missing file or table then reads as empty.
+        clock: seconds since the Unix epoch, what `created` and `ttl_s` are counted from (a
+            wall clock: rows outlive the process; tests pass a fake one).
 
     Raises ConfigError when the file cannot be opened.
     """
 
-    def __init__(self, path: str | Path, *, ttl_s: float | None = None, readonly: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        ttl_s: float | None = None,
+        readonly: bool = False,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.path = Path(path).expanduser()
         self.name = f"sqlite:{self.path}"
         self.ttl_s = ttl_s
+        self.clock = clock
         self.readonly = readonly
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
@@ -61,8 +76,8 @@ class SQLiteStore:
         sql = "SELECT completion FROM calls WHERE key = ?"
         args: tuple[object, ...] = (key,)
         if self.ttl_s is not None:
-            sql += " AND created > julianday('now') - ?"
-            args = (key, self.ttl_s / 86400)
+            sql += " AND created > ?"
+            args = (key, self._julian_now() - self.ttl_s / 86400)
         try:
             with self._lock:
                 row = self._db.execute(sql, args).fetchone()
@@ -81,11 +96,14 @@ class SQLiteStore:
         try:
             with self._lock:
                 self._db.execute(
-                    "INSERT OR REPLACE INTO calls (key, completion, created) VALUES (?, ?, julianday('now'))",
-                    (key, value),
+                    "INSERT OR REPLACE INTO calls (key, completion, created) VALUES (?, ?, ?)",
+                    (key, value, self._julian_now()),
                 )
         except sqlite3.Error as exc:
             raise CacheStoreError(f"cannot write {self.path}: {exc}") from None
+
+    def _julian_now(self) -> float:
+        return self.clock() / 86400 + UNIX_EPOCH_JULIAN_DAY
 
     async def get(self, key: str) -> str | None:
         return self.get_now(key)

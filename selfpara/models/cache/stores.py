@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Protocol
 
 
@@ -57,12 +58,18 @@ class MemoryStore:
         ttl_s: seconds an entry is served after it was stored; None: until dropped.
         max_bytes: bytes of values kept (UTF-8); the least recently used are dropped beyond
             it, and a value larger than it alone is not stored. None: no byte bound.
+        clock: monotonic seconds that `ttl_s` is counted in (tests pass a fake one).
     """
 
     name = "memory"
 
     def __init__(
-        self, max_entries: int = 10_000, ttl_s: float | None = None, *, max_bytes: int | None = DEFAULT_MAX_BYTES
+        self,
+        max_entries: int = 10_000,
+        ttl_s: float | None = None,
+        *,
+        max_bytes: int | None = DEFAULT_MAX_BYTES,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_entries < 1:
             raise ValueError("max_entries must be at least 1")
@@ -71,6 +78,7 @@ class MemoryStore:
         self.max_entries = max_entries
         self.ttl_s = ttl_s
         self.max_bytes = max_bytes
+        self.clock = clock
         self.bytes = 0  # of the values kept now
         self._entries: OrderedDict[str, tuple[float | None, str, int]] = OrderedDict()
 
@@ -79,7 +87,7 @@ class MemoryStore:
         if entry is None:
             return None
         expires, value, _ = entry
-        if expires is not None and time.monotonic() >= expires:
+        if expires is not None and self.clock() >= expires:
             self._drop(key)
             return None
         self._entries.move_to_end(key)
@@ -90,7 +98,7 @@ class MemoryStore:
         self._drop(key)
         if self.max_bytes is not None and size > self.max_bytes:
             return  # one answer larger than the whole cache: not kept, never an error
-        expires = time.monotonic() + self.ttl_s if self.ttl_s is not None else None
+        expires = self.clock() + self.ttl_s if self.ttl_s is not None else None
         self._entries[key] = (expires, value, size)
         self.bytes += size
         while len(self._entries) > self.max_entries or (self.max_bytes is not None and self.bytes > self.max_bytes):

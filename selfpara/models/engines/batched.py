@@ -93,6 +93,7 @@ class BatchScheduler:
         is_end: whether a token ends generation (end of turn / end of text).
         detokenize: the text of generated tokens.
         title: the model's name, for errors.
+        clock: seconds, what a request's start (`GenRequest.started_s`) is read from.
     """
 
     def __init__(
@@ -105,6 +106,7 @@ class BatchScheduler:
         is_end: Callable[[int], bool],
         detokenize: Callable[[list[int]], str],
         title: str,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.decoder = decoder
         self.requests = requests
@@ -113,6 +115,7 @@ class BatchScheduler:
         self.is_end = is_end
         self.detokenize = detokenize
         self.title = title
+        self.clock = clock
         self.peak = 0  # most sequences decoded in one step (for tests and benchmarks)
 
     def run(self) -> None:
@@ -146,7 +149,7 @@ class BatchScheduler:
         """Start `req` in the free slot that holds most of its prompt; None if it ends at once."""
         if not req.future.set_running_or_notify_cancel():
             return None  # its caller was cancelled while it waited
-        req.started_s = time.perf_counter()
+        req.started_s = self.clock()
         slot = free[0]
         try:
             tokens = self.tokenize(req)

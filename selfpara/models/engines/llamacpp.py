@@ -176,6 +176,7 @@ class LlamaCppModel(QueuedEngine):
                 is_end=lambda token: bool(llama_cpp.llama_vocab_is_eog(llm._model.vocab, token)),
                 detokenize=lambda tokens: llm.detokenize(tokens).decode("utf-8", errors="ignore"),
                 title=self.spec.title,
+                clock=self.clock,
             ).run()
             return
         while not self._closing.is_set():
@@ -184,7 +185,7 @@ class LlamaCppModel(QueuedEngine):
                 break
             if not req.future.set_running_or_notify_cancel():
                 continue  # its caller was cancelled while it waited
-            req.started_s = time.perf_counter()  # its wait in the queue ends here
+            req.started_s = self.clock()  # its wait in the queue ends here
             try:
                 result = self._generate(req)
             except UpstreamError as exc:

@@ -28,7 +28,7 @@ class GenRequest:
     seed: int | None = None
     future: concurrent.futures.Future[Completion] = field(default_factory=concurrent.futures.Future, repr=False)
     started_s: float | None = field(default=None, repr=False)
-    """time.perf_counter() when the worker started generating it (set by the engine)."""
+    """The engine's `clock` when the worker started generating it (set by the engine)."""
     abandoned: threading.Event = field(default_factory=threading.Event, repr=False)
 
 

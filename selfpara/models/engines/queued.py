@@ -27,6 +27,10 @@ class QueuedEngine:
 
     Args:
         spec: the model this engine serves (see `selfpara.models.engines.embedded.resolve`).
+
+    Attributes:
+        clock: seconds, what a call's wait in the queue is timed with (`Completion.queue_s`);
+            `time.perf_counter`, tests set a fake one.
     """
 
     thread_name = "selfpara-engine"
@@ -34,6 +38,7 @@ class QueuedEngine:
     def __init__(self, spec: EmbeddedModel) -> None:
         self.spec = spec
         self.load_seconds: float | None = None
+        self.clock: Callable[[], float] = time.perf_counter
         self._load_lock = threading.Lock()
         self._worker_lock = threading.Lock()
         self._queue: queue.SimpleQueue[GenRequest | None] = queue.SimpleQueue()
@@ -61,7 +66,7 @@ class QueuedEngine:
         if not self.is_loaded:
             await asyncio.to_thread(self.load)
         self._ensure_worker()
-        queued = time.perf_counter()
+        queued = self.clock()
         self._queue.put(req)
         try:
             # wrap_future binds to the caller's loop only for this call, so any loop works.
