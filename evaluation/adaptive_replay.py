@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from evaluation.metrics import compute_metrics, rows_from_records
+from evaluation.records import Item, Label, SampleRecord
 from evaluation.revote import arm_config
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
-from evaluation.schema import Item, Label, SampleRecord
 from selfpara.config import WrapConfig
 from selfpara.errors import ConfigError
 from selfpara.pipeline.adaptive import answers_to_settle, first_stage, settled

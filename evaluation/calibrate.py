@@ -30,8 +30,8 @@ from pydantic import BaseModel
 
 from evaluation import stats
 from evaluation.arms.evidence import recorded_confidence
+from evaluation.records import SampleRecord
 from evaluation.rundir import SAMPLES_FILE, latest_records, read_config, read_samples
-from evaluation.schema import SampleRecord
 from selfpara.errors import ConfigError
 
 

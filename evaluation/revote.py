@@ -23,8 +23,8 @@ from typing import Any, NamedTuple
 from evaluation.arms.evidence import recorded_confidence
 from evaluation.arms.registry import ARMS
 from evaluation.graders import grader_for
+from evaluation.records import Item, SampleRecord
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
-from evaluation.schema import Item, SampleRecord
 from selfpara.config import WrapConfig, build_config
 from selfpara.errors import ConfigError
 from selfpara.pipeline.decision import decide_answer

@@ -18,9 +18,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from evaluation.arms import Arm
-from evaluation.config import BenchConfig
+from evaluation.bench_config import BenchConfig
 from evaluation.environment import run_environment
-from evaluation.schema import Item, SampleRecord
+from evaluation.records import Item, SampleRecord
 from selfpara.errors import ConfigError, InputError
 
 CONFIG_FILE = "config.json"

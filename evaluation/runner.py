@@ -17,14 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluation.arms import Arm, make_arm, parse_arm_list
-from evaluation.arms import prompts as arm_prompts
+from evaluation.arms import Arm, make_arm, parse_arm_list, templates
+from evaluation.bench_config import BenchConfig, RunOptions
 from evaluation.cache import caching_client, tally_calls
-from evaluation.config import BenchConfig, RunOptions
 from evaluation.graders import check_grader_name, grader_for
 from evaluation.progress import Progress
+from evaluation.records import Item, ItemVariant, Label, SampleRecord
 from evaluation.rundir import SAMPLES_FILE, latest_records, prepare_run_dir, read_samples, write_config
-from evaluation.schema import Item, ItemVariant, Label, SampleRecord
 from evaluation.variants import build_items
 from selfpara.errors import ConfigError
 from selfpara.models.client import ModelClient
@@ -183,7 +182,7 @@ async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | 
         async def one(item: Item, variant: ItemVariant, arm: Arm) -> SampleRecord:
             with tally_calls() as tally:
                 output = await arm.answer_in(
-                    item, variant, arm_prompts.prompt_kind(item.kind, config.answers), seed=config.seed
+                    item, variant, templates.prompt_kind(item.kind, config.answers), seed=config.seed
                 )
             label = await graders.grade(item, output.answer)
             details = dict(output.details)

@@ -11,11 +11,11 @@ import random
 from pathlib import Path
 from typing import Any
 
+from evaluation.bench_config import BenchConfig, RunOptions, parse_shard
 from evaluation.cache import caching_client
-from evaluation.config import BenchConfig, RunOptions, parse_shard
 from evaluation.datasets import load_dataset, load_items, save_items
+from evaluation.records import Item, ItemVariant
 from evaluation.rundir import ITEMS_FILE
-from evaluation.schema import Item, ItemVariant
 from selfpara.config import MAX_K
 from selfpara.errors import ConfigError
 from selfpara.models.client import ModelClient

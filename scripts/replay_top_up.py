@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from evaluation.graders import grader_for
+from evaluation.records import Item, SampleRecord
 from evaluation.revote import arm_config
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
-from evaluation.schema import Item, SampleRecord
 from evaluation.stats import paired_bootstrap, percentile_interval, rng_for
 from selfpara.config import build_config
 from selfpara.pipeline.decision import decide_answer

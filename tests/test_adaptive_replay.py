@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from evaluation.adaptive_replay import Policy, replay_run
-from evaluation.config import BenchConfig, RunOptions
+from evaluation.bench_config import BenchConfig, RunOptions
 from evaluation.datasets import save_items
+from evaluation.records import Item, ItemVariant
 from evaluation.rundir import read_samples
 from evaluation.runner import run_bench
-from evaluation.schema import Item, ItemVariant
 from selfpara.models.client import ModelClient
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
 

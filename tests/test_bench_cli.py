@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from evaluation.datasets import save_items
+from evaluation.records import Item, ItemVariant
 from evaluation.runner import BenchConfig, RunOptions, run_bench
-from evaluation.schema import Item, ItemVariant
 from selfpara.cli import app
 from selfpara.models.client import ModelClient
 from selfpara.testing import FakeBackend

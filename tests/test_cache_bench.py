@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from evaluation.bench_config import BenchConfig, RunOptions
 from evaluation.cache import CachingBackend, default_cache_path, legacy_call_key, open_cache
-from evaluation.config import BenchConfig, RunOptions
 from evaluation.datasets import save_items
 from evaluation.report import build_report
 from evaluation.runner import run_bench

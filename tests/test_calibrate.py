@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from evaluation.calibrate import split_questions
 from evaluation.datasets import save_items
+from evaluation.records import Item, ItemVariant
 from evaluation.runner import BenchConfig, RunOptions, run_bench
-from evaluation.schema import Item, ItemVariant
 from evaluation.stats import clopper_pearson_upper
 from selfpara import config_from_file
 from selfpara.cli import app

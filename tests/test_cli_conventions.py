@@ -280,7 +280,7 @@ def test_bench_answers_are_the_answer_styles() -> None:
     from typing import get_args
 
     pytest.importorskip("numpy")
-    from evaluation.arms.prompts import AnswerStyle
+    from evaluation.arms.templates import AnswerStyle
     from evaluation.cli.bench import Answers
 
     assert {e.value for e in Answers} == set(get_args(AnswerStyle))

@@ -11,9 +11,9 @@ from typing import NamedTuple
 import pytest
 
 from evaluation.datasets import save_items
+from evaluation.records import Item, ItemVariant
 from evaluation.revote import revote_run
 from evaluation.runner import BenchConfig, RunOptions, run_bench
-from evaluation.schema import Item, ItemVariant
 from selfpara.config import build_config
 from selfpara.models.client import ModelClient
 from selfpara.pipeline.decision import Decision, decide_answer, withhold_below

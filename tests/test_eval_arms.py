@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from evaluation.arms import ARMS, make_arm, parse_arm_list, parse_arm_spec, prompts
-from evaluation.schema import ItemVariant
+from evaluation.arms import ARMS, make_arm, parse_arm_list, parse_arm_spec, templates
+from evaluation.records import ItemVariant
 from selfpara.errors import ConfigError, UpstreamError
 from selfpara.models.client import ModelClient
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
@@ -89,16 +89,16 @@ def test_an_arm_naming_a_renamed_setting_is_told_its_new_name() -> None:
 
 
 def test_answer_template_is_few_shot_with_the_question_last() -> None:
-    msgs = prompts.answer_messages("  What is 2 plus 2? ", "math")
+    msgs = templates.answer_messages("  What is 2 plus 2? ", "math")
     assert msgs[0]["role"] == "system" and "final number" in str(msgs[0]["content"])
     assert [m["role"] for m in msgs[1:-1]] == ["user", "assistant"] * (len(msgs[1:-1]) // 2)
     assert msgs[-1] == {"role": "user", "content": "What is 2 plus 2?"}
-    factual = prompts.answer_messages("Q?", "factual")
+    factual = templates.answer_messages("Q?", "factual")
     assert "short phrase" in str(factual[0]["content"])
 
 
 def test_context_goes_into_the_system_message_not_the_question() -> None:
-    msgs = prompts.answer_messages("Who won?", "factual", context="In 2020 the Reds won.")
+    msgs = templates.answer_messages("Who won?", "factual", context="In 2020 the Reds won.")
     assert "In 2020 the Reds won." in str(msgs[0]["content"])
     assert msgs[-1]["content"] == "Who won?"
 
@@ -113,7 +113,7 @@ def test_few_shot_questions_are_not_in_the_sample_set() -> None:
         if line.strip()
         for v in json.loads(line)["variants"]
     }
-    shots = [q for kind in ("factual", "math", "truthful") for q, _ in prompts.shots(kind)]
+    shots = [q for kind in ("factual", "math", "truthful") for q, _ in templates.shots(kind)]
     assert not [q for q in shots if q.strip().lower() in questions]
 
 
@@ -130,14 +130,14 @@ def test_few_shot_questions_are_not_in_the_sample_set() -> None:
     ],
 )
 def test_parse_final_answer(reply: str, expected: str, found: bool) -> None:
-    assert prompts.parse_final_answer(reply) == (expected, found)
+    assert templates.parse_final_answer(reply) == (expected, found)
 
 
 def test_parse_rephrased_strips_labels() -> None:
-    assert prompts.parse_rephrased('Rephrased question: "Which city is France\'s capital?"\nmore') == (
+    assert templates.parse_rephrased('Rephrased question: "Which city is France\'s capital?"\nmore') == (
         "Which city is France's capital?"
     )
-    assert prompts.parse_rephrased("  \n") == ""
+    assert templates.parse_rephrased("  \n") == ""
 
 
 # --- the arms -----------------------------------------------------------------------------------
@@ -149,7 +149,7 @@ async def test_raw_is_one_greedy_call_on_the_template() -> None:
     assert out.answer == "Paris" and out.error is None
     assert out.usage.calls == 1 and len(fake.calls) == 1
     _, messages, params = fake.calls[0]
-    assert messages == prompts.answer_messages(Q.question, "factual")
+    assert messages == templates.answer_messages(Q.question, "factual")
     assert params["temperature"] == 0.0 and params["max_tokens"] == 12
     assert out.latency_s >= 0
 
@@ -177,7 +177,7 @@ async def test_sc_draws_k_plus_one_samples_with_distinct_seeds_and_votes() -> No
     assert temps == {0.7}
     seeds = [p["seed"] for _, _, p in fake.calls]
     assert len(set(seeds)) == 4
-    assert all(msgs == prompts.answer_messages(Q.question, "factual") for _, msgs, _ in fake.calls)
+    assert all(msgs == templates.answer_messages(Q.question, "factual") for _, msgs, _ in fake.calls)
     assert out.answer is not None and "paris" in out.answer.lower()
     assert out.details["samples"] == 4 and out.details["vote_share"] == pytest.approx(0.75)
     # Another run seed gives other seeds; the same run seed the same ones.
@@ -224,7 +224,7 @@ async def test_selfpara_arm_runs_the_real_pipeline_with_the_template_as_context(
     assert out.details["k_kept"] == 3 and out.usage.calls == 1 + 1 + 3
     assert out.details["vote_share"] == pytest.approx(0.75)
     assert out.details["original_won"] is True
-    template = prompts.answer_messages(Q.question, "factual")
+    template = templates.answer_messages(Q.question, "factual")
     answer_calls = [msgs for _, msgs, _ in fake.calls if PARAPHRASE_MARKER not in last_user_text(msgs)]
     assert len(answer_calls) == 4
     for msgs in answer_calls:  # every wording is asked with the same few-shot context
@@ -246,7 +246,7 @@ async def test_single_call_is_one_call_and_parses_the_final_line() -> None:
     assert out.answer == "Paris" and out.details["final_line_found"] is True
     assert len(fake.calls) == 1
     _, messages, params = fake.calls[0]
-    assert "2 different ways" in str(messages[0]["content"]) and prompts.FINAL_MARKER in str(messages[0]["content"])
+    assert "2 different ways" in str(messages[0]["content"]) and templates.FINAL_MARKER in str(messages[0]["content"])
     assert messages[-1]["content"] == Q.question
     assert params["max_tokens"] == 10 + 2 * 40
 
@@ -317,31 +317,33 @@ async def test_a_failed_call_inside_selfpara_or_sc_marks_the_sample_failed() -> 
 
 
 def test_prompt_kind_maps_only_math_to_its_worked_template() -> None:
-    from evaluation.arms import prompts
+    from evaluation.arms import templates
 
-    assert prompts.prompt_kind("math", "worked") == "math-worked"
-    assert prompts.prompt_kind("math", "short") == "math"
-    assert prompts.prompt_kind("factual", "worked") == "factual"
-    assert prompts.base_kind("math-worked") == "math"
+    assert templates.prompt_kind("math", "worked") == "math-worked"
+    assert templates.prompt_kind("math", "short") == "math"
+    assert templates.prompt_kind("factual", "worked") == "factual"
+    assert templates.base_kind("math-worked") == "math"
     with pytest.raises(ValueError, match="answer style"):
-        prompts.prompt_kind("math", "long")
+        templates.prompt_kind("math", "long")
     # the single-call and rephrase arms keep their math questions under the worked template (the
     # single-call example's answer then shows its working: the test below)
-    assert prompts.single_call_messages("Q?", "math-worked", 2)[1] == prompts.single_call_messages("Q?", "math", 2)[1]
-    assert prompts.rephrase_messages("Q?", "math-worked") == prompts.rephrase_messages("Q?", "math")
+    assert (
+        templates.single_call_messages("Q?", "math-worked", 2)[1] == templates.single_call_messages("Q?", "math", 2)[1]
+    )
+    assert templates.rephrase_messages("Q?", "math-worked") == templates.rephrase_messages("Q?", "math")
 
 
 def test_the_worked_single_call_prompt_shows_working_before_the_final_line() -> None:
     """Under worked answers the single-call example works the problem after its rewordings; short ones do not."""
-    from evaluation.arms import prompts
+    from evaluation.arms import templates
 
-    worked = prompts.single_call_messages("Q?", "math-worked", 2)
+    worked = templates.single_call_messages("Q?", "math-worked", 2)
     example = worked[2]["content"].splitlines()
     assert example[0].startswith("1. ") and example[1].startswith("2. ")
     assert "3 × 8 = 24" in example[2] and example[3] == "Final answer: 24"
     assert "step by step" in worked[0]["content"] and "Then solve it" in worked[0]["content"]
-    short = prompts.single_call_messages("Q?", "math", 2)[2]["content"].splitlines()
+    short = templates.single_call_messages("Q?", "math", 2)[2]["content"].splitlines()
     assert len(short) == 3 and short[2] == "Final answer: 24"
-    assert prompts.single_call_messages("Q?", "factual", 2)[2]["content"].endswith("Final answer: Mary Shelley")
+    assert templates.single_call_messages("Q?", "factual", 2)[2]["content"].endswith("Final answer: Mary Shelley")
     reply = "1. How many?\n2. What total?\nShe has 3 × 4 = 12. The answer is 12.\nFinal answer: 12"
-    assert prompts.parse_final_answer(reply) == ("12", True)
+    assert templates.parse_final_answer(reply) == ("12", True)

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.arms import make_arm, parse_arm_list, prompts
-from evaluation.config import BenchConfig, RunOptions
+from evaluation.arms import make_arm, parse_arm_list, templates
+from evaluation.bench_config import BenchConfig, RunOptions
 from evaluation.datasets import save_items
+from evaluation.records import Item, ItemVariant
 from evaluation.report import build_report
 from evaluation.runner import run_bench
-from evaluation.schema import Item, ItemVariant
 from selfpara.errors import ConfigError
 from selfpara.models.client import ModelClient
 from selfpara.testing import FakeBackend, last_user_text
@@ -54,7 +54,7 @@ def responder(model: str, messages: list, params: dict) -> str:
     text = last_user_text(messages)
     if "Rephrase and expand" in system:
         return "Rephrased question: " + text.removeprefix("Question: ") + " Please count carefully."
-    if prompts.FINAL_MARKER in system:  # single_call: k rewordings, then the final line
+    if templates.FINAL_MARKER in system:  # single_call: k rewordings, then the final line
         return "1. How many clips in all?\n2. Total clips sold in April and May?\n3. Sum of clips?\nFinal answer: 72"
     return "She sold 48 + 24 = 72. The answer is 72."
 
@@ -92,7 +92,7 @@ def test_sc_n_single_call_and_rar_run_end_to_end_at_their_call_budgets(tmp_path:
         "rar": 3 * words,
     }
     sent = {
-        "single_call": [p["max_tokens"] for _, m, p in fake.calls if prompts.FINAL_MARKER in str(m[0]["content"])],
+        "single_call": [p["max_tokens"] for _, m, p in fake.calls if templates.FINAL_MARKER in str(m[0]["content"])],
         "rar": [p["max_tokens"] for _, m, p in fake.calls if "Rephrase and expand" in str(m[0]["content"])],
     }
     assert sent == {"single_call": [budgets["single_call"]] * 2, "rar": [budgets["rar"]] * 2}

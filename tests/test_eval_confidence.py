@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from evaluation.metrics.confidence import (
+from evaluation.metrics.signals import (
     abstention_scores,
     accuracy_at_coverage,
     auroc,
@@ -15,8 +15,8 @@ from evaluation.metrics.confidence import (
     risk_coverage,
     threshold_policy,
 )
+from evaluation.records import SampleRecord
 from evaluation.report.data import confidence_signals
-from evaluation.schema import SampleRecord
 from selfpara.errors import ConfigError
 
 # The hand table (five attempted answers and one abstention):

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from evaluation.arms import make_arm, prompts
+from evaluation.arms import make_arm, templates
 from evaluation.arms.hybrid import hybrid_wordings
 from evaluation.datasets import save_items
+from evaluation.records import Item, ItemVariant
 from evaluation.report import build_report, render_html
 from evaluation.report.plots import ARM_COLORS
 from evaluation.runner import BenchConfig, RunOptions, run_bench
-from evaluation.schema import Item, ItemVariant
 from selfpara.errors import ConfigError
 from selfpara.models.client import ModelClient
 from selfpara.pipeline.prompts import FORM_MARKER, SHORT_FORMS
@@ -85,7 +85,7 @@ async def test_hybrid_answers_each_kept_wording_twice_at_selfparas_budget() -> N
     out = await make_arm("hybrid", client, MODEL, k=3).answer(Q, "factual", seed=0)
     calls = answer_calls(fake)
     assert out.usage.calls == len(fake.calls) == FORMS + 4  # selfpara's form calls, (k + 1) = 4 answers: 2 × 2
-    template = prompts.answer_messages(Q.question, "factual")[-1]["content"]
+    template = templates.answer_messages(Q.question, "factual")[-1]["content"]
     asked = [text for text, _ in calls]
     assert sorted(asked) == sorted([template] * 2 + ["Which city serves as France's capital?"] * 2)
     assert {p["temperature"] for _, p in calls} == {1.0} and len({p["seed"] for _, p in calls}) == 4

@@ -24,7 +24,7 @@ from evaluation.datasets import (
     read_rows,
     save_items,
 )
-from evaluation.schema import Item, ItemVariant
+from evaluation.records import Item, ItemVariant
 from selfpara.errors import ConfigError, InputError
 from selfpara.util.mathanswer import to_number
 

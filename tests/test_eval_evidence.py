@@ -10,8 +10,8 @@ from pathlib import Path
 from evaluation.arms import make_arm
 from evaluation.arms.evidence import evidence
 from evaluation.datasets import save_items
+from evaluation.records import Item, ItemVariant
 from evaluation.runner import BenchConfig, RunOptions, run_bench
-from evaluation.schema import Item, ItemVariant
 from selfpara.models.client import ModelClient
 from selfpara.result import Answer, Cluster, Variant, WrappedAnswer
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text

@@ -17,7 +17,7 @@ from evaluation.graders import (
     token_f1,
     word_number,
 )
-from evaluation.schema import Item, ItemVariant
+from evaluation.records import Item, ItemVariant
 from selfpara.errors import ConfigError
 from selfpara.models.client import ModelClient
 from selfpara.result import Usage

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from evaluation.datasets import save_items
+from evaluation.records import Item, ItemVariant, SampleRecord
 from evaluation.report import build_report, markdown_table
 from evaluation.runner import BenchConfig, RunOptions, run_bench
-from evaluation.schema import Item, ItemVariant, SampleRecord
 from selfpara.models.client import ModelClient
 from selfpara.models.engines.embedded import resolve
 from selfpara.models.engines.llamacpp import LlamaCppModel

@@ -21,7 +21,7 @@ from evaluation.metrics import (
     make_agreement,
     rows_from_records,
 )
-from evaluation.schema import SampleRecord
+from evaluation.records import SampleRecord
 from selfpara.errors import ConfigError
 
 C, I, N = "correct", "incorrect", "not_attempted"  # noqa: E741 (I for incorrect, as in the tables)

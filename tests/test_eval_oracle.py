@@ -10,13 +10,13 @@ import pytest
 
 from evaluation.arms import make_arm
 from evaluation.arms.oracle import other_wordings
+from evaluation.bench_config import BenchConfig, RunOptions
 from evaluation.cache import open_cache
-from evaluation.config import BenchConfig, RunOptions
 from evaluation.datasets import save_items
+from evaluation.records import Item, ItemVariant, SampleRecord
 from evaluation.report import build_report, markdown_report, markdown_table, render_html
 from evaluation.report.ceiling import UNDEFINED, efficiency
 from evaluation.runner import run_bench
-from evaluation.schema import Item, ItemVariant, SampleRecord
 from selfpara.errors import ConfigError
 from selfpara.models.client import ModelClient
 from selfpara.pipeline.prompts import untagged

@@ -167,8 +167,8 @@ def test_a_bench_on_a_slow_fake_prints_its_progress_with_an_eta(
     import asyncio
 
     from evaluation.datasets import save_items
+    from evaluation.records import Item, ItemVariant
     from evaluation.runner import BenchConfig, RunOptions, run_bench
-    from evaluation.schema import Item, ItemVariant
     from selfpara.models.client import ModelClient
     from selfpara.testing import FakeBackend
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from evaluation.datasets import save_items
+from evaluation.records import Item, ItemVariant
 from evaluation.regrade import regrade_run
 from evaluation.runner import BenchConfig, RunOptions, run_bench
-from evaluation.schema import Item, ItemVariant
 from selfpara.errors import ConfigError
 from selfpara.models.client import ModelClient
 from selfpara.testing import FakeBackend

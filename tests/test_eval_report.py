@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from evaluation.datasets import save_items
+from evaluation.records import Item, ItemVariant
 from evaluation.report import FIGURES, TABLES, build_report, comparison_pairs, markdown_table, write_reports
 from evaluation.runner import BenchConfig, RunOptions, run_bench
-from evaluation.schema import Item, ItemVariant
 from selfpara.errors import ConfigError
 from selfpara.models.client import ModelClient
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text

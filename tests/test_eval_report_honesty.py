@@ -13,12 +13,12 @@ import pytest
 from evaluation.cache import open_cache
 from evaluation.datasets import save_items
 from evaluation.metrics import PairedComparison
+from evaluation.records import Item, ItemVariant, SampleRecord
 from evaluation.report import build_report, markdown_table, render_html, write_reports
 from evaluation.report.data import significance
 from evaluation.report.markdown import markdown_report
 from evaluation.report.warnings import format_warnings, is_small_or_local, judge_warnings
 from evaluation.runner import BenchConfig, RunOptions, run_bench
-from evaluation.schema import Item, ItemVariant, SampleRecord
 from selfpara.models.client import ModelClient
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
 

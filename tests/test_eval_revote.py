@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from evaluation.datasets import save_items
+from evaluation.records import Item, ItemVariant
 from evaluation.report.data import build_report
 from evaluation.revote import revote_run
 from evaluation.runner import BenchConfig, RunOptions, run_bench
-from evaluation.schema import Item, ItemVariant
 from selfpara.errors import ConfigError
 from selfpara.models.client import ModelClient
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, default_responder, last_user_text

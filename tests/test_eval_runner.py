@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
+from evaluation.bench_config import BenchConfig, RunOptions
 from evaluation.cache import open_cache
-from evaluation.config import BenchConfig, RunOptions
 from evaluation.datasets import load_items, save_items
+from evaluation.records import Item, ItemVariant, SampleRecord
 from evaluation.rundir import read_samples
 from evaluation.runner import run_bench
-from evaluation.schema import Item, ItemVariant, SampleRecord
 from evaluation.variants import parse_variants, select_items
 from selfpara.errors import ConfigError, InputError, UpstreamError
 from selfpara.models.client import ModelClient

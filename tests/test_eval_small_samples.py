@@ -77,9 +77,9 @@ def test_a_three_question_report_has_no_zero_width_interval(tmp_path: Path) -> N
     import re
 
     from evaluation.datasets import save_items
+    from evaluation.records import Item, ItemVariant
     from evaluation.report import build_report, markdown_table, render_html
     from evaluation.runner import BenchConfig, RunOptions, run_bench
-    from evaluation.schema import Item, ItemVariant
     from selfpara.models.client import ModelClient
     from selfpara.testing import FakeBackend
 

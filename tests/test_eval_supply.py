@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from evaluation.config import BenchConfig, RunOptions
+from evaluation.bench_config import BenchConfig, RunOptions
 from evaluation.datasets import save_items
+from evaluation.records import Item, ItemVariant, SampleRecord
 from evaluation.report import build_report, markdown_report
 from evaluation.report.supply import kept_distribution, model_free_equivalence, paraphrase_disagreement, supply_stats
 from evaluation.runner import run_bench
-from evaluation.schema import Item, ItemVariant, SampleRecord
 from selfpara.models.client import ModelClient
 from selfpara.pipeline.prompts import untagged
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text

@@ -94,7 +94,7 @@ TOY_FORMAT = '''
 
 from evaluation.datasets.readers import read_rows
 from evaluation.datasets.registry import register_format
-from evaluation.schema import Item, ItemVariant
+from evaluation.records import Item, ItemVariant
 
 
 @register_format("toy", detect=lambda columns, rows: {"ask", "expect"} <= columns, files=("toy.jsonl",))

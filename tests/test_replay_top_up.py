@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from evaluation.config import BenchConfig, RunOptions
+from evaluation.bench_config import BenchConfig, RunOptions
 from evaluation.datasets import save_items
+from evaluation.records import Item, ItemVariant
 from evaluation.rundir import latest_records, read_samples
 from evaluation.runner import run_bench
-from evaluation.schema import Item, ItemVariant
 from selfpara.models.client import ModelClient
 from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
 

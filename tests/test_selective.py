@@ -10,8 +10,8 @@ import pytest
 
 from evaluation import stats
 from evaluation.calibrate import check_threshold, choose_threshold, fewest_to_promise, split_questions
-from evaluation.metrics.confidence import confidence_summary
 from evaluation.metrics.selective import expected_calibration_error, prediction_rejection_ratio, rejection_curve
+from evaluation.metrics.signals import confidence_summary
 from selfpara.errors import ConfigError
 
 SCORES = [1.0, 0.75, 0.75, 0.5, 0.5]

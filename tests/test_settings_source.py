@@ -60,7 +60,7 @@ def test_serve_flags_leave_the_defaults_to_wrapconfig_and_the_settings_file() ->
 
 def test_bench_config_defaults_are_the_bench_presets() -> None:
     pytest.importorskip("numpy")
-    from evaluation.config import BenchConfig
+    from evaluation.bench_config import BenchConfig
 
     config = BenchConfig()
     for name in ("k", "max_tokens", "paraphrase_check"):

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from evaluation.schema import Item, ItemKind, ItemVariant
+from evaluation.records import Item, ItemKind, ItemVariant
 from selfpara.errors import ConfigError
 from selfpara.models.client import ModelClient
 from selfpara.result import Usage

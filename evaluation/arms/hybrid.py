@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from evaluation.arms import prompts
+from evaluation.arms import templates
 from evaluation.arms.base import Arm, ArmOutput, as_int, sample_seed
 from evaluation.arms.evidence import vote_details
 from evaluation.arms.registry import register_arm
 from evaluation.arms.self_consistency import plain_majority_pipeline, sampling_options
-from evaluation.schema import ItemKind, ItemVariant
+from evaluation.records import ItemKind, ItemVariant
 from selfpara.config import MAX_K
 from selfpara.errors import UpstreamError
 from selfpara.result import Usage
@@ -59,7 +59,7 @@ class HybridArm(Arm):
 
     async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:
         started = self.client.clock()
-        messages = prompts.answer_messages(variant.question, kind, variant.context)
+        messages = templates.answer_messages(variant.question, kind, variant.context)
         question = messages[-1]["content"]
         assert isinstance(question, str)
         usage = Usage()

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 from evaluation.arms.base import ArmOutput
 from evaluation.arms.registry import register_arm
 from evaluation.arms.selfpara_arm import SelfParaArm
-from evaluation.schema import Item, ItemKind, ItemVariant
+from evaluation.records import Item, ItemKind, ItemVariant
 from selfpara.errors import ConfigError
 
 CHOICE = "cyclic-next"

@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-from evaluation.arms import prompts
+from evaluation.arms import templates
 from evaluation.arms.base import Arm, ArmOutput
 from evaluation.arms.registry import register_arm
-from evaluation.schema import ItemKind, ItemVariant
+from evaluation.records import ItemKind, ItemVariant
 from selfpara.errors import UpstreamError
 from selfpara.result import Usage
 
@@ -30,7 +30,7 @@ class RawArm(Arm):
         try:
             out = await self.client.complete(
                 self.model,
-                prompts.answer_messages(variant.question, kind, variant.context),
+                templates.answer_messages(variant.question, kind, variant.context),
                 usage=usage,
                 temperature=0.0,
                 max_tokens=self.max_tokens,

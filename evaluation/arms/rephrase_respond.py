@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from evaluation.arms import prompts
+from evaluation.arms import templates
 from evaluation.arms.base import Arm, ArmOutput, as_bool, as_int
 from evaluation.arms.registry import register_arm
-from evaluation.schema import ItemKind, ItemVariant
+from evaluation.records import ItemKind, ItemVariant
 from selfpara.errors import UpstreamError
 from selfpara.result import Usage
 
@@ -38,16 +38,16 @@ class RephraseRespondArm(Arm):
         try:
             reply = await self.client.complete(
                 self.model,
-                prompts.rephrase_messages(variant.question, kind),
+                templates.rephrase_messages(variant.question, kind),
                 usage=usage,
                 temperature=0.0,
                 max_tokens=self.rephrase_budget(variant.question),
             )
-            rephrased = prompts.parse_rephrased(reply.text)
-            question = prompts.respond_question(variant.question, rephrased, self.settings["with_original"])
+            rephrased = templates.parse_rephrased(reply.text)
+            question = templates.respond_question(variant.question, rephrased, self.settings["with_original"])
             out = await self.client.complete(
                 self.model,
-                prompts.answer_messages(question, kind, variant.context),
+                templates.answer_messages(question, kind, variant.context),
                 usage=usage,
                 temperature=0.0,
                 max_tokens=self.max_tokens,

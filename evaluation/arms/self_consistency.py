@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evaluation.arms import prompts
+from evaluation.arms import templates
 from evaluation.arms.base import Arm, ArmOutput, as_float, as_int, sample_seed
 from evaluation.arms.evidence import vote_details
 from evaluation.arms.registry import register_arm
-from evaluation.schema import ItemKind, ItemVariant
+from evaluation.records import ItemKind, ItemVariant
 from selfpara.config import MAX_K, WrapConfig, build_config
 from selfpara.errors import ConfigError, UpstreamError
 
@@ -86,7 +86,7 @@ class SelfConsistencyArm(Arm):
 
     async def answer(self, variant: ItemVariant, kind: ItemKind | str = "factual", *, seed: int = 0) -> ArmOutput:
         started = self.client.clock()
-        messages = prompts.answer_messages(variant.question, kind, variant.context)
+        messages = templates.answer_messages(variant.question, kind, variant.context)
         n = self.samples
         seeds = [sample_seed(seed, j) for j in range(n)]
         question = messages[-1]["content"]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from evaluation.arms import prompts
+from evaluation.arms import templates
 from evaluation.arms.base import Arm, ArmOutput
 from evaluation.arms.evidence import vote_details
 from evaluation.arms.registry import register_arm
-from evaluation.schema import ItemKind, ItemVariant
+from evaluation.records import ItemKind, ItemVariant
 from selfpara.config import REMOVED_SETTINGS, WrapConfig, build_config
 from selfpara.errors import ConfigError, UpstreamError
 
@@ -56,7 +56,7 @@ class SelfParaArm(Arm):
     ) -> ArmOutput:
         """Answer `variant` through the pipeline: with paraphrases it generates (None) or with `paraphrases`."""
         started = self.client.clock()
-        messages = prompts.answer_messages(variant.question, kind, variant.context)
+        messages = templates.answer_messages(variant.question, kind, variant.context)
         try:
             wrapped = await self.paraphraser.aanswer(messages, paraphrases=paraphrases)
         except UpstreamError as exc:

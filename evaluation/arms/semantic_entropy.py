@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from evaluation.arms.base import ArmOutput, as_int
 from evaluation.arms.registry import register_arm
 from evaluation.arms.self_consistency import SelfConsistencyArm, sampling_options
-from evaluation.schema import ItemKind, ItemVariant
+from evaluation.records import ItemKind, ItemVariant
 from selfpara.config import MAX_K
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from evaluation.arms import prompts
+from evaluation.arms import templates
 from evaluation.arms.base import Arm, ArmOutput, as_int
 from evaluation.arms.registry import register_arm
-from evaluation.schema import ItemKind, ItemVariant
+from evaluation.records import ItemKind, ItemVariant
 from selfpara.config import MAX_K
 from selfpara.errors import UpstreamError
 from selfpara.result import Usage
@@ -43,14 +43,14 @@ class SingleCallArm(Arm):
         try:
             out = await self.client.complete(
                 self.model,
-                prompts.single_call_messages(variant.question, kind, k, variant.context),
+                templates.single_call_messages(variant.question, kind, k, variant.context),
                 usage=usage,
                 temperature=0.0,
                 max_tokens=self.budget(variant.question),
             )
         except UpstreamError as exc:
             return ArmOutput(answer=None, error=str(exc), usage=usage, latency_s=self.client.clock() - started)
-        final, found = prompts.parse_final_answer(out.text)
+        final, found = templates.parse_final_answer(out.text)
         return ArmOutput(
             answer=final,
             usage=usage,

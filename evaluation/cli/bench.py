@@ -20,14 +20,14 @@ from selfpara.models.names import EMBEDDED_MODEL
 from selfpara.util.envvars import API_BASE_ENV, MODEL_ENV
 
 if TYPE_CHECKING:
-    from evaluation.config import BenchConfig
+    from evaluation.bench_config import BenchConfig
 
 DEFAULT_LIMIT = 20
 DEFAULT_MAX_VARIANTS = 2
 
 
 class Answers(str, Enum):
-    """evaluation.arms.prompts.AnswerStyle, as the choices of --answers."""
+    """evaluation.arms.templates.AnswerStyle, as the choices of --answers."""
 
     short = "short"
     worked = "worked"
@@ -150,9 +150,9 @@ def bench(
         import asyncio
         import time
 
+        from evaluation.bench_config import RunOptions
         from evaluation.cache import open_cache
         from evaluation.cli.report import check_consistency
-        from evaluation.config import RunOptions
         from evaluation.report import markdown_table, write_reports
         from evaluation.runner import run_bench
         from selfpara.models.names import is_embedded
@@ -217,7 +217,7 @@ def _config(order: str = "arm:25", **values: Any) -> BenchConfig:
 
     from evaluation.arms import parse_arm_list
     from evaluation.arms.spec import make_arm
-    from evaluation.config import BenchConfig
+    from evaluation.bench_config import BenchConfig
     from evaluation.graders.registry import check_grader_name
     from evaluation.runner import job_order
     from evaluation.variants import parse_variants

@@ -63,7 +63,7 @@ def metrics(
     setup_logging(verbose)
     with clean_errors():
         from evaluation.metrics import compute_metrics, load_label_rows, parse_consistency
-        from evaluation.metrics.confidence import confidence_by_group
+        from evaluation.metrics.signals import confidence_by_group
         from selfpara.errors import ConfigError
 
         group = None if group_col is not None and group_col.lower() == "none" else (group_col or "auto")

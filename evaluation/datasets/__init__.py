@@ -20,13 +20,13 @@ from __future__ import annotations
 from evaluation.datasets.cells import parse_boolean
 from evaluation.datasets.dispatch import DATA_DIR_ENV, DATASETS, dataset_names, load_dataset, load_path
 from evaluation.datasets.formats import FORMATS, detect_format, register_format
+from evaluation.datasets.generic import load_table
 from evaluation.datasets.gsm8k import gsm8k_gold, load_gsm8k
 from evaluation.datasets.hf import load_hf
 from evaluation.datasets.items import load_items, load_sample, sample_path, save_items
 from evaluation.datasets.math500 import load_math500
 from evaluation.datasets.readers import DataError, Row, read_rows
 from evaluation.datasets.simpleqa import load_simpleqa
-from evaluation.datasets.table import load_table
 from evaluation.datasets.truthfulqa import load_truthfulqa
 
 __all__ = [

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.datasets.formats import FORMATS, detect_format
+from evaluation.datasets.generic import load_table
 from evaluation.datasets.hf import load_hf
 from evaluation.datasets.items import load_items, load_sample
 from evaluation.datasets.readers import read_rows
-from evaluation.datasets.table import load_table
-from evaluation.schema import Item
+from evaluation.records import Item
 from selfpara.errors import ConfigError
 from selfpara.util.envvars import DATA_DIR_ENV
 

@@ -10,7 +10,7 @@ from typing import Any
 from evaluation.datasets.cells import require_columns, required_text
 from evaluation.datasets.readers import read_rows
 from evaluation.datasets.registry import register_format
-from evaluation.schema import Item, ItemVariant
+from evaluation.records import Item, ItemVariant
 
 _GSM8K_FINAL = re.compile(r"####\s*(.+?)\s*$", re.S)
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.datasets.formats import FORMATS, detect_format
+from evaluation.datasets.generic import load_table
 from evaluation.datasets.items import load_items
-from evaluation.datasets.table import load_table
-from evaluation.schema import Item
+from evaluation.records import Item
 from selfpara.errors import ConfigError
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from evaluation.datasets.readers import Row, read_rows
-from evaluation.schema import Item
+from evaluation.records import Item
 from selfpara.errors import ConfigError
 
 

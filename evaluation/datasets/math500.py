@@ -7,7 +7,7 @@ from pathlib import Path
 from evaluation.datasets.cells import cell_text, require_columns, required_text
 from evaluation.datasets.readers import read_rows
 from evaluation.datasets.registry import register_format
-from evaluation.schema import Item, ItemVariant
+from evaluation.records import Item, ItemVariant
 
 
 @register_format(

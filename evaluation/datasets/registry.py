@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from evaluation.schema import Item
+from evaluation.records import Item
 from selfpara.util.registry import Registry
 
 FormatLoader = Callable[..., list[Item]]

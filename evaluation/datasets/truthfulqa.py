@@ -7,7 +7,7 @@ from pathlib import Path
 from evaluation.datasets.cells import cell, cell_text, require_columns, required_text, split_list
 from evaluation.datasets.readers import read_rows
 from evaluation.datasets.registry import register_format
-from evaluation.schema import Item, ItemVariant
+from evaluation.records import Item, ItemVariant
 
 
 @register_format(

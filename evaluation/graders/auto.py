@@ -6,7 +6,7 @@ from evaluation.graders.base import Grader
 from evaluation.graders.match import MatchGrader
 from evaluation.graders.numeric import NumericGrader
 from evaluation.graders.truthful import TruthfulGrader
-from evaluation.schema import Item, Label
+from evaluation.records import Item, Label
 
 
 class AutoGrader:

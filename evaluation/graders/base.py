@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from evaluation.schema import Item, Label
+from evaluation.records import Item, Label
 from selfpara.util.text import is_abstention
 
 

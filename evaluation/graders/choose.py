@@ -7,7 +7,7 @@ from typing import Any
 from evaluation.graders.auto import AutoGrader
 from evaluation.graders.base import Grader
 from evaluation.graders.registry import factory_for, normalize_grader_name
-from evaluation.schema import ItemKind
+from evaluation.records import ItemKind
 from selfpara.errors import ConfigError
 
 

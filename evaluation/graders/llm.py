@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from evaluation.graders.registry import register_grader
-from evaluation.schema import Item, Label
+from evaluation.records import Item, Label
 from selfpara.errors import ConfigError
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from evaluation.graders.base import label_by_match
 from evaluation.graders.registry import register_grader
-from evaluation.schema import Item, Label
+from evaluation.records import Item, Label
 from selfpara.errors import ConfigError
 from selfpara.util import mathanswer
 from selfpara.util.quantities import number_set

@@ -8,7 +8,7 @@ from typing import Any
 
 from evaluation.graders.base import declines
 from evaluation.graders.registry import register_grader
-from evaluation.schema import Item, Label
+from evaluation.records import Item, Label
 from selfpara.errors import ConfigError
 
 EntailFn = Callable[[str, str], Any]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from evaluation.graders.base import label_by_match
 from evaluation.graders.registry import register_grader
-from evaluation.schema import Item, Label
+from evaluation.records import Item, Label
 from selfpara.util import mathanswer
 from selfpara.util.quantities import TENS_WORDS as _TENS_WORDS
 from selfpara.util.quantities import UNIT_WORDS as _UNITS_WORDS

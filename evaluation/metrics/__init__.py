@@ -22,6 +22,14 @@ from evaluation.metrics.consistency import (
     make_agreement,
     parse_consistency,
 )
+from evaluation.metrics.presentation import (
+    BINARY_METRICS,
+    METRIC_INFO,
+    Estimate,
+    MetricInfo,
+    MetricsTable,
+    PairedComparison,
+)
 from evaluation.metrics.rows import (
     DEFAULT_GROUP,
     LabelRow,
@@ -30,14 +38,6 @@ from evaluation.metrics.rows import (
     load_label_rows,
     parse_label,
     rows_from_records,
-)
-from evaluation.metrics.table import (
-    BINARY_METRICS,
-    METRIC_INFO,
-    Estimate,
-    MetricInfo,
-    MetricsTable,
-    PairedComparison,
 )
 
 __all__ = [

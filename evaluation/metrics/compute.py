@@ -13,8 +13,7 @@ import numpy as np
 from evaluation import stats
 from evaluation.metrics.consistency import Agreement, consistency_scores, make_agreement, parse_consistency
 from evaluation.metrics.correctness import BASE_METRICS, DERIVED_METRICS, correctness_arrays
-from evaluation.metrics.rows import LabelRow, VariantSet, build_sets
-from evaluation.metrics.table import (
+from evaluation.metrics.presentation import (
     BINARY_METRICS,
     METRIC_INFO,
     Estimate,
@@ -22,6 +21,7 @@ from evaluation.metrics.table import (
     PairedComparison,
     consistency_info,
 )
+from evaluation.metrics.rows import LabelRow, VariantSet, build_sets
 from selfpara.errors import ConfigError
 
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from evaluation.metrics.rows import VariantSet
-from evaluation.schema import LABELS
+from evaluation.records import LABELS
 
 __all__ = ["BASE_METRICS", "DERIVED_METRICS", "correctness_arrays", "para_label"]
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from evaluation.datasets.cells import parse_boolean
 from evaluation.datasets.readers import DataError, read_rows
-from evaluation.schema import LABELS, Label
+from evaluation.records import LABELS, Label
 
 __all__ = [
     "DEFAULT_GROUP",

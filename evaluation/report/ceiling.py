@@ -23,7 +23,7 @@ from evaluation import stats
 from evaluation.metrics import rows_from_records
 from evaluation.metrics.correctness import BASE_METRICS, correctness_arrays
 from evaluation.metrics.rows import build_sets
-from evaluation.schema import SampleRecord
+from evaluation.records import SampleRecord
 
 __all__ = ["efficiency", "efficiency_triples", "strict_by_question"]
 

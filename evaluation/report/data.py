@@ -24,7 +24,8 @@ import numpy as np
 from evaluation.arms.evidence import recorded_confidence
 from evaluation.datasets import load_items
 from evaluation.metrics import MetricsTable, compute_metrics, rows_from_records
-from evaluation.metrics.confidence import abstention_scores, confidence_summary
+from evaluation.metrics.signals import abstention_scores, confidence_summary
+from evaluation.records import Item, SampleRecord
 from evaluation.report.ceiling import efficiency, efficiency_triples
 from evaluation.report.supply import supply_stats
 from evaluation.report.warnings import (
@@ -35,7 +36,6 @@ from evaluation.report.warnings import (
     sample_size_warnings,
 )
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
-from evaluation.schema import Item, SampleRecord
 from selfpara.errors import ConfigError
 
 DEFAULT_CONSISTENCY = "exact,rouge1"

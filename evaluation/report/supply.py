@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from evaluation import stats
-from evaluation.schema import Item, SampleRecord
+from evaluation.records import Item, SampleRecord
 from selfpara.pipeline.equivalence import Equivalence
 
 __all__ = ["MODEL_FREE", "dataset_disagreement", "kept_distribution", "paraphrase_disagreement", "supply_stats"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluation.metrics.confidence import PENALTIES
+from evaluation.metrics.signals import PENALTIES
 from evaluation.report.data import (
     HEADLINE_METRICS,
     fmt_number,

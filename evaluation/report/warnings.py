@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlparse
 
-from evaluation.schema import SampleRecord
+from evaluation.records import SampleRecord
 
 SMALL_N = 30
 """Fewer questions than this: every CI is wide and a paired test has little power."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evaluation.schema import Item, ItemVariant
+from evaluation.records import Item, ItemVariant
 from selfpara.testing import PARAPHRASE_MARKER, last_user_text
 
 

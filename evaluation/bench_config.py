@@ -8,9 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from evaluation.arms import prompts as arm_prompts
+from evaluation.arms import templates
 from evaluation.cache import BenchCache
-from evaluation.schema import SampleRecord
+from evaluation.records import SampleRecord
 from selfpara.cli.presets import default
 from selfpara.config import MAX_K
 from selfpara.models.client import ModelClient
@@ -53,7 +53,7 @@ class BenchConfig(BaseModel):
     max_tokens: int = Field(
         default("max_tokens", "bench"), ge=1, le=8192, description="Max tokens of each answer call."
     )
-    answers: arm_prompts.AnswerStyle = Field(
+    answers: templates.AnswerStyle = Field(
         "short",
         description="short: the final answer alone; worked: math answers show their working first; "
         "natural: the question alone, as `ask` and the proxy send it.",
@@ -64,7 +64,7 @@ class BenchConfig(BaseModel):
     paraphrase_check: str = Field(
         default("paraphrase_check", "bench"), description="Check on generated variants: auto, off, llm, nli."
     )
-    template: str = Field(arm_prompts.TEMPLATE_VERSION, description="Version of the arms' prompts.")
+    template: str = Field(templates.TEMPLATE_VERSION, description="Version of the arms' prompts.")
 
     @field_validator("shard")
     @classmethod

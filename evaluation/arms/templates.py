@@ -1,4 +1,4 @@
-"""Every prompt the evaluation arms send, in one place.
+"""Every prompt the evaluation arms send, in one place: the answer template and the baselines' prompts.
 
 All arms put the question to the model through the same answer template
 (`answer_messages`): a short instruction and a few worked turns, then the question as
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Literal, get_args
 
-from evaluation.schema import ItemKind
+from evaluation.records import ItemKind
 from selfpara.result import Message
 
 TEMPLATE_VERSION = "2"

@@ -28,7 +28,7 @@ from evaluation.metrics.selective import (
     prediction_rejection_ratio,
     score_arrays,
 )
-from evaluation.schema import Label
+from evaluation.records import Label
 from selfpara.errors import ConfigError
 
 __all__ = [

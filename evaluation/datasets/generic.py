@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from evaluation.datasets.cells import cell, cell_text, require_columns, required_text, split_list, truthy
 from evaluation.datasets.readers import Row, read_rows
-from evaluation.schema import Item, ItemKind, ItemVariant
+from evaluation.records import Item, ItemKind, ItemVariant
 
 
 def load_table(
