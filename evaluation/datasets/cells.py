@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
-from evaluation.datasets.readers import Row
+from evaluation.datasets.readers import Row, read_rows
+from evaluation.records import Item
 
 _TRUE = frozenset(("1", "true", "t", "yes", "y"))
 _FALSE = frozenset(("0", "false", "f", "no", "n"))
@@ -107,3 +109,19 @@ def truthy(value: Any, row: Row, column: str) -> bool:
     if parsed is None:
         raise row.error(f"column {column!r} must be true/false (or 1/0), got {value!r}")
     return parsed
+
+
+def items_from_rows(
+    path: str | Path, columns: Sequence[str], what: str, make: Callable[[int, Row], Item], *, limit: int | None
+) -> list[Item]:
+    """The items of a dataset file whose every row is one question: its rows read, the `columns` required
+    (ConfigError naming `what` otherwise), each row made into an item by `make(index, row)`, at most
+    `limit` of them."""
+    rows = read_rows(path)
+    require_columns(rows, columns, what)
+    items: list[Item] = []
+    for index, row in enumerate(rows):
+        items.append(make(index, row))
+        if limit is not None and len(items) >= limit:
+            break
+    return items

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from evaluation.datasets.cells import require_columns, required_text
-from evaluation.datasets.readers import read_rows
+from evaluation.datasets.cells import items_from_rows, required_text
+from evaluation.datasets.readers import Row
 from evaluation.datasets.registry import register_format
 from evaluation.records import Item, ItemVariant
 
@@ -36,24 +36,18 @@ def looks_gsm8k(records: Iterable[Mapping[str, Any]]) -> bool:
 )
 def load_gsm8k(path: str | Path, *, limit: int | None = None) -> list[Item]:
     """GSM8K (`question`, `answer` = worked solution ending in `#### N`). Kind "math", gold N."""
-    rows = read_rows(path)
-    require_columns(rows, ["question", "answer"], "GSM8K")
-    items = []
-    for index, row in enumerate(rows):
-        question = required_text(row, "question")
-        solution = required_text(row, "answer")
-        gold = gsm8k_gold(solution)
-        if not gold:
-            raise row.error("the 'answer' does not end in '#### <number>' (is this GSM8K?)")
-        items.append(
-            Item(
-                id=f"gsm8k-{index}",
-                kind="math",
-                gold=[gold],
-                variants=[ItemVariant(id=0, question=question)],
-                meta={"solution": solution, "source": row.path, "line": row.line},
-            )
-        )
-        if limit is not None and len(items) >= limit:
-            break
-    return items
+    return items_from_rows(path, ["question", "answer"], "GSM8K", _gsm8k_item, limit=limit)
+
+
+def _gsm8k_item(index: int, row: Row) -> Item:
+    solution = required_text(row, "answer")
+    gold = gsm8k_gold(solution)
+    if not gold:
+        raise row.error("the 'answer' does not end in '#### <number>' (is this GSM8K?)")
+    return Item(
+        id=f"gsm8k-{index}",
+        kind="math",
+        gold=[gold],
+        variants=[ItemVariant(id=0, question=required_text(row, "question"))],
+        meta={"solution": solution, "source": row.path, "line": row.line},
+    )

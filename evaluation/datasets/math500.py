@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evaluation.datasets.cells import cell_text, require_columns, required_text
-from evaluation.datasets.readers import read_rows
+from evaluation.datasets.cells import cell_text, items_from_rows, required_text
+from evaluation.datasets.readers import Row
 from evaluation.datasets.registry import register_format
 from evaluation.records import Item, ItemVariant
 
@@ -18,27 +18,20 @@ from evaluation.records import Item, ItemVariant
 )
 def load_math500(path: str | Path, *, limit: int | None = None) -> list[Item]:
     """MATH-500 (`problem`, `solution`, `answer`, `subject`, `level`, optional `unique_id`). Kind "math"."""
-    rows = read_rows(path)
-    require_columns(rows, ["problem", "answer"], "MATH-500")
-    items = []
-    for index, row in enumerate(rows):
-        question = required_text(row, "problem")
-        answer = required_text(row, "answer")
-        items.append(
-            Item(
-                id=cell_text(row, "unique_id") or f"math500-{index}",
-                kind="math",
-                gold=[answer],
-                variants=[ItemVariant(id=0, question=question)],
-                category=cell_text(row, "subject") or "",
-                meta={
-                    "level": cell_text(row, "level"),
-                    "solution": cell_text(row, "solution"),
-                    "source": row.path,
-                    "line": row.line,
-                },
-            )
-        )
-        if limit is not None and len(items) >= limit:
-            break
-    return items
+    return items_from_rows(path, ["problem", "answer"], "MATH-500", _math500_item, limit=limit)
+
+
+def _math500_item(index: int, row: Row) -> Item:
+    return Item(
+        id=cell_text(row, "unique_id") or f"math500-{index}",
+        kind="math",
+        gold=[required_text(row, "answer")],
+        variants=[ItemVariant(id=0, question=required_text(row, "problem"))],
+        category=cell_text(row, "subject") or "",
+        meta={
+            "level": cell_text(row, "level"),
+            "solution": cell_text(row, "solution"),
+            "source": row.path,
+            "line": row.line,
+        },
+    )

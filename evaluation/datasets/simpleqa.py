@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evaluation.datasets.cells import require_columns, required_text
-from evaluation.datasets.readers import Row, read_rows
+from evaluation.datasets.cells import items_from_rows, required_text
+from evaluation.datasets.readers import Row
 from evaluation.datasets.registry import register_format
 from evaluation.records import Item, ItemVariant
 
@@ -21,26 +21,19 @@ from evaluation.records import Item, ItemVariant
 )
 def load_simpleqa(path: str | Path, *, limit: int | None = None) -> list[Item]:
     """SimpleQA (columns `problem`, `answer`, optional `metadata` with topic and answer_type)."""
-    rows = read_rows(path)
-    require_columns(rows, ["problem", "answer"], "SimpleQA")
-    items = []
-    for index, row in enumerate(rows):
-        question = required_text(row, "problem")
-        answer = required_text(row, "answer")
-        meta = _simpleqa_meta(row)
-        items.append(
-            Item(
-                id=f"simpleqa-{index}",
-                kind="factual",
-                gold=[answer],
-                variants=[ItemVariant(id=0, question=question)],
-                category=str(meta.get("topic", "")),
-                meta={"answer_type": meta.get("answer_type"), "source": row.path, "line": row.line},
-            )
-        )
-        if limit is not None and len(items) >= limit:
-            break
-    return items
+    return items_from_rows(path, ["problem", "answer"], "SimpleQA", _simpleqa_item, limit=limit)
+
+
+def _simpleqa_item(index: int, row: Row) -> Item:
+    meta = _simpleqa_meta(row)
+    return Item(
+        id=f"simpleqa-{index}",
+        kind="factual",
+        gold=[required_text(row, "answer")],
+        variants=[ItemVariant(id=0, question=required_text(row, "problem"))],
+        category=str(meta.get("topic", "")),
+        meta={"answer_type": meta.get("answer_type"), "source": row.path, "line": row.line},
+    )
 
 
 def _simpleqa_meta(row: Row) -> dict[str, Any]:

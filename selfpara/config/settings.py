@@ -231,11 +231,7 @@ class WrapConfig(BaseModel):
     @classmethod
     def _removed_settings(cls, data: Any) -> Any:
         """A setting that was renamed or removed is an error that says so, not an unknown field."""
-        if isinstance(data, dict):
-            gone = [name for name in data if name in REMOVED_SETTINGS]
-            if gone:
-                raise ValueError("; ".join(f"{name}: {REMOVED_SETTINGS[name]}" for name in gone))
-        return data
+        return refuse_removed(data)
 
     @field_validator("equivalence")
     @classmethod
@@ -392,6 +388,16 @@ REMOVED_SETTINGS: dict[str, str] = {
     "(docs/results/qwen-gsm8k-held24.md)",
 }
 """Settings that no longer exist, with what replaced them; naming one is a ConfigError saying so."""
+
+
+def refuse_removed(data: Any, prefix: str = "") -> Any:
+    """`data` as it is, unless it names a setting of REMOVED_SETTINGS: then a ValueError saying what
+    replaced each (named `prefix` + name)."""
+    if isinstance(data, dict):
+        gone = [name for name in data if name in REMOVED_SETTINGS]
+        if gone:
+            raise ValueError("; ".join(f"{prefix}{name}: {REMOVED_SETTINGS[name]}" for name in gone))
+    return data
 
 
 def build_config(**values: object) -> WrapConfig:

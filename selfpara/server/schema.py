@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
-from selfpara.config import REMOVED_SETTINGS, WrapConfig
+from selfpara.config import WrapConfig
+from selfpara.config.settings import refuse_removed
 
 log = logging.getLogger(__name__)
 
@@ -79,11 +80,7 @@ class RequestOptions(BaseModel):
     @classmethod
     def _removed_settings(cls, data: Any) -> Any:
         """A setting that was renamed or removed is a 400 that says so, not an unknown field."""
-        if isinstance(data, dict):
-            gone = [name for name in data if name in REMOVED_SETTINGS]
-            if gone:
-                raise ValueError("; ".join(f"selfpara.{name}: {REMOVED_SETTINGS[name]}" for name in gone))
-        return data
+        return refuse_removed(data, "selfpara.")
 
     def overrides(self) -> dict[str, Any]:
         """The WrapConfig overrides this block asks for (None values dropped)."""
