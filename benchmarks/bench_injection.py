@@ -89,7 +89,7 @@ async def probe_vote(independent: set[int] | None) -> str:
     outcome = await vote(
         PROBE_QUESTION, answers, Equivalence([ExactMatch()]), rule=VoteRule(margin=2), independent=independent
     )
-    return answers[outcome.chosen].text or ""
+    return answers[outcome.returned].text or ""
 
 
 def main() -> None:

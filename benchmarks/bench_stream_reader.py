@@ -56,7 +56,7 @@ async def baseline_data_lines(
     content: Any, *, model: str, limit: int | None, max_line: int | None = None
 ) -> AsyncIterator[str]:
     """BASELINE: the old reader's loop, line by line through aiohttp's StreamReader; the payload of each
-    `data:` line, as `selfpara.models.sse.data_lines` yields it, so that the rest of `HttpTransport.stream` is
+    `data:` line, as `selfpara.models.sse.data_lines` yields it, so that the rest of `HttpSessions.stream` is
     the same code in both proxies."""
     from selfpara.models.upstream_data import UpstreamResponseTooLarge
 

@@ -96,7 +96,7 @@ class _RecordedVote(NamedTuple):
     """A vote re-counted from recorded clusters: the variant it returns, the winner's vote share and its
     confidence (the recorded clusters do not say which pairs were undecided: every answer counts)."""
 
-    chosen: int
+    returned: int
     vote_share: float
     confidence: float
 

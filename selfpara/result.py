@@ -177,7 +177,7 @@ Flag = Literal[
     "paraphrase_failed",  # the paraphrase call failed: the vote is over the lines received before, if any
     "partial_failure",  # some answer calls failed: the vote ran over the rest
     "original_failed",  # the original's answer call failed
-    "original_kept",  # a larger cluster lost to the original's: no decisive majority (see original_kept)
+    "original_kept",  # a larger cluster lost to the original's: no decisive majority (see original_kept_reason)
     "judge_is_model_under_test",  # the LLM judge is the small or local answering model: weak verdicts
     "low_vote_share",  # the vote share is below low_vote_share_threshold (see the low_vote_share policy)
     "low_confidence",  # the confidence is below confidence_threshold (the low_vote_share policy, calibrated)
@@ -220,7 +220,7 @@ class WrappedAnswer(BaseModel):
     entropy: float = Field(description="Discrete semantic entropy over clusters (nats).")
     entropy_normalized: float = Field(description="Entropy divided by ln(n); 0 when n = 1.")
     original_won: bool = Field(description="Whether the original's answer is in the winning cluster.")
-    original_kept: str | None = Field(
+    original_kept_reason: str | None = Field(
         None,
         description="Why the original's answer was returned although another cluster had more votes "
         "(not a decisive majority, or a confident original); None when the plain vote decided.",

@@ -162,7 +162,7 @@ def test_the_library_reads_the_threshold_and_the_policy_acts_on_the_confidence(r
     assert cfg.confidence_threshold == threshold and cfg.k == 3
 
     class Vote:
-        chosen, vote_share = 0, 1.0  # a vote share that would never be flagged
+        returned, vote_share = 0, 1.0  # a vote share that would never be flagged
 
         def __init__(self, confidence: float) -> None:
             self.confidence = confidence

@@ -156,13 +156,13 @@ def test_top_up_and_the_margin_reach_the_pipeline(upstream):
     upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Lyon", 3: "Nice"})
     kept = json.loads(_ask(upstream, "--equivalence", "exact", "--json").stdout)
     assert kept["answer"] == "Paris"  # 2 votes against 1: not decisive at the default margin 2
-    assert "short of the margin 2" in kept["original_kept"]
+    assert "short of the margin 2" in kept["original_kept_reason"]
     upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Lyon", 3: "Nice"})
     flipped = _ask(upstream, "--equivalence", "exact", "--overrule-margin", "1", "--json")
     assert flipped.exit_code == 0, flipped.output
     # decisive at margin 1, but both Lyon wordings came from the paraphrase call: the original is kept
     assert json.loads(flipped.stdout)["answer"] == "Paris"
-    assert "paraphrase call" in json.loads(flipped.stdout)["original_kept"]
+    assert "paraphrase call" in json.loads(flipped.stdout)["original_kept_reason"]
 
     upstream.reset()
     upstream.fail(400, when="paraphrase", times=None)

@@ -44,7 +44,7 @@ async def test_vote_reports_the_confidence_of_its_winner():
         Answer(variant=2, text="Paris", logprob=-0.4),
     ]
     out = await vote("q", ans, AGR)
-    assert out.chosen == 1
+    assert out.returned == 1
     assert out.confidence == pytest.approx((2 + 1) / (3 + 2) * math.exp(-0.3))
 
 

@@ -24,7 +24,7 @@ from selfpara.testing import PARAPHRASE_MARKER, FakeBackend, last_user_text
 
 
 class Vote(NamedTuple):
-    chosen: int
+    returned: int
     vote_share: float
     confidence: float = 1.0
 
@@ -46,7 +46,7 @@ def test_the_low_vote_share_policy_decides_text_withheld_and_flags(
     policy: str, share: float, expected: Decision
 ) -> None:
     cfg = build_config(low_vote_share=policy, low_vote_share_threshold=0.6, abstention_text="Not sure.")
-    assert decide_answer(Vote(chosen=1, vote_share=share), ANSWERS, cfg) == expected
+    assert decide_answer(Vote(returned=1, vote_share=share), ANSWERS, cfg) == expected
 
 
 def test_the_threshold_itself_is_not_low() -> None:
@@ -92,7 +92,7 @@ def test_only_a_withholding_policy_has_a_share_below_which_it_acts() -> None:
 async def test_a_vote_outcome_is_decided_as_is() -> None:
     answers = [Answer(variant=i, text=t) for i, t in enumerate(["Paris", "Lyon", "Lyon", "Nice"])]
     outcome = await vote("q", answers, Equivalence([ExactMatch()]))
-    assert (outcome.chosen, outcome.vote_share) == (1, 0.5)
+    assert (outcome.returned, outcome.vote_share) == (1, 0.5)
     got = decide_answer(outcome, answers, build_config(low_vote_share="abstain", abstention_text="?"))
     assert got == Decision(answer="?", withheld="Lyon", flags=["low_vote_share"])
 

@@ -172,4 +172,4 @@ async def test_vote_records_each_compared_pair():
     assert pairs[(3, 0)] == (False, "distinct") and pairs[(3, 1)] == (True, "contains")
     # the original lost; the returned member is the cluster's first (it matches every other member),
     # found without comparing 2 with 3: no judge call spent on it
-    assert out.chosen == 1 and (2, 3) not in pairs and (3, 2) not in pairs
+    assert out.returned == 1 and (2, 3) not in pairs and (3, 2) not in pairs

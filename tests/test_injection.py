@@ -65,7 +65,7 @@ def test_an_obeyed_instruction_does_not_flip_the_answer(fake: FakeUpstream, opti
     assert report["k_kept"] == 4 and [a["text"] for a in report["answers"]].count("Lyon") == 4  # all passed
     assert r.json()["choices"][0]["message"]["content"] == "Paris"
     assert report["original_won"] and "original_kept" in report["flags"]
-    assert "paraphrase call" in report["original_kept"]
+    assert "paraphrase call" in report["original_kept_reason"]
 
 
 # ---- the guard's rule -------------------------------------------------------------------------------------
@@ -80,14 +80,14 @@ def answers(*texts: str) -> list[Answer]:
 async def test_the_paraphrase_call_alone_cannot_overrule_but_an_independent_wording_can() -> None:
     rule = VoteRule(overrule_margin=2)
     four = answers("Paris", "Lyon", "Lyon", "Lyon", "Lyon")
-    assert (await vote("q", four, EXACT, rule=rule)).chosen != 0  # without the condition: overruled
+    assert (await vote("q", four, EXACT, rule=rule)).returned != 0  # without the condition: overruled
     kept = await vote("q", four, EXACT, rule=rule, independent=set())
-    assert kept.chosen == 0 and "paraphrase call" in (kept.original_kept or "")
+    assert kept.returned == 0 and "paraphrase call" in (kept.original_kept_reason or "")
     overruled = await vote("q", four, EXACT, rule=rule, independent={4})  # a renaming or a sample agrees
-    assert overruled.chosen != 0 and overruled.original_kept is None
+    assert overruled.returned != 0 and overruled.original_kept_reason is None
     # an independent wording elsewhere does not lend the challenger its weight
     split = answers("Paris", "Lyon", "Lyon", "Lyon", "Nice")
-    assert (await vote("q", split, EXACT, rule=VoteRule(overrule_margin=1), independent={4})).chosen == 0
+    assert (await vote("q", split, EXACT, rule=VoteRule(overrule_margin=1), independent={4})).returned == 0
 
 
 def test_independent_wordings_are_renamings_samples_and_given_ones() -> None:

@@ -59,7 +59,7 @@ async def test_majority_overrules_original():
     assert [c.size for c in r.clusters] == [1, 3] and r.winner == 1
     # the same majority from the paraphrase call alone does not overrule (selfpara.pipeline.independence)
     r = await sp.aanswer("What is the capital of France?")
-    assert r.answer == "Lyon" and r.original_won and "paraphrase call" in (r.original_kept or "")
+    assert r.answer == "Lyon" and r.original_won and "paraphrase call" in (r.original_kept_reason or "")
 
 
 async def test_original_answered_in_parallel_with_paraphrasing():
@@ -249,14 +249,14 @@ async def test_original_kept_without_a_decisive_majority():
     sp, _ = make(respond, k=3, equivalence="exact", paraphrase_check="off")
     r = await sp.aanswer("What is the capital of France?")
     assert r.answer == "Paris" and r.original_won and "original_kept" in r.flags
-    assert "short of the margin 2" in r.original_kept and r.vote_share == 0.25
+    assert "short of the margin 2" in r.original_kept_reason and r.vote_share == 0.25
     given = ["Which city is the capital of France?", "Name France's capital city (v2).", "France's capital is?"]
     r = await sp.aanswer("What is the capital of France?", overrule_margin=1, paraphrases=given)
-    assert r.answer == "Lyon" and not r.original_won and r.original_kept is None
+    assert r.answer == "Lyon" and not r.original_won and r.original_kept_reason is None
     assert r.flags == ["low_vote_share"]  # 2 of 4 votes: a tie-level share
     # from the paraphrase call alone (the model's list), the same lead does not overrule
     r = await sp.aanswer("What is the capital of France?", overrule_margin=1)
-    assert r.answer == "Paris" and "paraphrase call" in (r.original_kept or "")
+    assert r.answer == "Paris" and "paraphrase call" in (r.original_kept_reason or "")
 
 
 async def test_logprobs_requested_only_when_the_vote_uses_them():

@@ -15,7 +15,7 @@ import pytest
 
 from selfpara.config import build_config
 from selfpara.errors import ConfigError, UpstreamError, UpstreamTimeout
-from selfpara.models.http_backend import HttpBackend, HttpTransport
+from selfpara.models.http_backend import HttpBackend, HttpSessions
 from selfpara.models.routing import DeploymentPool, build_pool, build_routes, load_router_config
 from selfpara.models.routing.litellm_deployment import LiteLLMDeployment
 from selfpara.paraphraser import client_from_config
@@ -187,13 +187,13 @@ def test_which_deployments_the_http_transport_reaches(tmp_path: Path) -> None:
 
 def test_a_group_gets_a_backend_per_deployment(tmp_path: Path) -> None:
     config = load_router_config(write(tmp_path, MIXED), environ={"KEY_A": KEY})
-    pool = build_pool(config, "qwen", transport="auto", http=HttpTransport())
+    pool = build_pool(config, "qwen", transport="auto", http=HttpSessions())
     backends = [s.backend for s in pool.states]
     assert isinstance(backends[0], HttpBackend) and backends[0].api_base == "http://a:8000/v1"
     assert [type(b) for b in backends[1:]] == [LiteLLMDeployment, LiteLLMDeployment]
     # passthrough: /responses only where the http transport serves it, chat anywhere
     assert pool.raw_endpoints == {"chat/completions", "completions", "responses"}
-    through_litellm = build_pool(config, "qwen", transport="litellm", http=HttpTransport())
+    through_litellm = build_pool(config, "qwen", transport="litellm", http=HttpSessions())
     assert {type(s.backend) for s in through_litellm.states} == {LiteLLMDeployment}
     assert through_litellm.raw_endpoints == {"chat/completions", "completions"}
 
@@ -267,7 +267,7 @@ def test_routes_of_the_upstream_and_its_judge(tmp_path: Path, monkeypatch: pytes
     )
     assert settings.router_config is not None
     routes = build_routes(
-        settings.router_config, ["openai/qwen", "qwen", "openai/other"], transport="auto", http=HttpTransport()
+        settings.router_config, ["openai/qwen", "qwen", "openai/other"], transport="auto", http=HttpSessions()
     )
     assert set(routes) == {"openai/qwen", "qwen"} and routes["openai/qwen"] is routes["qwen"]
     assert isinstance(routes["qwen"], DeploymentPool)

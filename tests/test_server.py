@@ -140,7 +140,7 @@ def test_majority_vote_over_disagreeing_answers(client: openai.OpenAI, fake: Fak
     # three paraphrases agree against the original, but all came from the paraphrase call: it alone does not
     # overrule (selfpara.pipeline.independence); the split shows in the vote share and the flags
     assert resp.choices[0].message.content == "Lyon" and report["original_won"] is True
-    assert report["vote_share"] == 0.25 and "paraphrase call" in report["original_kept"]
+    assert report["vote_share"] == 0.25 and "paraphrase call" in report["original_kept_reason"]
     assert {"original_kept", "low_vote_share"} <= set(report["flags"])
 
 
@@ -239,7 +239,7 @@ def test_top_up_and_the_margin_are_per_request_settings(
     )
     # decisive at margin 1; kept because both Lyon wordings came from the paraphrase call alone
     assert answer.choices[0].message.content == "Paris"
-    assert "paraphrase call" in answer.model_extra["selfpara"]["original_kept"]
+    assert "paraphrase call" in answer.model_extra["selfpara"]["original_kept_reason"]
 
     fake.reset()
     fake.fail(400, when="paraphrase", times=None)  # no paraphrase: every slot is topped up

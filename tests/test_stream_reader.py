@@ -12,7 +12,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from selfpara.models.http_backend import HttpTransport
+from selfpara.models.http_backend import HttpSessions
 from selfpara.models.sse import data_lines
 from selfpara.models.upstream_data import UpstreamResponseTooLarge
 from tests.fake_upstream import FakeUpstream
@@ -48,10 +48,10 @@ def counted_reads(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
 
 
 def stream_events(base: str, *, limit: int | None = 8 * MiB) -> list[dict[str, Any]]:
-    """The events HttpTransport.stream reads from the fake upstream's scripted stream."""
+    """The events HttpSessions.stream reads from the fake upstream's scripted stream."""
 
     async def go() -> list[dict[str, Any]]:
-        transport = HttpTransport(max_response_bytes=limit)
+        transport = HttpSessions(max_response_bytes=limit)
         try:
             events = await transport.stream("openai/fake", {"messages": []}, api_base=base, api_key=None, timeout_s=10)
             return [e async for e in events]

@@ -30,7 +30,7 @@ async def test_failed_answers_are_skipped_and_abstentions_share_a_cluster():
 
 async def test_majority_wins():
     out = await vote("q", answers("Lyon", "Paris", "Paris"), AGR)
-    assert out.chosen == 1 and out.vote_share == pytest.approx(2 / 3)
+    assert out.returned == 1 and out.vote_share == pytest.approx(2 / 3)
 
 
 def test_tie_goes_to_original_cluster():
@@ -55,7 +55,7 @@ async def test_returned_text_is_most_central_when_original_lost():
     ans = answers("Lyon", "Paris", "It is Paris.", "Paris is the one, France")
     out = await vote("q", ans, AGR)
     assert out.clusters[out.winner].members == [1, 2, 3]
-    assert out.chosen == 1
+    assert out.returned == 1
 
 
 def test_semantic_entropy():
@@ -74,44 +74,44 @@ GUARD = VoteRule(overrule_margin=2)
 async def test_a_one_vote_lead_does_not_flip_the_original():
     # k=3: two drifted paraphrases agree on "8", one more says "9": 2 vs 1 is no decisive majority
     out = await vote("q", answers("7", "8", "8", "9"), AGR, rule=GUARD)
-    assert out.chosen == 0 and out.winner == 0 and out.vote_share == 0.25
-    assert "short of the margin 2" in out.original_kept
+    assert out.returned == 0 and out.winner == 0 and out.vote_share == 0.25
+    assert "short of the margin 2" in out.original_kept_reason
     plain = await vote("q", answers("7", "8", "8", "9"), AGR)
-    assert plain.chosen == 1 and plain.original_kept is None
+    assert plain.returned == 1 and plain.original_kept_reason is None
 
 
 async def test_a_decisive_majority_still_wins():
     out = await vote("q", answers("Lyon", "Paris", "Paris", "Paris"), AGR, rule=GUARD)
-    assert out.chosen == 1 and out.vote_share == 0.75 and out.original_kept is None
+    assert out.returned == 1 and out.vote_share == 0.75 and out.original_kept_reason is None
     # a tie with the original is no lead at all, whatever the margin
     out = await vote("q", answers("Lyon", "Lyon", "Paris", "Paris"), AGR, rule=VoteRule(overrule_margin=0))
-    assert out.chosen == 0
+    assert out.returned == 0
 
 
 async def test_a_confident_original_survives_a_unanimous_challenge():
     rule = VoteRule(overrule_margin=2, confident_logprob=-0.05)
     confident = answers("Canberra", "Sydney", "Sydney", "Sydney", logprobs=[-0.01, -0.02, -0.02, -0.02])
     out = await vote("q", confident, AGR, rule=rule)
-    assert out.chosen == 0 and "original confident" in out.original_kept
+    assert out.returned == 0 and "original confident" in out.original_kept_reason
     unsure = answers("Canberra", "Sydney", "Sydney", "Sydney", logprobs=[-0.5, -0.02, -0.02, -0.02])
     out = await vote("q", unsure, AGR, rule=rule)
-    assert out.chosen == 1 and out.original_kept is None
+    assert out.returned == 1 and out.original_kept_reason is None
     # without a log-probability the margin alone decides
     out = await vote("q", answers("Canberra", "Sydney", "Sydney", "Sydney"), AGR, rule=rule)
-    assert out.chosen == 1
+    assert out.returned == 1
 
 
 async def test_an_abstaining_original_is_not_protected():
     out = await vote("q", answers("I don't know", "Paris", "Paris", "Lyon"), AGR, rule=GUARD)
-    assert out.chosen == 1 and out.original_kept is None
+    assert out.returned == 1 and out.original_kept_reason is None
 
 
 async def test_logprob_weighting():
     # two unsure answers (p ~ 0.05 each) weigh less than one sure one (p = 1)
     ans = answers("Lyon", "Paris", "Paris", logprobs=[0.0, -3.0, -3.0])
     out = await vote("q", ans, AGR, rule=VoteRule(vote_weighting="logprob"))
-    assert out.chosen == 0 and out.clusters[0].votes == pytest.approx(1.0)
+    assert out.returned == 0 and out.clusters[0].votes == pytest.approx(1.0)
     assert out.clusters[1].votes == pytest.approx(2 * math.exp(-3.0))
     assert out.vote_share == pytest.approx(1 / 3)  # the share still counts answers
     out = await vote("q", ans, AGR)
-    assert out.chosen == 1 and out.clusters[1].votes == 2.0
+    assert out.returned == 1 and out.clusters[1].votes == 2.0

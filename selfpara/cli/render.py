@@ -54,8 +54,8 @@ def result_table(result: WrappedAnswer) -> Table:
         caption.append("pairs decided by " + ", ".join(f"{name} {n}" for name, n in deciders.most_common()))
     if result.undecided_pairs:
         caption.append(f"[yellow]{result.undecided_pairs} pair(s) undecided, counted as different[/yellow]")
-    if result.original_kept:
-        caption.append(f"original kept: {escape(result.original_kept)}")
+    if result.original_kept_reason:
+        caption.append(f"original kept: {escape(result.original_kept_reason)}")
     if result.flags:
         caption.append("flags: " + ", ".join(result.flags))
     table.caption = " · ".join(caption)

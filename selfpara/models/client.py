@@ -26,7 +26,7 @@ from selfpara.errors import SelfparaError, UpstreamError, UpstreamTimeout
 from selfpara.models.backends import Backend, CallObserver, RawBackend
 from selfpara.models.cache import CallCache, cacheable, call_key, tenant
 from selfpara.models.engines import engine_for
-from selfpara.models.http_backend import HttpBackend, HttpTransport, Transport, endpoint_from_env, resolve_transport
+from selfpara.models.http_backend import HttpBackend, HttpSessions, Transport, endpoint_from_env, resolve_transport
 from selfpara.models.litellm_backend import LiteLLMBackend, completion_from_response
 from selfpara.models.litellm_import import import_litellm
 from selfpara.models.names import provider_of
@@ -98,7 +98,7 @@ class ModelClient:
         backend: Backend | None = None,
         provider: str | None = None,
         transport: Transport = "auto",
-        http: HttpTransport | None = None,
+        http: HttpSessions | None = None,
         environ: Mapping[str, str] | None = None,
         routes: Mapping[str, Backend] | None = None,
         observer: CallObserver | None = None,
@@ -144,7 +144,7 @@ class ModelClient:
             backend = self._http_backends.get((base, key))
             if backend is None:
                 if self.http is None:
-                    self.http = HttpTransport(max_connections=self.concurrency)
+                    self.http = HttpSessions(max_connections=self.concurrency)
                 backend = self._http_backends[(base, key)] = HttpBackend(self.http, base, key)
             return backend
         if self._litellm is None:

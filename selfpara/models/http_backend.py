@@ -187,7 +187,7 @@ def completion_from_json(data: Any, model: str = "upstream") -> Completion:
 # ---- the connection pool -----------------------------------------------------------------
 
 
-class HttpTransport:
+class HttpSessions:
     """One pooled aiohttp session per event loop, shared by every call and every base URL.
 
     aiohttp parses HTTP in C: about 0.3 ms of CPU per call, against ~3 ms for httpx and
@@ -375,7 +375,7 @@ def _headers(api_key: str | None) -> dict[str, str]:
 
 
 class HttpBackend:
-    """A `selfpara.models.backends.RawBackend` for OpenAI-compatible models over an HttpTransport.
+    """A `selfpara.models.backends.RawBackend` for OpenAI-compatible models over an HttpSessions.
 
     A call's `api_base` / `api_key` params (ModelClient's, for its own provider) win over
     the defaults given here (the environment's, for the model's provider).
@@ -383,8 +383,8 @@ class HttpBackend:
 
     raw_endpoints = frozenset({"chat/completions", "completions", "responses"})
 
-    def __init__(self, transport: HttpTransport, api_base: str | None, api_key: str | None = None) -> None:
-        self.transport = transport
+    def __init__(self, sessions: HttpSessions, api_base: str | None, api_key: str | None = None) -> None:
+        self.sessions = sessions
         self.api_base = api_base
         self._api_key = api_key
 
@@ -417,7 +417,7 @@ class HttpBackend:
         path: str = "chat/completions",
     ) -> dict[str, Any]:
         base, key = self._where(model, api_base, api_key)
-        return await self.transport.post(model, body, api_base=base, api_key=key, timeout_s=timeout_s, path=path)
+        return await self.sessions.post(model, body, api_base=base, api_key=key, timeout_s=timeout_s, path=path)
 
     async def stream(
         self,
@@ -430,7 +430,7 @@ class HttpBackend:
         path: str = "chat/completions",
     ) -> AsyncIterator[dict[str, Any]]:
         base, key = self._where(model, api_base, api_key)
-        return await self.transport.stream(model, body, api_base=base, api_key=key, timeout_s=timeout_s, path=path)
+        return await self.sessions.stream(model, body, api_base=base, api_key=key, timeout_s=timeout_s, path=path)
 
     async def raw(self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
         return await self.post(model, _raw_body(model, body), path=endpoint, **_where_params(params))

@@ -20,7 +20,7 @@ class Voted(Protocol):
     """What `decide_answer` reads of a vote: `selfpara.pipeline.vote.VoteOutcome` has both."""
 
     @property
-    def chosen(self) -> int:
+    def returned(self) -> int:
         """Variant index of the answer the vote returns."""
         ...
 
@@ -81,19 +81,19 @@ def decide_answer(outcome: Voted, answers: Sequence[Answer], cfg: WrapConfig) ->
     """The answer returned for `outcome`, the vote over `answers`, under `cfg`'s low-vote-share policy.
 
     Args:
-        outcome: the vote (its `chosen` variant, the winner's `vote_share` and `confidence`).
-        answers: the answers voted over; the one whose `variant` is `outcome.chosen` gives the text
+        outcome: the vote (its `returned` variant, the winner's `vote_share` and `confidence`).
+        answers: the answers voted over; the one whose `variant` is `outcome.returned` gives the text
             (an answer with no text returns "").
         cfg: the settings read: `low_vote_share` (off: no flag; flag: flagged below the threshold;
             abstain: flagged, and `abstention_text` returned in place of the answer), the score and
             threshold `policy_signal` names, and `abstention_text`.
 
     Raises:
-        ValueError: when no answer in `answers` has the variant `outcome.chosen`.
+        ValueError: when no answer in `answers` has the variant `outcome.returned`.
     """
-    chosen = next((a for a in answers if a.variant == outcome.chosen), None)
+    chosen = next((a for a in answers if a.variant == outcome.returned), None)
     if chosen is None:
-        raise ValueError(f"the vote chose variant {outcome.chosen}, which is not among the answers")
+        raise ValueError(f"the vote chose variant {outcome.returned}, which is not among the answers")
     text = chosen.text or ""
     if cfg.low_vote_share == "off":
         return Decision(answer=text)

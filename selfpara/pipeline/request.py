@@ -416,7 +416,7 @@ class RequestState:
         independent = independent_wordings(variants, given=self.given is not None)
         outcome = await vote(self.question, answers, equivalence, self.usage, self.rule, independent=independent)
         self.timings.cluster_s = time.perf_counter() - t
-        if outcome.original_kept:
+        if outcome.original_kept_reason:
             self.flags.append("original_kept")
         winner = outcome.clusters[outcome.winner]
         decision = decide_answer(outcome, answers, self.cfg)
@@ -443,7 +443,7 @@ class RequestState:
             entropy=outcome.entropy,
             entropy_normalized=outcome.entropy_normalized,
             original_won=0 in winner.members,
-            original_kept=outcome.original_kept,
+            original_kept_reason=outcome.original_kept_reason,
             abstained=winner.abstention or decision.withheld is not None,
             flags=self.flags,
             paraphrase_check=self.cfg.resolved_paraphrase_check,

@@ -42,12 +42,12 @@ class VoteOutcome(BaseModel):
 
     clusters: list[Cluster]
     winner: int
-    chosen: int  # variant index whose answer text is returned
+    returned: int  # variant index whose answer text is returned
     vote_share: float  # |winner| / answers voted
     confidence: float  # see selfpara.pipeline.confidence: the vote's evidence times the winner's token probability
     entropy: float
     entropy_normalized: float
-    original_kept: str | None = None  # why the guard kept the original over a larger cluster
+    original_kept_reason: str | None = None  # why the guard kept the original over a larger cluster
     comparisons: list[Comparison] = []  # every pair compared, with what decided it
     undecided: int = 0  # pairs no equivalence function decided (counted as different)
 
@@ -224,18 +224,18 @@ async def vote(
     clusters = await cluster_answers(question, answers, equivalence, usage, comparisons)
     weigh(clusters, answers, rule.vote_weighting)
     winner, kept = guard_original(clusters, choose_winner(clusters), answers, rule, independent=independent)
-    chosen = central_member(winner)
+    returned = central_member(winner)
     h, h_norm = semantic_entropy([c.size for c in clusters])
     n = sum(c.size for c in clusters)
     return VoteOutcome(
         clusters=clusters,
         winner=winner.id,
-        chosen=chosen,
+        returned=returned,
         vote_share=winner.size / n,
         confidence=winner_confidence(clusters, winner.id, undecided_with(clusters, comparisons, winner.id)),
         entropy=h,
         entropy_normalized=h_norm,
-        original_kept=kept,
+        original_kept_reason=kept,
         comparisons=comparisons,
         undecided=sum(1 for c in comparisons if c.decided_by == Equivalence.UNDECIDED),
     )

@@ -13,7 +13,7 @@ from typing import Any
 
 from selfpara.models.cache import open_call_cache
 from selfpara.models.client import ModelClient
-from selfpara.models.http_backend import HttpTransport
+from selfpara.models.http_backend import HttpSessions
 from selfpara.paraphraser import client_from_config
 from selfpara.server.metrics import ProxyMetrics
 from selfpara.server.settings import ServerSettings
@@ -81,7 +81,7 @@ def default_client(settings: ServerSettings) -> ModelClient:
     cfg = settings.upstream
     settings.resolved_transport()  # a forced http transport without a base URL fails now, not on a request
     # Made now so that per-request clients (selfpara.api_base) and deployment pools share its connections.
-    http = HttpTransport(
+    http = HttpSessions(
         max_connections=settings.upstream_concurrency, max_response_bytes=settings.max_upstream_response_bytes
     )
     concurrency = max(cfg.concurrency, settings.upstream_concurrency)

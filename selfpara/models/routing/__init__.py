@@ -10,7 +10,7 @@ import logging
 
 from selfpara.models.backends import Backend, RawBackend
 from selfpara.models.cache.keys import tenant
-from selfpara.models.http_backend import HttpBackend, HttpTransport, endpoint_from_env
+from selfpara.models.http_backend import HttpBackend, HttpSessions, endpoint_from_env
 from selfpara.models.routing.model_list import Deployment, RouterConfig, load_router_config
 from selfpara.models.routing.pool import DEFAULT_ALLOWED_FAILS, DEFAULT_COOLDOWN_S, DEFAULT_NUM_RETRIES, DeploymentPool
 
@@ -36,7 +36,7 @@ def group_tenant(deployments: list[Deployment]) -> str:
     return tenant("\n".join(parts), None)
 
 
-def build_routes(config: RouterConfig, models: list[str], *, transport: str, http: HttpTransport) -> dict[str, Backend]:
+def build_routes(config: RouterConfig, models: list[str], *, transport: str, http: HttpSessions) -> dict[str, Backend]:
     """The backend of each model in `models` that the config has a group for (one pool per group).
 
     Args:
@@ -59,7 +59,7 @@ def build_routes(config: RouterConfig, models: list[str], *, transport: str, htt
     return routes
 
 
-def build_pool(config: RouterConfig, group: str, *, transport: str, http: HttpTransport) -> DeploymentPool:
+def build_pool(config: RouterConfig, group: str, *, transport: str, http: HttpSessions) -> DeploymentPool:
     """The pool of `group`, with the config's router_settings and each deployment's backend."""
     deployments = config.groups()[group]
     backends: list[RawBackend] = []
