@@ -11,16 +11,13 @@ wording is the raw arm's call, and self-consistency's samples are keyed by their
 An unseeded sampled call is a fresh draw per arm: it is keyed by the arm's label too, and
 replayed only to that arm on a rerun. Only successful calls are stored.
 
-Files: `bench-calls-v2.sqlite` in the cache folder. Rows of the older `bench-calls.sqlite`
-(keyed by arm label) are still read, never written, so a rerun of the same arms reuses them.
+File: `bench-calls-v2.sqlite` in the cache folder.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-import hashlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,13 +27,11 @@ from selfpara.errors import ConfigError
 from selfpara.models.backends import Backend
 from selfpara.models.cache import CallCache, cacheable, call_key
 from selfpara.models.cache.sqlite_store import SQLiteStore
-from selfpara.models.cache.stores import CacheStoreError
 from selfpara.models.client import ModelClient
 from selfpara.result import Completion, Message
 from selfpara.util.envvars import cache_dir
 
 CACHE_FILE = "bench-calls-v2.sqlite"
-LEGACY_CACHE_FILE = "bench-calls.sqlite"
 
 
 def default_cache_path() -> Path:
@@ -44,30 +39,16 @@ def default_cache_path() -> Path:
     return cache_dir() / CACHE_FILE
 
 
-def legacy_call_key(namespace: dict[str, Any], model: str, messages: list[Message], params: dict[str, Any]) -> str:
-    """The key rows of the first cache file were written under (arm label in `namespace`). Frozen: never change it."""
-    payload = {
-        "ns": namespace,
-        "model": model,
-        "messages": messages,
-        "params": {k: v for k, v in sorted(params.items()) if k not in ("timeout", "api_key")},
-    }
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
 @dataclass
 class BenchCache:
-    """The bench's cache: a CallCache over one SQLite file, and the older file it still reads.
+    """The bench's cache: a CallCache over one SQLite file.
 
     Attributes:
-        calls: the cache new rows go to.
-        legacy: a store of rows keyed by `legacy_call_key`, read on a miss; None: none.
+        calls: the cache.
         made: keys of the calls made since `new_run` (a hit on one is a call shared within the run).
     """
 
     calls: CallCache
-    legacy: SQLiteStore | None = None
     made: set[str] = field(default_factory=set)
 
     def new_run(self) -> None:
@@ -79,18 +60,6 @@ class BenchCache:
         store = self.calls.store
         assert isinstance(store, SQLiteStore)
         return store.path
-
-    def legacy_get(
-        self, namespace: dict[str, Any], model: str, messages: list[Message], params: dict[str, Any]
-    ) -> Completion | None:
-        """A result stored by an earlier version for this arm's identical call, or None."""
-        if self.legacy is None:
-            return None
-        try:
-            raw = self.legacy.get_now(legacy_call_key(namespace, model, messages, params))
-            return None if raw is None else Completion.model_validate_json(raw)
-        except (CacheStoreError, ValueError):
-            return None
 
     def __len__(self) -> int:
         store = self.calls.store
@@ -168,9 +137,6 @@ class CachingBackend:
 
         async def call() -> Completion:
             nonlocal called
-            found = cache.legacy_get(self.namespace, model, messages, params)
-            if found is not None:
-                return found
             started = self.client.clock()
             result = await backend.complete(model, messages, params)
             if tally is not None:
@@ -222,20 +188,11 @@ def caching_client(
 def open_cache(path: str | Path | None = None, enabled: bool = True) -> BenchCache | None:
     """The bench's call cache at `path` (default `default_cache_path()`), or None when disabled.
 
-    The rows of an older version are read from the same file when `path` is given (its
-    keys never collide with the new ones), else from the default folder's `bench-calls.sqlite`,
-    opened read-only. Raises ConfigError when the file cannot be opened.
+    Raises ConfigError when the file cannot be opened.
     """
     if not enabled:
         return None
     try:
-        if path is not None:
-            store = SQLiteStore(path)
-            return BenchCache(CallCache(store), legacy=store)
-        legacy = cache_dir() / LEGACY_CACHE_FILE
-        return BenchCache(
-            CallCache(SQLiteStore(default_cache_path())),
-            legacy=SQLiteStore(legacy, readonly=True) if legacy.exists() else None,
-        )
+        return BenchCache(CallCache(SQLiteStore(default_cache_path() if path is None else path)))
     except ConfigError as exc:
         raise ConfigError(f"{exc}; pass another --cache or --no-cache") from None

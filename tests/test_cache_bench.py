@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -11,14 +10,12 @@ from typing import Any
 import pytest
 
 from evaluation.bench_config import BenchConfig, RunOptions
-from evaluation.cache import CachingBackend, default_cache_path, legacy_call_key, open_cache
+from evaluation.cache import CachingBackend, open_cache
 from evaluation.datasets import save_items
 from evaluation.report import build_report
 from evaluation.runner import run_bench
 from selfpara.models.cache import cacheable
-from selfpara.models.cache.sqlite_store import SQLiteStore
 from selfpara.models.client import ModelClient
-from selfpara.result import Completion
 from selfpara.testing import FakeBackend
 from tests.helpers.bench import make_items, responder
 
@@ -101,37 +98,6 @@ def test_unseeded_sampled_calls_stay_with_their_arm_and_deterministic_ones_are_s
     asyncio.run(calls())
     assert len(fake.calls) == 2 + 1 + 1
     assert (a.calls, a.hits, b.calls, b.hits) == (3, 1, 1, 2)
-
-
-def test_rows_of_the_first_cache_file_are_read_and_never_written(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("SELFPARA_CACHE_DIR", str(tmp_path))
-    params = {"temperature": 0.0, "max_tokens": 8, "api_base": None}
-    old = tmp_path / "bench-calls.sqlite"
-    legacy = SQLiteStore(old)
-    legacy.put_now(
-        legacy_call_key({"arm": "raw", "sample": 0}, "openai/m", MSGS, params), Completion(text="v1").model_dump_json()
-    )
-    legacy.close()
-    digest = hashlib.sha256(old.read_bytes()).hexdigest()
-
-    cache = open_cache()
-    assert cache is not None and cache.path == default_cache_path() == tmp_path / "bench-calls-v2.sqlite"
-    fake = FakeBackend()
-    base = ModelClient(backend=fake, retries=0)
-    raw = CachingBackend(base, cache, {"arm": "raw", "sample": 0})
-    other = CachingBackend(base, cache, {"arm": "selfpara", "sample": 0})
-
-    async def calls() -> list[str]:
-        first = await raw.complete("openai/m", MSGS, params)  # the old row, under the old key
-        shared = await other.complete("openai/m", MSGS, params)  # now in the new file, shared
-        return [first.text, shared.text]
-
-    assert asyncio.run(calls()) == ["v1", "v1"] and fake.calls == []
-    assert hashlib.sha256(old.read_bytes()).hexdigest() == digest  # the old file is untouched
-    wal = tmp_path / "bench-calls.sqlite-wal"  # a reader of a WAL database may open one: it must stay empty
-    assert len(cache) == 1 and (not wal.exists() or wal.stat().st_size == 0)
 
 
 def test_the_selfpara_arm_takes_no_library_cache_setting() -> None:
