@@ -17,7 +17,7 @@ from typing import Any, Optional
 import typer
 
 from selfpara.cli import app
-from selfpara.cli.common import clean_errors, err_console, setup_logging
+from selfpara.cli.common import clean_errors, console, err_console, setup_logging
 from selfpara.cli.conventions import Command
 
 CPU_FLAGS = ("avx", "avx2", "fma", "f16c", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16")
@@ -133,10 +133,9 @@ def doctor(
 
 
 def _print(report: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.markup import escape as e
 
-    out = Console(highlight=False)  # the findings are this command's output: stdout
+    out = console(highlight=False)  # the findings are this command's output: stdout
     out.print(e(f"selfpara {report['selfpara']} · Python {report['python']} · {report['platform']}"))
     cpu = report["cpu"]
     flags = " ".join(cpu["flags"]) or "none of " + ", ".join(CPU_FLAGS)
