@@ -34,11 +34,9 @@ def default_arms(dataset: str, variants: str, max_variants: int | None, data_dir
     Args:
         dataset, variants, max_variants, data_dir: as the bench's (`BenchConfig`, `RunOptions`).
     """
-    arms = list(DEFAULT_ARMS)
-    if parse_variants(variants)[0] == "data" and (max_variants is None or max_variants > 1):
-        if any(len(item.variants) > 1 for item in load_dataset(dataset, data_dir=data_dir)):
-            arms.append("oracle")
-    return arms
+    own = parse_variants(variants)[0] == "data" and (max_variants is None or max_variants > 1)
+    several = own and any(len(item.variants) > 1 for item in load_dataset(dataset, data_dir=data_dir))
+    return [*DEFAULT_ARMS, "oracle"] if several else list(DEFAULT_ARMS)
 
 
 def select_items(items: list[Item], limit: int | None, seed: int) -> list[Item]:
