@@ -124,6 +124,7 @@ class CachingBackend:
         tally = _SAMPLE_TALLY.get()
         cache = self.cache
         if cache is None:
+            self.client.require_credentials(model)  # a missing key stops the run before anything is sent
             self.calls += 1
             if tally is not None:
                 tally.calls += 1
@@ -137,6 +138,7 @@ class CachingBackend:
 
         async def call() -> Completion:
             nonlocal called
+            self.client.require_credentials(model)  # only a call that goes out needs the key: replays do not
             started = self.client.clock()
             result = await backend.complete(model, messages, params)
             if tally is not None:

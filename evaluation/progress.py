@@ -1,13 +1,19 @@
 """Progress of a bench run on stderr: a rich bar with ETA on a terminal, a plain line every 30 s otherwise.
 
-The ETA comes from the throughput of completed answers, arm by arm: the wall time so far,
-shared among the finished answers in proportion to their arms' mean latencies, gives each
-arm's wall seconds per answer (queueing included), and the answers still to run cost that.
-The job order interleaves arms whose answers cost very different times (raw: one call;
-selfpara: k+2), so one overall rate is far off while the cheap arm runs first. Between
-completions the ETA counts down; once the next completion is overdue (later than the
-slowest arm's wall time per answer) it grows again at the rate the throughput falls, so a
-stalled run never shows an ETA that stands still or runs out.
+The ETA comes from each arm's own pace: the wall time during which the arm had answers in
+flight (shared equally among the arms in flight at the same moment), over the answers it
+finished. The answers still to run cost their arm's pace; an arm that has not finished one
+yet is costed at the mean pace of the others (a guess, marked `~`). The job order runs
+arms whose answers cost very different times (raw: one call; selfpara: k+2) one after the
+other, so one overall rate is far off while the cheap arm runs first, and a rate from
+latencies counts the queueing behind other arms' calls. Between completions the ETA counts
+down; once the next completion is overdue (later than the slowest remaining arm's pace) it
+grows again at the rate the estimate grows, so a stalled run never shows an ETA that stands
+still or runs out.
+
+The note beside the bar names the arm that just finished an answer and the calls each arm
+had answered from the cache of earlier runs, as the report counts them (a call one arm
+shares with another in the same run is not a cached one).
 """
 
 from __future__ import annotations
@@ -26,41 +32,29 @@ LINE_EVERY_S = 30.0
 
 
 def estimate_eta(
-    remaining: Mapping[str, int], latency_s: Mapping[str, float], done: Mapping[str, int], elapsed_s: float
+    remaining: Mapping[str, int], active_s: Mapping[str, float], done: Mapping[str, int]
 ) -> tuple[float | None, list[str]]:
-    """Seconds left at the throughput seen so far, and the arms with work left but no finished answer yet.
+    """Seconds left at each arm's own pace, and the arms with work left but no finished answer yet.
 
     Args:
         remaining: answers still to run, per arm.
-        latency_s: summed latency of the answers this run finished, per arm.
+        active_s: wall seconds each arm had answers in flight (its share when others had too).
         done: how many answers this run finished, per arm.
-        elapsed_s: wall time of this run so far.
 
-    The finished answers took `elapsed_s` of wall time together; each arm's answers weigh
-    their mean latency, so an arm's wall seconds per answer is its mean latency times
-    elapsed / summed latency (summed latency / elapsed is the parallelism seen). An arm
-    with no finished answer is costed at the mean of the others (a guess, named in the
+    An arm with no finished answer is costed at the mean pace of the others (named in the
     second value). None before any answer finished.
     """
-    per_answer = _wall_per_answer(latency_s, done, elapsed_s) or {}
-    unknown = [a for a, n in remaining.items() if n and a not in per_answer]
-    if not per_answer:
+    pace = arm_pace(active_s, done)
+    unknown = [a for a, n in remaining.items() if n and a not in pace]
+    if not pace:
         return None, unknown
-    guess = statistics.fmean(per_answer.values())
-    return sum(n * per_answer.get(a, guess) for a, n in remaining.items()), unknown
+    guess = statistics.fmean(pace.values())
+    return sum(n * pace.get(a, guess) for a, n in remaining.items()), unknown
 
 
-def _wall_per_answer(
-    latency_s: Mapping[str, float], done: Mapping[str, int], elapsed_s: float
-) -> dict[str, float] | None:
-    """Each arm's wall seconds per finished answer (see `estimate_eta`); None before any finished."""
-    mean = {a: latency_s.get(a, 0.0) / n for a, n in done.items() if n > 0}
-    if not mean or elapsed_s <= 0:
-        return None
-    busy = sum(latency_s.get(a, 0.0) for a in mean)
-    if busy <= 0:
-        return {a: 0.0 for a in mean}
-    return {a: m * elapsed_s / busy for a, m in mean.items()}
+def arm_pace(active_s: Mapping[str, float], done: Mapping[str, int]) -> dict[str, float]:
+    """Each arm's wall seconds per finished answer (see `estimate_eta`); empty before any finished."""
+    return {a: active_s.get(a, 0.0) / n for a, n in done.items() if n > 0}
 
 
 def countdown(eta_at_last: float, since_last: float, expected_gap: float, growth: float) -> float:
@@ -70,7 +64,7 @@ def countdown(eta_at_last: float, since_last: float, expected_gap: float, growth
         eta_at_last: the estimate when the last answer finished.
         since_last: seconds since then.
         expected_gap: how long the next completion may take before it is overdue.
-        growth: how fast the throughput estimate grows per overdue second (work left / work done).
+        growth: how fast the estimate grows per overdue second (work left / work done).
     """
     if since_last <= expected_gap:
         return max(0.0, eta_at_last - since_last)
@@ -84,6 +78,7 @@ class Progress:
         total: answers in the whole run; done: already in the log (a resumed run).
         enabled: show anything at all.
         remaining: answers still to run, per arm label (for the per-arm ETA).
+        clock: seconds, what the ETA is timed with (tests pass a fake one).
     """
 
     def __init__(
@@ -98,6 +93,7 @@ class Progress:
 
         self.total, self.done = total, done
         self.console = Console(stderr=True)
+        self.console.soft_wrap = not self.console.is_terminal  # a plain line is never broken (as the CLI's)
         self.enabled = enabled
         self.live = enabled and self.console.is_terminal
         self.clock = clock
@@ -106,8 +102,12 @@ class Progress:
         self.start_done = done
         self.bar: Any = None
         self.remaining: dict[str, int] = dict(remaining or {})
-        self.latency: dict[str, float] = {}
+        self.in_flight: dict[str, int] = {}
+        self.active_s: dict[str, float] = {}
         self.finished: dict[str, int] = {}
+        self.cached: dict[str, int] = {arm: 0 for arm in self.remaining}
+        self.note = ""
+        self._mark = self.started  # the moment up to which active time is shared out
         self._last: tuple[float, float, float, float] | None = None  # (when, eta, expected gap, growth)
         self._guess = False
         self._ticker: threading.Thread | None = None
@@ -150,30 +150,46 @@ class Progress:
             return "–"
         return ("~" if self._guess else "") + _fmt(seconds)
 
-    def advance(self, note: str, arm: str | None = None, latency_s: float = 0.0) -> None:
-        """One answer finished (by `arm`, after `latency_s` seconds)."""
+    def start(self, arm: str) -> None:
+        """An answer of `arm` started."""
+        self._share_time()
+        self.in_flight[arm] = self.in_flight.get(arm, 0) + 1
+
+    def advance(self, arm: str, *, cached: int = 0) -> None:
+        """An answer of `arm` finished, `cached` of its calls answered from the cache of an earlier run."""
+        self._share_time()
+        self.in_flight[arm] = max(0, self.in_flight.get(arm, 0) - 1)
         self.done += 1
-        if arm is not None:
-            self.remaining[arm] = max(0, self.remaining.get(arm, 0) - 1)
-            self.latency[arm] = self.latency.get(arm, 0.0) + latency_s
-            self.finished[arm] = self.finished.get(arm, 0) + 1
+        self.remaining[arm] = max(0, self.remaining.get(arm, 0) - 1)
+        self.finished[arm] = self.finished.get(arm, 0) + 1
+        self.cached[arm] = self.cached.get(arm, 0) + cached
+        self.note = arm
+        if any(self.cached.values()):
+            self.note += " · cached calls: " + ", ".join(f"{a} {n}" for a, n in self.cached.items())
         self._estimate()
         if self.bar is not None:
-            self.bar.update(self.task, advance=1, note=note)
+            self.bar.update(self.task, advance=1, note=self.note)
             return
         if self.enabled and self.done == self.total:
-            self._line(note)
-        self.note = note
+            self._line(self.note)
+
+    def _share_time(self) -> None:
+        """Share the wall time since the last event equally among the arms with answers in flight."""
+        now = self.clock()
+        busy = [a for a, n in self.in_flight.items() if n > 0]
+        for arm in busy:
+            self.active_s[arm] = self.active_s.get(arm, 0.0) + (now - self._mark) / len(busy)
+        self._mark = now
 
     def _estimate(self) -> None:
         now = self.clock()
-        elapsed = now - self.started
-        eta, unknown = estimate_eta(self.remaining, self.latency, self.finished, elapsed)
-        per_answer = _wall_per_answer(self.latency, self.finished, elapsed)
-        if eta is None or not per_answer:
+        eta, unknown = estimate_eta(self.remaining, self.active_s, self.finished)
+        pace = arm_pace(self.active_s, self.finished)
+        if eta is None or not pace:
             return
         left = [a for a, n in self.remaining.items() if n]
-        gap = max([per_answer.get(a, 0.0) for a in left] + [0.0]) or max(per_answer.values())
+        gap = max([pace.get(a, 0.0) for a in left] + [0.0]) or max(pace.values())
+        elapsed = now - self.started
         self._last = (now, eta, gap, eta / elapsed if elapsed > 0 else 0.0)
         self._guess = bool(unknown)
 
@@ -190,7 +206,7 @@ class Progress:
         """Plain mode: a line every LINE_EVERY_S, also while no answer finishes."""
         while not self._stop.wait(LINE_EVERY_S):
             if self.done < self.total:
-                self._line(getattr(self, "note", ""))
+                self._line(self.note)
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()

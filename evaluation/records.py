@@ -85,3 +85,9 @@ class SampleRecord(BaseModel):
         evidence = self.details.get("evidence")
         skipped = evidence.get("skipped_paraphrases") if isinstance(evidence, dict) else None
         return len(skipped) if isinstance(skipped, list) else 0
+
+    @property
+    def kept_paraphrases(self) -> int:
+        """Paraphrases the filter kept for this wording: those answered (`k_kept`) and those adaptive k
+        left unanswered. The one definition of "kept" every table of the report uses."""
+        return int(self.details.get("k_kept", 0)) + self.skipped_paraphrases

@@ -212,6 +212,7 @@ async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | 
                     item, variant, arm = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
+                bar.start(arm.label)
                 record = await one(item, variant, arm)
                 log.write(record.model_dump_json() + "\n")
                 log.flush()
@@ -220,8 +221,7 @@ async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | 
                     result.failed += 1
                 if options.on_record:
                     options.on_record(record)
-                hits = sum(b.hits for b in backends.values())
-                bar.advance(f"{arm.label}" + (f" · {hits} cached" if hits else ""), arm.label, record.latency_s)
+                bar.advance(arm.label, cached=record.cached_calls)
                 if options.stop_after is not None and len(new_records) >= options.stop_after:
                     stop.set()
 

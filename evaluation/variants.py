@@ -21,6 +21,23 @@ from selfpara.errors import ConfigError
 from selfpara.models.client import ModelClient
 from selfpara.result import Usage
 
+DEFAULT_ARMS = ("raw", "selfpara")
+"""The arms `selfpara bench` runs when none are named; the oracle joins them where it can (`default_arms`)."""
+
+
+def default_arms(dataset: str, variants: str, max_variants: int | None, data_dir: str | None = None) -> list[str]:
+    """raw and selfpara, and the oracle wherever the run answers the dataset's own wordings and an
+    item has more than one: the oracle votes with them, and the report then measures selfpara's
+    efficiency against it (`evaluation.report.ceiling`). Generated wordings are the model's own,
+    not a ceiling, so `--variants generate:N` gets no oracle.
+
+    Args:
+        dataset, variants, max_variants, data_dir: as the bench's (`BenchConfig`, `RunOptions`).
+    """
+    own = parse_variants(variants)[0] == "data" and (max_variants is None or max_variants > 1)
+    several = own and any(len(item.variants) > 1 for item in load_dataset(dataset, data_dir=data_dir))
+    return [*DEFAULT_ARMS, "oracle"] if several else list(DEFAULT_ARMS)
+
 
 def select_items(items: list[Item], limit: int | None, seed: int) -> list[Item]:
     """A seeded random subset of `limit` items, kept in dataset order (all items without a limit)."""

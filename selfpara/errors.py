@@ -31,6 +31,23 @@ class ConfigError(SelfparaError, ValueError):
         self.problems = problems
 
 
+class MissingCredential(ConfigError):
+    """A model needs a key that is nowhere to be found: found before any call, never retried.
+
+    Attributes:
+        model: the model that needs it.
+        variables: the environment variables, any one of which would give it.
+    """
+
+    def __init__(self, model: str, variables: tuple[str, ...]) -> None:
+        super().__init__(
+            f"{model} needs an API key and none is set: set {' or '.join(variables)} "
+            "(or give the key, or the base URL of a server that needs none); nothing was sent"
+        )
+        self.model = model
+        self.variables = variables
+
+
 def config_error(
     exc: ValidationError,
     what: str = "settings",

@@ -15,8 +15,9 @@ from typing import Any
 from selfpara.config import WrapConfig, build_config
 from selfpara.errors import InputError, UpstreamError
 from selfpara.models.cache import open_call_cache
-from selfpara.models.client import ModelClient, one_piece
+from selfpara.models.client import ModelClient
 from selfpara.models.names import provider_of
+from selfpara.models.upstream_data import one_piece
 from selfpara.pipeline import prompts
 from selfpara.pipeline.equivalence import Equivalence, build_equivalence
 from selfpara.pipeline.equivalence.nli import NLIModel, load_nli
@@ -135,10 +136,13 @@ class SelfParaphraser:
                 paraphrase in order (reproducible sampled answers); None: unseeded.
             overrides: WrapConfig fields for this request only (k, equivalence, temperature, ...).
 
-        Raises InputError, ConfigError, or UpstreamError when no answer came back at all.
+        Raises InputError, ConfigError (MissingCredential, before any call, for a model whose key is
+        nowhere), or UpstreamError when no answer came back at all.
         """
         cfg = self.config.with_overrides(**overrides) if overrides else self.config
         messages, q = split_messages(question)
+        for model in dict.fromkeys(m for m in (cfg.model, cfg.paraphrase_model, cfg.judge_model) if m):
+            self.client.require_credentials(model)
         given = None if paraphrases is None else [str(p).strip() for p in paraphrases]
         if given is not None and not all(given):
             raise InputError("a given paraphrase is empty")

@@ -217,3 +217,32 @@ def test_bench_on_the_embedded_model_end_to_end(tmp_path: Path) -> None:
         "local/smollm2",
     )
     assert again.exit_code == 0 and "0 new samples (4 resumed), 0 model calls" in " ".join(again.output.split())
+
+
+def test_without_arms_the_oracle_joins_where_the_dataset_has_other_wordings(dataset: Path, tmp_path: Path) -> None:
+    from evaluation.variants import default_arms
+
+    assert default_arms("sample", "data", 2) == ["raw", "selfpara", "oracle"]  # the built-in set: 4 wordings each
+    assert default_arms(str(dataset), "data", None) == ["raw", "selfpara", "oracle"]
+    assert default_arms(str(dataset), "data", 1) == ["raw", "selfpara"]  # one wording kept: nothing to vote with
+    assert default_arms(str(dataset), "generate:3", None) == ["raw", "selfpara"]  # the model's own wordings
+    single = [Item(id="q", gold=["x"], variants=[ItemVariant(id=0, question="What is x?")])]
+    assert default_arms(str(save_items(single, tmp_path / "one.jsonl")), "data", None) == ["raw", "selfpara"]
+
+    out = tmp_path / "run"
+    args = ["bench", "--dataset", str(dataset), "--limit", "1", "--model", "nosuchprovider-x", "--no-cache", "-q"]
+    invoke(*args, "--out", str(out))
+    assert json.loads((out / "config.json").read_text())["bench"]["arms"] == ["raw", "selfpara", "oracle"]
+
+
+def test_the_default_arms_on_the_built_in_set_report_selfparas_efficiency(tmp_path: Path) -> None:
+    from evaluation.report import write_reports
+    from evaluation.variants import default_arms
+
+    arms = default_arms("sample", "data", 2)
+    client = ModelClient(backend=FakeBackend(), retries=0, timeout_s=5)
+    config = BenchConfig(dataset="sample", arms=arms, k=2, limit=3, max_variants=2)
+    asyncio.run(run_bench(config, tmp_path / "run", RunOptions(client=client, progress=False)))
+    report = write_reports(tmp_path / "run")
+    assert [(e["selfpara"], e["oracle"], e["raw"]) for e in report["efficiency"]] == [("selfpara", "oracle", "raw")]
+    assert "needs raw, selfpara and oracle arms" not in (tmp_path / "run" / "report.md").read_text()

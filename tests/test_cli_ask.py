@@ -15,7 +15,6 @@ runner = CliRunner()
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["ask", "   "], "the question is empty"),
         (["ask", "Capital of France?", "--model", "nosuchprovider-x"], "unknown model"),
         (["ask", "Capital of France?", "--equivalence", "nli", "--nli-model", "/no/such/dir"], "not a model directory"),
     ],
@@ -44,6 +43,13 @@ def test_a_bad_flag_value_is_exit_2_and_names_the_flag(args, message):
     text = " ".join(result.output.replace("│", " ").split())
     assert message in text and "Traceback" not in text
     assert "invalid settings: k:" not in text  # the flag, not the field of WrapConfig
+
+
+@pytest.mark.parametrize("question, stdin", [("", None), ("   ", None), ("-", "  \n")])
+def test_an_empty_question_is_a_command_line_problem_exit_2(question, stdin):
+    result = runner.invoke(app, ["ask", question], input=stdin, env={"COLUMNS": "300"})
+    assert result.exit_code == 2, result.output
+    assert "QUESTION: the question is empty" in " ".join(result.output.split())
 
 
 def test_unreachable_upstream_is_a_clean_error():
@@ -188,14 +194,34 @@ def test_show_with_json_prints_the_table_to_stderr_and_json_alone_to_stdout(upst
     assert "pairs decided by" in both.stderr and "pairs decided by" not in both.stdout
 
 
-def test_output_wraps_at_the_terminal_width_of_the_call(upstream, monkeypatch):
-    # Within one process the width can change between calls (pytest, an embedding app); each call
-    # wraps at the width it finds, as the stderr console is made per use.
+def test_output_wraps_at_the_terminal_width_of_the_call_and_never_off_a_terminal(upstream, monkeypatch):
+    # Within one process the width can change between calls (pytest, an embedding app); on a
+    # terminal each call wraps at the width it finds, as the stderr console is made per use. Off a
+    # terminal (here: the runner's pipe) lines are never wrapped, at any COLUMNS.
     line = "warning: low vote share: the wordings disagree, treat this answer as unreliable"
     outputs = {}
-    for width in ("200", "40"):
+    for width, terminal in (("200", "1"), ("40", "1"), ("40", "")):
         monkeypatch.setenv("COLUMNS", width)
+        monkeypatch.setenv("FORCE_COLOR", terminal)  # rich: a terminal when set
         upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
-        outputs[width] = _ask(upstream).output
-    assert line in outputs["200"]
-    assert line not in outputs["40"] and "warning: low vote share" in outputs["40"]
+        outputs[width, terminal] = _ask(upstream).stderr
+    assert line in outputs["200", "1"]
+    assert line not in outputs["40", "1"] and "warning: low vote share" in outputs["40", "1"]
+    assert line in outputs["40", ""] and "\x1b[" not in outputs["40", ""]
+
+
+def test_show_off_a_terminal_is_plain_lines_that_break_no_word(upstream, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    question = "What is the capital city of France, the country whose seat of government is on the Seine river?"
+    upstream.reset()
+    result = runner.invoke(
+        app,
+        ["ask", question, "--model", "openai/fake", "--api-base", upstream.url, "-k", "3", "--no-renamings", "--show"],
+        env={"OPENAI_API_KEY": "sk-test-0000"},
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    assert any(question in line for line in lines)  # the wording whole, on its line
+    assert any(line.startswith("openai/fake · k ") and line.rstrip().endswith(tuple("0123456789")) for line in lines)
+    assert not any(c in result.stderr for c in "│┃━─")  # no table drawn into a pipe
+    assert "pairs decided by" in result.stderr

@@ -297,19 +297,23 @@ def test_a_bad_serve_flag_is_exit_2_naming_it_and_a_bad_file_value_exit_1(tmp_pa
     assert in_file.exit_code == 1 and "invalid settings: k:" in in_file.output  # the file's name for it
 
 
-def test_litellm_console_noise_only_with_verbose() -> None:
+def test_litellm_console_noise_only_when_its_own_debug_is_asked_for() -> None:
     environ = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    environ.pop("SELFPARA_MODEL", None)
+    for name in ("SELFPARA_MODEL", "LITELLM_LOG"):
+        environ.pop(name, None)
     base = [sys.executable, "-m", "selfpara", "ask", "Capital of France?", "--model", "nosuch/model", "-k", "1"]
-    # both runs at once: each spends its time importing litellm
+    # the three runs at once: each spends its time importing litellm
     runs = [
-        subprocess.Popen(base + extra, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ)
-        for extra in ([], ["-v"])
+        subprocess.Popen(base + extra, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ | more)
+        for extra, more in (([], {}), (["-v"], {}), (["-v"], {"LITELLM_LOG": "DEBUG"}))
     ]
-    (_, quiet), (verbose_out, verbose) = (run.communicate(timeout=300) for run in runs)
-    assert [run.returncode for run in runs] == [1, 1]
-    assert "Provider List" not in quiet and "\x1b[" not in quiet and "unknown model" in quiet
-    assert "Provider List" in verbose and "Provider List" not in verbose_out
+    (_, quiet), (_, verbose), (debug_out, debug) = (run.communicate(timeout=300) for run in runs)
+    assert [run.returncode for run in runs] == [1, 1, 1]
+    banners = ("Provider List", "Give Feedback", "turn_on_debug")
+    for err in (quiet, verbose):  # selfpara's --verbose is selfpara's log, not litellm's banners
+        assert not any(b in err for b in banners) and "\x1b[" not in err and "unknown model" in err
+    assert "Provider List" in debug and "Provider List" not in debug_out
+    assert "\x1b[" not in debug  # stderr is a pipe here: litellm's colour codes removed
 
 
 def test_the_exit_code_table_is_the_codes_the_cli_uses() -> None:

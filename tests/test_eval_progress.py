@@ -12,34 +12,53 @@ from selfpara.result import Completion
 from tests.helpers.clock import FakeClock
 
 
-def test_eta_counts_the_slow_arm_still_to_run() -> None:
-    """raw: 10 answers in 10 s of latency (1 s each); selfpara: 5 in 50 s (10 s each); 15 s wall, so
-    60 s of latency ran 4 at a time. Left: 10 selfpara answers = 100 s of latency / 4 = 25 s.
-    (One overall rate, 15 answers in 15 s, would say 10 s.)"""
-    eta, unknown = estimate_eta(
-        {"raw": 0, "selfpara": 10}, {"raw": 10.0, "selfpara": 50.0}, {"raw": 10, "selfpara": 5}, 15.0
-    )
-    assert eta == pytest.approx(25.0) and unknown == []
-    eta, _ = estimate_eta({"raw": 10, "selfpara": 0}, {"raw": 10.0, "selfpara": 50.0}, {"raw": 10, "selfpara": 5}, 15.0)
-    assert eta == pytest.approx(2.5)  # 10 raw answers · 1 s / 4
+def test_eta_counts_each_arm_at_its_own_pace() -> None:
+    """raw: 10 answers in 10 s of its own wall time (1 s each); selfpara: 5 in 50 s (10 s each).
+    Left: 10 selfpara answers = 100 s. (One overall rate, 15 answers in 60 s, would say 40 s.)"""
+    eta, unknown = estimate_eta({"raw": 0, "selfpara": 10}, {"raw": 10.0, "selfpara": 50.0}, {"raw": 10, "selfpara": 5})
+    assert eta == pytest.approx(100.0) and unknown == []
+    eta, _ = estimate_eta({"raw": 10, "selfpara": 0}, {"raw": 10.0, "selfpara": 50.0}, {"raw": 10, "selfpara": 5})
+    assert eta == pytest.approx(10.0)  # 10 raw answers · 1 s
 
 
 def test_eta_guesses_arms_not_started_and_says_so() -> None:
-    """sc has not finished an answer: costed at the mean of the others ((1 + 10) / 2 = 5.5 s each)."""
+    """sc has not finished an answer: costed at the mean of the others' paces ((1 + 10) / 2 = 5.5 s each)."""
     eta, unknown = estimate_eta(
-        {"raw": 0, "selfpara": 0, "sc": 4}, {"raw": 10.0, "selfpara": 50.0}, {"raw": 10, "selfpara": 5}, 15.0
+        {"raw": 0, "selfpara": 0, "sc": 4}, {"raw": 10.0, "selfpara": 50.0}, {"raw": 10, "selfpara": 5}
     )
-    assert unknown == ["sc"] and eta == pytest.approx(4 * 5.5 / 4)
-    assert estimate_eta({"raw": 3}, {}, {}, 0.0) == (None, ["raw"])
+    assert unknown == ["sc"] and eta == pytest.approx(4 * 5.5)
+    assert estimate_eta({"raw": 3}, {}, {}) == (None, ["raw"])
 
 
 def test_progress_tracks_remaining_answers_per_arm() -> None:
     bar = Progress(total=4, done=0, enabled=False, remaining={"raw": 2, "selfpara": 2})
     with bar:
-        bar.advance("raw", "raw", 1.0)
-        bar.advance("raw", "raw", 1.0)
+        for _ in range(2):
+            bar.start("raw")
+            bar.advance("raw")
     assert bar.remaining == {"raw": 0, "selfpara": 2} and bar.finished == {"raw": 2}
     assert bar.eta().startswith("~")  # selfpara has not run yet: a guess, marked
+
+
+def test_wall_time_is_shared_among_the_arms_in_flight() -> None:
+    clock = FakeClock(0.0)
+    bar = Progress(total=4, done=0, enabled=False, remaining={"raw": 2, "selfpara": 2}, clock=clock)
+    bar.start("raw")
+    clock.now = 4.0
+    bar.start("selfpara")  # raw alone for 4 s, then both for 6 s
+    clock.now = 10.0
+    bar.advance("raw")
+    clock.now = 13.0
+    bar.advance("selfpara")
+    assert bar.active_s == pytest.approx({"raw": 7.0, "selfpara": 6.0})
+
+
+def test_cache_hits_are_counted_per_arm_in_the_note() -> None:
+    bar = Progress(total=3, done=0, enabled=False, remaining={"raw": 1, "selfpara": 2})
+    for arm, cached in (("selfpara", 2), ("selfpara", 1), ("raw", 0)):
+        bar.start(arm)
+        bar.advance(arm, cached=cached)
+    assert bar.note == "raw · cached calls: raw 0, selfpara 3"  # not 3 under the last arm's name
 
 
 def test_run_environment_names_commit_packages_and_machine() -> None:
@@ -81,8 +100,10 @@ def test_eta_of_a_scripted_slow_run_is_the_time_left_and_counts_down_between_ans
     assert bar.eta() == "–"  # nothing finished: no estimate
     with bar:
         for i, (finished, arm, latency) in enumerate(schedule[:-1]):
+            clock.now = start + finished - latency
+            bar.start(arm)
             clock.now = start + finished
-            bar.advance(arm, arm, latency)
+            bar.advance(arm)
             if i == 0:
                 assert bar.eta().startswith("~")  # selfpara has not finished one yet: a guess
                 continue
@@ -97,8 +118,9 @@ def test_eta_of_a_scripted_slow_run_is_the_time_left_and_counts_down_between_ans
 def test_a_stalled_run_shows_a_growing_eta_not_a_frozen_one() -> None:
     clock = FakeClock(100.0)
     bar = Progress(total=8, done=0, enabled=False, remaining={"raw": 8}, clock=clock)
+    bar.start("raw")
     clock.now += 29.0
-    bar.advance("raw", "raw", 29.0)  # 1 of 8 after 29 s: 7 left at 29 s each = 203 s
+    bar.advance("raw")  # 1 of 8 after 29 s: 7 left at 29 s each = 203 s
     assert bar.eta_seconds() == pytest.approx(203.0)
     clock.now += 29.0
     assert bar.eta_seconds() == pytest.approx(174.0)  # counting down while the next is not yet due
@@ -115,8 +137,9 @@ def test_the_bar_redraws_its_eta_between_answers() -> None:
 
     clock = FakeClock(100.0)
     bar = Progress(total=4, done=0, enabled=False, remaining={"raw": 4}, clock=clock)
+    bar.start("raw")
     clock.now += 10.0
-    bar.advance("raw", "raw", 10.0)
+    bar.advance("raw")
     column = _EtaColumn(bar)
     task = Task(0, "bench", 4, 1, _get_time=clock)  # type: ignore[arg-type]
     first = column.render(task).plain
@@ -155,7 +178,8 @@ def test_plain_progress_prints_lines_while_no_answer_finishes(
     printed = PlainLines(monkeypatch)
     with Progress(total=3, done=0, enabled=True, remaining={"raw": 3}) as bar:
         assert not bar.live  # stderr is captured: not a terminal
-        bar.advance("raw", "raw", 0.01)
+        bar.start("raw")
+        bar.advance("raw")
         assert printed.wait_for(lines=2, done=1)  # the ticker's lines, while the next answer does not come
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("bench: 1/3")]
     assert len(lines) >= 2 and all("ETA" in line for line in lines)

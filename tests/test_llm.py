@@ -90,7 +90,7 @@ def test_redact_removes_keys():
 
 
 async def test_litellm_mock_response_through_real_backend():
-    client = ModelClient()
+    client = ModelClient(environ={"OPENAI_API_KEY": "sk-mock"})  # the key is checked before any call, mocked or not
     usage = Usage()
     out = await client.complete(
         "openai/gpt-4o-mini", [{"role": "user", "content": "hi"}], usage=usage, mock_response="Hello there"

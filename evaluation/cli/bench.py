@@ -49,13 +49,15 @@ def bench(
         envvar=MODEL_ENV,
         help=f"litellm model string; default: the embedded {EMBEDDED_MODEL}.",
     ),
-    arms: str = typer.Option(
-        "raw,selfpara",
+    arms: Optional[str] = typer.Option(
+        None,
         "--arms",
         "-a",
         help=f"Comma-separated arms: {ARMS.help_names()} (oracle is a measuring instrument: it votes "
-        "with the dataset's other wordings; use --max-variants 0); settings in brackets, "
-        "e.g. 'raw,sc\\[n=5],selfpara\\[k=5;equivalence=exact,numeric]'.",
+        "with the dataset's other wordings); settings in brackets, "
+        "e.g. 'raw,sc\\[n=5],selfpara\\[k=5;equivalence=exact,numeric]'. Default: raw,selfpara, and oracle "
+        "where the dataset has more than one wording of a question (the built-in set has 4).",
+        show_default=False,
     ),
     k: int = typer.Option(
         default("k", "bench"),
@@ -155,8 +157,17 @@ def bench(
         from evaluation.cli.report import check_consistency
         from evaluation.report import markdown_table, write_reports
         from evaluation.runner import run_bench
+        from evaluation.variants import DEFAULT_ARMS, default_arms
+        from selfpara.errors import ConfigError
         from selfpara.models.names import is_embedded
 
+        if arms is None:
+            try:
+                arms = ",".join(
+                    default_arms(dataset, variants, max_variants or None, str(data_dir) if data_dir else None)
+                )
+            except ConfigError:  # a bad --variants: the check of every flag below names it (exit code 2)
+                arms = ",".join(DEFAULT_ARMS)
         config = _config(
             order=order,
             dataset=dataset,

@@ -108,9 +108,10 @@ def _diagnostics(records: list[SampleRecord], arms: list[str]) -> dict[str, dict
             continue
         shares = [r.details["vote_share"] for r in voted]
         d: dict[str, Any] = {"answers": len(voted), "mean_vote_share": statistics.fmean(shares)}
-        kept = [r.details["k_kept"] for r in voted if "k_kept" in r.details]
-        if kept:
-            d["mean_k_kept"] = statistics.fmean(kept)
+        keeping = [r for r in voted if "k_kept" in r.details]
+        if keeping:  # kept as the supply table counts it; answered: those the vote used
+            d["mean_k_kept"] = statistics.fmean(r.kept_paraphrases for r in keeping)
+            d["mean_k_answered"] = statistics.fmean(int(r.details["k_kept"]) for r in keeping)
             d["no_paraphrases"] = sum(1 for r in voted if "no_paraphrases" in r.details.get("flags", [])) / len(voted)
             d["original_won"] = sum(1 for r in voted if r.details.get("original_won")) / len(voted)
         flags = Counter(f for r in voted for f in r.details.get("flags") or [])

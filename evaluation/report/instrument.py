@@ -62,7 +62,8 @@ def efficiency_section(report: dict[str, Any]) -> Section:
         "model. Efficiency = (selfpara − raw) / (oracle − raw) on A_strict over the questions all three arms "
         "answered; CIs by paired bootstrap over questions. It is undefined when the oracle's gain is not above 0 "
         "(its point estimate or the lower end of its CI).",
-        empty="needs raw, selfpara and oracle arms in one run, e.g. --arms raw,selfpara,oracle --max-variants 0",
+        empty="needs raw, selfpara and oracle arms in one run (bench adds the oracle where the dataset has several "
+        "wordings of a question), e.g. --arms raw,selfpara,oracle --max-variants 0",
     )
 
 

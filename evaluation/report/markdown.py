@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaluation.report.data import metric_rows, metric_title, metrics_table
+from evaluation.report.headline import headline
 from evaluation.report.instrument import instrument_sections
 from evaluation.report.tables import (
     abstention_section,
@@ -55,6 +56,11 @@ def _comparison_lines(report: dict[str, Any], table: Any, digits: int) -> list[s
     return lines
 
 
+def _headline_lines(report: dict[str, Any]) -> list[str]:
+    said = headline(report)
+    return [f"**{said}**", ""] if said else []
+
+
 def _warning_lines(report: dict[str, Any]) -> list[str]:
     return [f"> **Warning:** {w}" for w in report.get("warnings", [])] + ([""] if report.get("warnings") else [])
 
@@ -62,7 +68,8 @@ def _warning_lines(report: dict[str, Any]) -> list[str]:
 def markdown_table(report: dict[str, Any], digits: int = 3) -> str:
     """The terminal table: warnings, metrics × arms with CIs, paired differences, abstentions and totals."""
     table = metrics_table(report)
-    lines = _warning_lines(report) + _head_lines(report, table) + _metric_lines(report, table, digits)
+    lines = _headline_lines(report) + _warning_lines(report) + _head_lines(report, table)
+    lines += _metric_lines(report, table, digits)
     lines += _comparison_lines(report, table, digits) + [""]
     # only where the run has an oracle, a voting arm, a confidence
     shown = [s for s in (*instrument_sections(report), selective_section(report)) if s.rows]
@@ -82,6 +89,7 @@ def markdown_report(report: dict[str, Any]) -> str:
         f"Run `{report['run']}`, arms {', '.join(report['arms'])}, k={bench['k']}, variants {bench['variants']}, "
         f"seed {bench['seed']}. Generated {report['generated']}.",
         "",
+        *_headline_lines(report),
         *_warning_lines(report),
         *_head_lines(report, table),
         "## Metrics per arm",

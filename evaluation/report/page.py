@@ -13,6 +13,7 @@ from evaluation.report.data import (
     metric_title,
     metrics_table,
 )
+from evaluation.report.headline import headline
 from evaluation.report.instrument import INSTRUMENT_TITLES, instrument_sections
 from evaluation.report.plots import FIGURES, figures
 from evaluation.report.tables import TITLES, comparison_cells, sections
@@ -55,6 +56,7 @@ def render_html(report: dict[str, Any]) -> str:
         .render(
             title=f"selfpara bench: {bench['dataset']} on {bench['model']}",
             run=report["run"],
+            headline=headline(report),
             generated=report["generated"],
             arms=arms,
             bench=bench,

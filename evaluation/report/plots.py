@@ -89,6 +89,24 @@ def _nice_max(values: list[float]) -> float:
     return math.ceil(top)
 
 
+def fitted_axis(values: list[float]) -> tuple[float, float, float]:
+    """A y axis for accuracies spanning `values`: (low, high, tick step) within [0, 1], ticks at a
+    round step, 5 or 6 of them, the data filling most of it (0.94 against 0.96 must be told apart,
+    not drawn flat on a 0–1 axis), a step of room below the lowest value where 0 allows."""
+    if not values:
+        return 0.0, 1.0, 0.2
+    low, high = min(values), max(values)
+    for step in (0.02, 0.05, 0.1, 0.2):
+        lo = max(0.0, math.floor(round(low / step, 6)) * step - (step if low > 0 else 0.0))
+        hi = min(1.0, math.ceil(round(high / step, 6)) * step)
+        if hi - lo < 5 * step:  # too short an axis reads as a difference: five steps at least
+            lo = max(0.0, hi - 5 * step)
+            hi = min(1.0, lo + 5 * step)
+        if hi - lo <= 6 * step + 1e-9:
+            return round(lo, 6), round(hi, 6), step
+    return 0.0, 1.0, 0.2
+
+
 def bar_chart(
     fig_id: str,
     categories: list[str],
@@ -284,28 +302,34 @@ def risk_coverage_chart(
     height: int = 320,
     colors: dict[str, str] | None = None,
 ) -> str:
-    """Accuracy (y) against coverage (x), one step line per arm: (name, [(coverage, accuracy), ...])."""
+    """Accuracy (y) against coverage (x), one step line per arm: (name, [(coverage, accuracy), ...]).
+
+    The y axis is fitted to the accuracies drawn (`fitted_axis`), its range written on it."""
     colors = colors or {}
     left, right, top, bottom = 64, 20, 24, 58
     plot_w, plot_h = width - left - right, height - top - bottom
+    lo, hi, step = fitted_axis([acc for _, points in curves for _, acc in points])
     X = lambda v: left + plot_w * v  # noqa: E731
-    Y = lambda v: top + plot_h * (1 - v)  # noqa: E731
+    Y = lambda v: top + plot_h * (1 - (v - lo) / (hi - lo))  # noqa: E731
     out = [
         f'<svg id="{fig_id}-svg" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" font-family="sans-serif">'
     ]
-    for i in range(6):
-        v = i / 5
+    ticks = round((hi - lo) / step)
+    for i in range(ticks + 1):
+        v = lo + i * step
         out.append(f'<line x1="{left}" x2="{width - right}" y1="{Y(v):.1f}" y2="{Y(v):.1f}" stroke="#e3e3e3"/>')
-        out.append(f'<text x="{left - 6}" y="{Y(v) + 4:.1f}" font-size="11" text-anchor="end">{v:.1f}</text>')
+        out.append(f'<text x="{left - 6}" y="{Y(v) + 4:.1f}" font-size="11" text-anchor="end">{v:.2f}</text>')
+    for i in range(6):
         out.append(
-            f'<text x="{X(v):.1f}" y="{top + plot_h + 14}" font-size="11" text-anchor="middle">{100 * v:.0f}%</text>'
+            f'<text x="{X(i / 5):.1f}" y="{top + plot_h + 14}" font-size="11" text-anchor="middle">{20 * i}%</text>'
         )
     out.append(
         f'<text x="{left + plot_w / 2:.1f}" y="{height - 26}" font-size="12" text-anchor="middle">'
         "coverage (share of attempted answers given, surest first)</text>"
     )
-    out.append(_y_title(top + plot_h / 2, "accuracy of the answers given"))
+    fitted = "" if (lo, hi) == (0.0, 1.0) else " (axis fitted)"
+    out.append(_y_title(top + plot_h / 2, "accuracy of the answers given" + fitted))
     if not curves:
         out.append(
             f'<text x="{left + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" font-size="12" '
@@ -325,7 +349,7 @@ def risk_coverage_chart(
                 f'<circle cx="{X(cov):.1f}" cy="{Y(acc):.1f}" r="3.5" fill="{c}"><title>{_esc(name)}: '
                 f"accuracy {acc:.3f} at {100 * cov:.0f}% coverage</title></circle>"
             )
-    out.append(f'<line x1="{left}" x2="{width - right}" y1="{Y(0):.1f}" y2="{Y(0):.1f}" stroke="#444"/>')
+    out.append(f'<line x1="{left}" x2="{width - right}" y1="{Y(lo):.1f}" y2="{Y(lo):.1f}" stroke="#444"/>')
     out += _legend([name for name, _ in curves], left, height - 8, colors)
     out.append("</svg>")
     return "".join(out)

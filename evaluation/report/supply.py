@@ -53,7 +53,7 @@ def kept_distribution(records: Sequence[SampleRecord]) -> dict[str, Any]:
     """
     rs = [r for r in records if not r.error]
     answered = [int(r.details["k_kept"]) for r in rs]
-    kept = [n + r.skipped_paraphrases for n, r in zip(answered, rs, strict=True)]
+    kept = [r.kept_paraphrases for r in rs]
     k = max([_requested(r) for r in rs] + kept + [0])
     counts = Counter(kept)
     n = len(kept)

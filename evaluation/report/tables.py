@@ -316,6 +316,7 @@ def diagnostics_section(report: dict[str, Any]) -> Section:
             str(d["answers"]),
             fmt_number(d.get("mean_vote_share")),
             fmt_number(d.get("mean_k_kept"), 2),
+            fmt_number(d.get("mean_k_answered"), 2),
             fmt_number(d.get("no_paraphrases")),
             fmt_number(d.get("original_won")),
             fmt_number(d.get("samples_per_answer"), 1),
@@ -330,13 +331,16 @@ def diagnostics_section(report: dict[str, Any]) -> Section:
             "arm",
             "answers",
             "mean vote share",
-            "mean paraphrases kept",
+            "mean kept",
+            "mean answered",
             "no paraphrase kept",
             "original's answer won",
             "samples / answer",
             "flags (answers)",
         ],
         rows,
+        note="Kept: the paraphrases the filter let through per answered wording, as in the supply table; answered: "
+        "those of them the vote used (adaptive k leaves the rest unanswered once the vote is settled).",
         empty="no voting arm in this run",
     )
 

@@ -100,7 +100,7 @@ def ask(
     settings_file: Optional[Path] = typer.Option(
         None,
         "--settings",
-        help="TOML or JSON settings file, its [upstream] table (the layout `serve --config` reads; a "
+        help="TOML or JSON settings file, its \\[upstream] table (the layout `serve --config` reads; a "
         "`selfpara calibrate` file sets a confidence threshold); flags given override it.",
     ),
     system: Optional[str] = typer.Option(None, help="System prompt sent with every wording."),
@@ -119,10 +119,15 @@ def ask(
     with clean_errors(ctx, all_from_flags=settings_file is None), stdout_to_stderr():
         from selfpara.config import build_config
         from selfpara.config.file import read_settings_file, warn_if_uncalibrated
+        from selfpara.errors import InputError
         from selfpara.models.names import is_embedded
-        from selfpara.paraphraser import SelfParaphraser
+        from selfpara.paraphraser import SelfParaphraser, split_messages
 
         text = sys.stdin.read() if question == "-" else question
+        try:  # an empty or oversized question is the command line's problem: exit code 2
+            split_messages(text)
+        except InputError as exc:
+            raise typer.BadParameter(str(exc), ctx=ctx, param_hint="QUESTION") from None
         given: dict[str, object] = dict(
             model=model or EMBEDDED_MODEL,
             k=k,
@@ -157,9 +162,13 @@ def ask(
         with err_console().status(f"[bold]{status}[/bold] (k={cfg.k})…"):
             result = paraphraser.answer(messages)
     if show:  # stderr, so that it goes with --json too: stdout keeps the JSON alone
-        from selfpara.cli.render import result_table
+        from selfpara.cli.render import result_lines, result_table
 
-        err_console().print(result_table(result))
+        stderr = err_console()
+        if stderr.is_terminal:
+            stderr.print(result_table(result))
+        else:
+            stderr.print("\n".join(result_lines(result)), markup=False, highlight=False)
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
         return

@@ -10,36 +10,64 @@ the default.
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
+import re
 import sys
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TextIO
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from selfpara.errors import ConfigError, SelfparaError
+from selfpara.errors import ConfigError, MissingCredential, SelfparaError
+
+
+def console(stderr: bool = False, *, highlight: bool = True) -> Console:
+    """A console on stdout (or stderr), made at each use so that it reads the terminal width and
+    stream of the moment (a console made at import keeps the width of whoever imported it first).
+
+    When the stream is not a terminal (piped, redirected, in CI) lines are not wrapped at all
+    (rich would break them at 80 columns, inside paths and numbers): a reader's pager or
+    terminal wraps them. rich writes no colours or other escape codes there.
+    """
+    made = Console(stderr=stderr, highlight=highlight)
+    made.soft_wrap = not made.is_terminal
+    return made
 
 
 def err_console() -> Console:
-    """A console on stderr, made at each use so that it reads the terminal width and stream of
-    the moment (a console made at import keeps the width of whoever imported it first)."""
-    return Console(stderr=True)
+    """`console` on stderr: where every command writes its notes, progress and errors."""
+    return console(stderr=True)
+
+
+class NoteFormatter(logging.Formatter):
+    """`warning: message` on one line, as the CLI writes its own notes beside `error: ...` (no
+    time, no logger name: those are for --verbose); control characters escaped."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from selfpara.server.logs import printable
+
+        return printable(f"{record.levelname.lower()}: {super().format(record)}")
 
 
 def setup_logging(verbose: bool) -> None:
     """Log to stderr; INFO with --verbose, WARNING otherwise.
 
-    On a terminal records are drawn by rich; otherwise (redirected, piped, in CI) each
-    record is one plain line, tracebacks included, so log readers can split on newlines.
+    With --verbose, records are drawn by rich on a terminal, and otherwise (redirected, piped,
+    in CI) each is one timestamped line, tracebacks included, so log readers can split on
+    newlines. Without it, the few warnings are notes like the CLI's own: `warning: ...`.
     """
     handler: logging.Handler
-    console = err_console()
-    if console.is_terminal:
+    stderr = err_console()
+    if not verbose:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(NoteFormatter())
+    elif stderr.is_terminal:
         from rich.logging import RichHandler
 
-        handler = RichHandler(console=console, show_path=False)
+        handler = RichHandler(console=stderr, show_path=False)
     else:
         from selfpara.server.logs import TextFormatter
 
@@ -51,15 +79,40 @@ def setup_logging(verbose: bool) -> None:
         handlers=[handler],
         force=True,
     )
-    for noisy in ("LiteLLM", "litellm", "httpx", "transformers"):
+    from selfpara.models.litellm_import import litellm_debug_wanted
+
+    quiet = ("httpx", "transformers") if litellm_debug_wanted() else ("LiteLLM", "litellm", "httpx", "transformers")
+    for noisy in quiet:
         logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+class _PlainWriter(io.TextIOBase):
+    """A text stream that writes to `target` with ANSI escape codes removed."""
+
+    def __init__(self, target: TextIO) -> None:
+        self.target = target
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.target.write(_ANSI.sub("", text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.target.flush()
 
 
 @contextlib.contextmanager
 def stdout_to_stderr() -> Iterator[None]:
     """Send whatever libraries print while a command works to stderr, keeping stdout for the
-    command's own output (litellm prints a "Provider List" line for an unknown provider)."""
-    with contextlib.redirect_stdout(sys.stderr):
+    command's own output (litellm prints a "Provider List" line for an unknown provider); its
+    colour codes are removed when stderr is not a terminal."""
+    target: TextIO = sys.stderr if sys.stderr.isatty() else _PlainWriter(sys.stderr)  # type: ignore[assignment]
+    with contextlib.redirect_stdout(target):
         yield
 
 
@@ -107,7 +160,8 @@ def clean_errors(
     ctx: Any = None, fields: Mapping[str, str] | None = None, *, all_from_flags: bool = False
 ) -> Iterator[None]:
     """Turn selfpara's own errors into a red one-line message and exit code 1 (no traceback); a
-    settings check that failed on flags into click's usage error naming them (exit code 2).
+    settings check that failed on flags into click's usage error naming them, and a missing
+    credential into a message naming its variable (exit code 2).
 
     Args:
         ctx: the command's context, to name its flags; None: every error is exit code 1.
@@ -115,6 +169,9 @@ def clean_errors(
     """
     try:
         yield
+    except MissingCredential as exc:  # the environment the command runs in cannot be used: as a flag's problem
+        err_console().print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE) from None
     except ConfigError as exc:
         usage = flag_error(ctx, exc, fields, all_from_flags=all_from_flags) if ctx is not None else None
         if usage is not None:

@@ -10,6 +10,10 @@ Only typer's public classes are imported. Up to typer 0.25 its commands are clic
 classes; from 0.26 they are those of a private copy of click inside typer (`typer._click`).
 Importing either would tie the CLI to one side of that change, so the click types these
 methods take and return (contexts, parameters, commands) are annotated `Any`.
+
+Help is typer's rich panels on a terminal wide enough to show every flag whole; otherwise
+(piped, redirected, or a narrow screen) plain text that wraps and never cuts a name
+(`selfpara.cli.help_text`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+
+from selfpara.cli.help_text import use_rich_help, write_plain_help
 
 
 def tidy_params(params: Sequence[Any]) -> None:
@@ -56,11 +62,23 @@ class Command(TyperCommand):
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return usage_pieces(self, ctx)
 
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        if use_rich_help(self.get_params(ctx), ctx):
+            super().format_help(ctx, formatter)
+        else:
+            write_plain_help(self, ctx, formatter)
+
 
 class Group(TyperGroup):
-    """The CLI's group, its own options tidied as a `Command`'s."""
+    """The CLI's group, its own options tidied as a `Command`'s, its help as a `Command`'s."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         params = super().get_params(ctx)
         tidy_params(params)
         return params
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        if use_rich_help(self.get_params(ctx), ctx):
+            super().format_help(ctx, formatter)
+        else:
+            write_plain_help(self, ctx, formatter)

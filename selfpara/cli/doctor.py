@@ -11,14 +11,19 @@ import importlib.metadata
 import importlib.util
 import json
 import platform
+import re
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
 from selfpara.cli import app
-from selfpara.cli.common import clean_errors, err_console, setup_logging
+from selfpara.cli.common import clean_errors, console, err_console, setup_logging
 from selfpara.cli.conventions import Command
+
+BEYOND_PORTABLE = ("AVX512", "AVX_VNNI", "AMX")
+"""Instruction sets of llama.cpp's CPU kernels that the README's portable flags leave out: a build
+using them was made for one CPU (natively, or it is an earlier such build pip reused from its cache)."""
 
 CPU_FLAGS = ("avx", "avx2", "fma", "f16c", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16")
 """The instruction sets llama.cpp's CPU kernels choose between."""
@@ -35,6 +40,16 @@ def _cpu() -> dict[str, Any]:
     }
 
 
+def beyond_portable(build: str) -> list[str]:
+    """The instruction sets a build reports (`llama_print_system_info`: `AVX512 = 1 | ...`) that the
+    portable build leaves out; [] for a portable build."""
+    return [
+        name
+        for name, on in re.findall(r"\b([A-Z][A-Z0-9_]*) = (\d+)", build)
+        if on != "0" and name.startswith(BEYOND_PORTABLE)
+    ]
+
+
 def _engine() -> dict[str, Any]:
     from selfpara.models.engines.probe import library_files
 
@@ -47,6 +62,7 @@ def _engine() -> dict[str, Any]:
     import llama_cpp
 
     info["build"] = llama_cpp.llama_print_system_info().decode("utf-8", "replace").strip()
+    info["beyond_portable"] = beyond_portable(info["build"])
     return info
 
 
@@ -133,10 +149,11 @@ def doctor(
 
 
 def _print(report: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.markup import escape as e
 
-    out = Console(highlight=False)  # the findings are this command's output: stdout
+    from selfpara.models.engines.probe import REBUILD
+
+    out = console(highlight=False)  # the findings are this command's output: stdout
     out.print(e(f"selfpara {report['selfpara']} · Python {report['python']} · {report['platform']}"))
     cpu = report["cpu"]
     flags = " ".join(cpu["flags"]) or "none of " + ", ".join(CPU_FLAGS)
@@ -145,6 +162,15 @@ def _print(report: dict[str, Any]) -> None:
     if engine["installed"]:
         out.print(f"[bold]engine[/bold]  llama-cpp-python {e(engine['version'])} at {e(str(engine['library']))}")
         out.print(f"        built for: {e(engine['build'])}")
+        beyond = engine.get("beyond_portable") or []
+        if beyond:
+            out.print(
+                f"        [yellow]not the portable build[/yellow]: it uses {e(', '.join(beyond))}, so it runs only on "
+                "CPUs that have them (a native build, or one pip reused from its cache: CMAKE_ARGS is not part of "
+                f"pip's cache key); the portable one: {e(REBUILD)}"
+            )
+        else:
+            out.print("        portable: uses no AVX-512, AVX-VNNI or AMX kernels (the README's CMAKE_ARGS)")
     else:
         out.print(f"[bold]engine[/bold]  [red]not installed[/red]: {e(engine['hint'])}")
     for name, found in report["models"].items():

@@ -21,42 +21,73 @@ def rejection_text(rejected: RejectedParaphrase) -> str:
     return f"{reason}: {detail}"
 
 
-def result_table(result: WrappedAnswer) -> Table:
-    """A table: one row per wording with its answer, cluster and whether it won."""
-    title = (
-        f"{escape(result.model)} · k {result.k_kept}/{result.k_requested} · vote share {result.vote_share:.0%}"
-        f" · confidence {result.confidence:.2f}"
-        f" · entropy {result.entropy_normalized:.2f}"
+def _title(result: WrappedAnswer) -> str:
+    return (
+        f"{result.model} · k {result.k_kept}/{result.k_requested} · vote share {result.vote_share:.0%}"
+        f" · confidence {result.confidence:.2f} · entropy {result.entropy_normalized:.2f}"
     )
-    table = Table(title=title, show_lines=True)
+
+
+def _rows(result: WrappedAnswer) -> list[tuple[str, str, str, str, str]]:
+    """One row per wording, rejected and skipped paraphrase, as plain text: (#, wording, answer,
+    cluster, kind), kind being "" (answered), "failed", "top-up", "rejected" or "skipped"."""
+    rows = []
+    answers = {a.variant: a for a in result.answers}
+    for v in result.variants:
+        a = answers.get(v.index)
+        index = "orig" if v.index == 0 else str(v.index)
+        kind = "top-up" if v.top_up else ""
+        if a is None or not a.ok:
+            rows.append((index, v.text, f"failed: {a.error or '?' if a else '?'}", "-", "failed"))
+            continue
+        cluster = f"{a.cluster}{' ★' if a.cluster == result.winner else ''}{' (abstain)' if a.abstained else ''}"
+        rows.append((index, v.text, a.text or "", cluster, kind))
+    rows += [("x", r.text, f"rejected: {rejection_text(r)}", "", "rejected") for r in result.rejected]
+    rows += [("-", text, "not needed (adaptive k)", "", "skipped") for text in result.skipped_paraphrases]
+    return rows
+
+
+def _caption(result: WrappedAnswer) -> list[tuple[str, bool]]:
+    """The line under the table in parts: (text, whether it is a warning)."""
+    deciders = Counter(c.decided_by for c in result.comparisons if c.decided_by != "none")
+    parts = [(f"{result.usage.calls} calls" + (f", {result.calls_saved} saved" if result.calls_saved else ""), False)]
+    if deciders:
+        parts.append(("pairs decided by " + ", ".join(f"{name} {n}" for name, n in deciders.most_common()), False))
+    if result.undecided_pairs:
+        parts.append((f"{result.undecided_pairs} pair(s) undecided, counted as different", True))
+    if result.original_kept_reason:
+        parts.append((f"original kept: {result.original_kept_reason}", False))
+    if result.flags:
+        parts.append(("flags: " + ", ".join(result.flags), False))
+    return parts
+
+
+def result_table(result: WrappedAnswer) -> Table:
+    """A table for a terminal: one row per wording with its answer, cluster and whether it won."""
+    table = Table(title=escape(_title(result)), show_lines=True)
     table.add_column("#", justify="right")
     table.add_column("wording")
     table.add_column("answer")
     table.add_column("cluster", justify="center")
-    answers = {a.variant: a for a in result.answers}
-    for v in result.variants:
-        a = answers.get(v.index)
-        if a is None or not a.ok:
-            answer, cluster = f"[red]failed: {escape(a.error or '?') if a else '?'}[/red]", "-"
-        else:
-            answer = escape(a.text or "")
-            cluster = f"{a.cluster}{' ★' if a.cluster == result.winner else ''}{' (abstain)' if a.abstained else ''}"
-        wording = f"[dim](top-up, sampled)[/dim] {escape(v.text)}" if v.top_up else escape(v.text)
-        table.add_row("orig" if v.index == 0 else str(v.index), wording, answer, cluster)
-    for r in result.rejected:
-        reason = f"[dim]rejected: {escape(rejection_text(r))}[/dim]"
-        table.add_row("[dim]x[/dim]", f"[dim]{escape(r.text)}[/dim]", reason, "")
-    for text in result.skipped_paraphrases:
-        table.add_row("[dim]-[/dim]", f"[dim]{escape(text)}[/dim]", "[dim]not needed (adaptive k)[/dim]", "")
-    deciders = Counter(c.decided_by for c in result.comparisons if c.decided_by != "none")
-    caption = [f"{result.usage.calls} calls" + (f", {result.calls_saved} saved" if result.calls_saved else "")]
-    if deciders:
-        caption.append("pairs decided by " + ", ".join(f"{name} {n}" for name, n in deciders.most_common()))
-    if result.undecided_pairs:
-        caption.append(f"[yellow]{result.undecided_pairs} pair(s) undecided, counted as different[/yellow]")
-    if result.original_kept_reason:
-        caption.append(f"original kept: {escape(result.original_kept_reason)}")
-    if result.flags:
-        caption.append("flags: " + ", ".join(result.flags))
-    table.caption = " · ".join(caption)
+    for index, wording, answer, cluster, kind in _rows(result):
+        if kind in ("rejected", "skipped"):
+            table.add_row(f"[dim]{index}[/dim]", f"[dim]{escape(wording)}[/dim]", f"[dim]{escape(answer)}[/dim]", "")
+            continue
+        shown = f"[red]{escape(answer)}[/red]" if kind == "failed" else escape(answer)
+        wording = f"[dim](top-up, sampled)[/dim] {escape(wording)}" if kind == "top-up" else escape(wording)
+        table.add_row(index, wording, shown, cluster)
+    table.caption = " · ".join(f"[yellow]{escape(t)}[/yellow]" if warn else escape(t) for t, warn in _caption(result))
     return table
+
+
+def result_lines(result: WrappedAnswer) -> list[str]:
+    """The table's content as plain lines, for a stream that is not a terminal: one line per
+    wording (`#  wording  →  answer  [cluster]`), never wrapped, so no line breaks inside a word."""
+    lines = [_title(result)]
+    for index, wording, answer, cluster, kind in _rows(result):
+        prefix = "(top-up, sampled) " if kind == "top-up" else ""
+        lines.append(f"{index:>4}  {prefix}{' '.join(wording.split())}  →  {' '.join(answer.split())}".rstrip())
+        if cluster:
+            lines[-1] += f"  [cluster {cluster}]"
+    lines.append(" · ".join(t for t, _ in _caption(result)))
+    return lines

@@ -1,13 +1,12 @@
 """The one door to models: every call goes through ModelClient.
 
-ModelClient adds what every call needs (timeout, retries with backoff, a concurrency
-limit, usage accounting, secret-safe errors) on top of a Backend (`selfpara.models.backends`),
-which only knows how to make one call. Backends: HttpBackend for OpenAI-compatible upstreams
-whose base URL is known (`selfpara.models.http_backend`), LiteLLMBackend for any other litellm model
-string (`selfpara.models.litellm_backend`), local GGUF models on llama.cpp (`local/...`, see
-`selfpara.models.engines`), or any object with the same `complete` method (tests and benchmarks plug
-fakes in here). The client a `WrapConfig` describes is built by
-`selfpara.paraphraser.client_from_config`, so that this layer never reads the settings.
+ModelClient adds what every call needs (timeout, retries with backoff, a concurrency limit, usage
+accounting, secret-safe errors, a credential check before anything is sent) on top of a Backend
+(`selfpara.models.backends`), which only makes one call: HttpBackend for OpenAI-compatible upstreams
+whose base URL is known, LiteLLMBackend for any other litellm model string, local GGUF models on
+llama.cpp (`selfpara.models.engines`), or any object with the same `complete` method (tests and
+benchmarks plug fakes in here). `selfpara.paraphraser.client_from_config` builds the client a
+`WrapConfig` describes, so that this layer never reads the settings.
 """
 
 from __future__ import annotations
@@ -25,12 +24,13 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 from selfpara.errors import SelfparaError, UpstreamError, UpstreamTimeout
 from selfpara.models.backends import Backend, CallObserver, RawBackend
 from selfpara.models.cache import CallCache, cacheable, call_key, tenant
+from selfpara.models.credentials import require_credential
 from selfpara.models.engines import engine_for
 from selfpara.models.http_backend import HttpBackend, HttpSessions, Transport, endpoint_from_env, resolve_transport
 from selfpara.models.litellm_backend import LiteLLMBackend, completion_from_response
 from selfpara.models.litellm_import import import_litellm
 from selfpara.models.names import provider_of
-from selfpara.models.upstream_data import UpstreamResponseTooLarge, stream_event_text
+from selfpara.models.upstream_data import UpstreamResponseTooLarge, one_piece, stream_event_text
 from selfpara.result import Completion, Message, Usage
 from selfpara.util.redaction import redact
 
@@ -66,12 +66,10 @@ class ModelClient:
         concurrency: calls in flight at once through this client.
         backoff_s: first retry wait; it doubles per attempt, with jitter.
         backend: use this backend for every model instead of choosing by model name.
-        provider: send `api_base` and `api_key` only to models of this provider (the part
-            of the model string before the first '/'); None: to every model.
-        transport: how `openai/...` and `hosted_vllm/...` models are reached. auto: the
-            lean HttpBackend when their base URL is known (`api_base`, or the environment's
-            OPENAI_API_BASE/OPENAI_BASE_URL, HOSTED_VLLM_API_BASE), else litellm. http:
-            always HttpBackend for them (ConfigError without a base URL). litellm: litellm.
+        provider: send `api_base` and `api_key` only to models of this provider (None: to every model).
+        transport: how `openai/...` and `hosted_vllm/...` models are reached. auto: HttpBackend when
+            their base URL is known (`api_base`, or OPENAI_API_BASE/OPENAI_BASE_URL, HOSTED_VLLM_API_BASE),
+            else litellm. http: always HttpBackend for them (ConfigError without a base URL). litellm: litellm.
         http: the connection pool of the http transport; pass another client's
             `http` to share it (default: this client's own, made on first use).
         routes: backends for chosen model strings, used before the choice by name (the
@@ -160,6 +158,11 @@ class ModelClient:
             return self.api_base, self._api_key or env_key
         return env_base, env_key
 
+    def require_credentials(self, model: str) -> None:
+        """Raise MissingCredential, before anything is sent, when `model` needs a key that is nowhere."""
+        if self._backend is None and model not in self.routes:
+            require_credential(model, self._call_params(model), self._environ)
+
     async def aclose(self) -> None:
         """Close the http transport's and the cache's connections of the running loop
         (asyncio.run and uvicorn close them anyway when their loop ends)."""
@@ -208,6 +211,7 @@ class ModelClient:
         self, model: str, messages: list[Message], params: dict[str, Any], usage: Usage | None, kind: str
     ) -> Completion:
         """One call (retried) through the model's backend, counted in `usage`."""
+        self.require_credentials(model)
         backend = self.backend_for(model)
         load = getattr(backend, "load", None)
         if load is not None and not getattr(backend, "is_loaded", True):
@@ -268,6 +272,7 @@ class ModelClient:
         return params
 
     def _raw_backend(self, model: str, endpoint: str) -> RawBackend:
+        self.require_credentials(model)
         backend = self.backend_for(model)
         if endpoint not in getattr(backend, "raw_endpoints", ()):
             raise UpstreamError(f"{model}: this backend cannot pass {endpoint} requests through", status=400)
@@ -446,8 +451,7 @@ class ModelClient:
                 log.exception("call observer failed")
 
     async def _next_event(self, model: str, iterator: AsyncIterator[Any]) -> Any:
-        """`_bounded` for the next event of a stream: with `asyncio.timeout` where there is one (3.11+),
-        which, unlike `wait_for`, makes no task per await; a stream sends an event per token."""
+        """`_bounded` for a stream's next event: `asyncio.timeout` (3.11+) makes no task per await, unlike wait_for."""
         timeout = getattr(asyncio, "timeout", None)
         if timeout is None:
             return await self._bounded(model, iterator.__anext__())
@@ -493,8 +497,3 @@ class ModelClient:
                 raise UpstreamError(f"{model}: {type(exc).__name__}: {exc}", status=502) from None
             finally:
                 log.debug("call %s took %.3fs", model, self.clock() - started)
-
-
-async def one_piece(text: str) -> AsyncGenerator[str, None]:
-    """`text` as a stream of one piece (a reply that did not stream)."""
-    yield text

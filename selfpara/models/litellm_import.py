@@ -6,7 +6,7 @@ import logging
 import os
 from types import ModuleType
 
-from selfpara.util.envvars import LITELLM_LOCAL_COST_MAP_ENV
+from selfpara.util.envvars import LITELLM_LOCAL_COST_MAP_ENV, LITELLM_LOG_ENV
 
 
 def import_litellm() -> ModuleType:
@@ -17,12 +17,22 @@ def import_litellm() -> ModuleType:
     the user set it), at the moment litellm is needed rather than on `import selfpara`.
 
     litellm also prints to the console (a red "Provider List" line with ANSI escapes for each
-    call to a provider it does not know, tips after an error); that is silenced unless
-    selfpara's logger is enabled for INFO (the CLI's --verbose, or an application that logs
-    selfpara at INFO), read at each call.
+    call to a provider it does not know, a "Give Feedback / Get Help" banner and a
+    `turn_on_debug()` tip after each error); that is silenced unless the user asks for
+    litellm's own debug output (`litellm_debug_wanted`), read at each import_litellm().
+    selfpara's own --verbose logs selfpara's stages, not litellm's banners.
     """
     os.environ.setdefault(LITELLM_LOCAL_COST_MAP_ENV, "True")
     import litellm
 
-    litellm.suppress_debug_info = not logging.getLogger("selfpara").isEnabledFor(logging.INFO)
+    litellm.suppress_debug_info = not litellm_debug_wanted()
     return litellm
+
+
+def litellm_debug_wanted() -> bool:
+    """Whether the user asked for litellm's own debug output: LITELLM_LOG=DEBUG (litellm's switch),
+    or litellm's logger set to DEBUG (what `litellm._turn_on_debug()` does)."""
+    return (
+        os.environ.get(LITELLM_LOG_ENV, "").strip().upper() == "DEBUG"
+        or logging.getLogger("LiteLLM").level == logging.DEBUG
+    )

@@ -16,7 +16,7 @@ import email.utils
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 from selfpara.errors import UpstreamError
@@ -151,3 +151,8 @@ def stream_event_text(model: str, event: Any) -> tuple[list[str], int, int]:
     if not isinstance(usage, dict):
         raise UpstreamInvalidResponse(f"{model}: upstream sent a stream event whose usage is not an object")
     return pieces, token_count(model, usage, "prompt_tokens"), token_count(model, usage, "completion_tokens")
+
+
+async def one_piece(text: str) -> AsyncGenerator[str, None]:
+    """`text` as a stream of one piece (a reply that did not stream)."""
+    yield text

@@ -29,7 +29,7 @@ from typing import Any
 
 from fastapi.responses import JSONResponse
 
-from selfpara.errors import ConfigError, InputError, SelfparaError, UpstreamError, UpstreamTimeout
+from selfpara.errors import ConfigError, InputError, MissingCredential, SelfparaError, UpstreamError, UpstreamTimeout
 from selfpara.models.upstream_data import UpstreamInvalidResponse, UpstreamRetryLater
 from selfpara.util.redaction import redact
 
@@ -152,9 +152,13 @@ def from_selfpara(exc: SelfparaError, secrets: list[str | None] = (), request_id
     Upstream text is not shown (it may hold internal URLs, paths or credentials): the
     message is a generic reason and the request id to find the details in the log.
     """
+    see_log = f" (request id {request_id}; details in the proxy's log)" if request_id else ""
+    if isinstance(exc, MissingCredential):  # the proxy's own configuration, not the client's request
+        return ProxyError(
+            502, "the proxy has no key for its upstream" + see_log, type="upstream_error", code="upstream_auth_failed"
+        )
     if isinstance(exc, (InputError, ConfigError)):  # our own messages about the request
         return bad_request(redact(str(exc) or type(exc).__name__, list(secrets)))
-    see_log = f" (request id {request_id}; details in the proxy's log)" if request_id else ""
     if isinstance(exc, UpstreamError):
         code = upstream_code(exc)
         message = _UPSTREAM_REASONS[code] + see_log

@@ -70,6 +70,8 @@ HOSTED_VLLM_API_KEY_ENV = "HOSTED_VLLM_API_KEY"
 OLLAMA_API_BASE_ENV = "OLLAMA_API_BASE"
 LITELLM_LOCAL_COST_MAP_ENV = "LITELLM_LOCAL_MODEL_COST_MAP"
 """Set to True (unless the user set it) before litellm is imported, so that it reads its price list offline."""
+LITELLM_LOG_ENV = "LITELLM_LOG"
+"""litellm's own log level; DEBUG asks for its debug output, which selfpara otherwise silences."""
 
 ENV_VARS: tuple[EnvVar, ...] = (
     EnvVar(MODEL_ENV, ("ask", "serve", "bench"), "`--model`: the model (the proxy's upstream)"),
@@ -119,6 +121,11 @@ ENV_VARS: tuple[EnvVar, ...] = (
         OLLAMA_API_BASE_ENV, ("serve",), "the Ollama server the proxy's health check probes (default localhost:11434)"
     ),
     EnvVar(LITELLM_LOCAL_COST_MAP_ENV, ("library",), "set to `True` unless set: litellm reads its price list offline"),
+    EnvVar(
+        LITELLM_LOG_ENV,
+        ("library",),
+        "`DEBUG`: litellm's own debug output, its banners and tips included (silenced otherwise, `--verbose` too)",
+    ),
 )
 """Every variable, in the order docs/cli.md lists them. Other providers' variables
 (ANTHROPIC_API_KEY, ...) are litellm's to read, not selfpara's."""
