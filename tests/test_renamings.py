@@ -75,6 +75,25 @@ def test_questions_the_table_must_not_rename(question: str) -> None:
     assert all(m.renaming == "composer" for m in made)  # only the music question has a reading, the composer's
 
 
+@pytest.mark.parametrize(
+    ("question", "entry", "first"),
+    [
+        ("What is 2+2?", "sum", "What is the sum of 2 and 2?"),
+        ("What is 12*3?", "product", "What is the product of 12 and 3?"),
+        ("What is 10-3?", "difference", "What do you get when you subtract 3 from 10?"),
+        ("What is 9 / 3?", "quotient", "What do you get when you divide 9 by 3?"),
+    ],
+)
+def test_arithmetic_written_with_symbols_and_no_spaces_is_renamed(question: str, entry: str, first: str) -> None:
+    made = renamings(question)
+    assert made and {m.renaming for m in made} == {entry}
+    assert made[0].text == first
+
+
+def test_a_word_operator_needs_its_spaces() -> None:
+    assert not renamings("What is 2plus2?")
+
+
 def test_a_quotient_that_is_not_whole_is_never_asked_as_how_many_times() -> None:
     assert not any("go into" in m.text for m in renamings("What is 7 divided by 2?"))
     assert any("go into" in m.text for m in renamings("What is 8 divided by 2?"))

@@ -236,7 +236,7 @@ RENAMINGS: tuple[Renaming, ...] = (
     Renaming(
         "product",
         (
-            rf"{ASK} (?P<a>{NUM}) (?:times|multiplied by|x|\*|×) (?P<b>{NUM})",
+            rf"{ASK} (?P<a>{NUM})(?: (?:times|multiplied by) | ?(?:x|\*|×) ?)(?P<b>{NUM})",
             rf"what is the product of (?P<a>{NUM}) and (?P<b>{NUM})",
         ),
         (
@@ -248,7 +248,7 @@ RENAMINGS: tuple[Renaming, ...] = (
     Renaming(
         "sum",
         (
-            rf"{ASK} (?P<a>{NUM}) (?:plus|\+) (?P<b>{NUM})",
+            rf"{ASK} (?P<a>{NUM})(?: plus | ?\+ ?)(?P<b>{NUM})",
             rf"what is the sum of (?P<a>{NUM}) and (?P<b>{NUM})",
         ),
         (
@@ -259,7 +259,7 @@ RENAMINGS: tuple[Renaming, ...] = (
     ),
     Renaming(
         "difference",
-        (rf"{ASK} (?P<a>{NUM}) (?:minus|-|−) (?P<b>{NUM})",),
+        (rf"{ASK} (?P<a>{NUM})(?: minus | ?[-−] ?)(?P<b>{NUM})",),
         (
             "What do you get when you subtract {b} from {a}?",
             "How much is left when {b} is taken away from {a}?",
@@ -268,7 +268,7 @@ RENAMINGS: tuple[Renaming, ...] = (
     ),
     Renaming(
         "quotient",
-        (rf"{ASK} (?P<a>{NUM}) (?:divided by|/|÷) (?P<b>{NUM})",),
+        (rf"{ASK} (?P<a>{NUM})(?: divided by | ?[/÷] ?)(?P<b>{NUM})",),
         (
             "What do you get when you divide {a} by {b}?",
             "How many times does {b} go into {a}?",
