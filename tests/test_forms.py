@@ -151,3 +151,43 @@ def test_the_fake_model_answers_form_calls_with_one_line() -> None:
     lines = [respond("m", form_messages(Q, f), {}) for f in SHORT_FORMS]
     assert all("\n" not in line for line in lines) and len(set(lines)) == len(lines)
     assert PARAPHRASE_MARKER in str(form_messages(Q, SHORT_FORMS[0])[-1]["content"])
+
+
+class Counting:
+    """A fake model that records the forms asked for and answers each question with `answers(question)`."""
+
+    def __init__(self, answers: Any, echo: frozenset[str] = frozenset()) -> None:
+        self.answers, self.echo = answers, echo  # forms in `echo` give the question back unchanged
+        self.forms: list[str] = []
+
+    async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion:
+        text = last_user_text(messages)
+        if FORM_MARKER in text:
+            form = form_of(text) or "?"
+            self.forms.append(form)
+            question = untagged("question", text) or ""
+            return Completion(text=question if form in self.echo else _line(form, question))
+        return Completion(text=self.answers(text))
+
+
+async def test_with_adaptive_k_a_vote_the_first_form_settles_never_asks_for_the_others() -> None:
+    model = Counting(lambda question: "Honey")
+    r = await answered(paraphraser(model, adaptive=True), Q)
+    assert model.forms == ["which"]
+    assert [v.source for v in r.variants[1:]] == ["form:which"] and r.answer == "Honey"
+    assert r.calls_saved >= 2  # the 'name' and 'subject first' calls
+
+
+async def test_with_adaptive_k_an_open_vote_asks_for_the_next_forms() -> None:
+    model = Counting(lambda question: "Sugar" if question.startswith("Which version") else "Honey")
+    r = await answered(paraphraser(model, adaptive=True), Q)
+    assert model.forms[:2] == ["which", "name"]  # 'which' disagreed with the original: the vote wanted more
+    assert r.answer == "Honey" and r.k_kept >= 2
+
+
+async def test_with_adaptive_k_a_rejected_form_line_is_replaced_by_the_next_form() -> None:
+    model = Counting(lambda question: "Honey", echo=frozenset({"which"}))
+    r = await answered(paraphraser(model, adaptive=True), Q)
+    assert model.forms == ["which", "name"]  # 'which' gave the question back (rejected): 'name' was asked
+    assert [v.source for v in r.variants[1:]] == ["form:name"]
+    assert [x.reason for x in r.rejected] == ["overlap"]

@@ -159,6 +159,7 @@ class RequestState:
             self.flags.append("no_paraphrases")
         checks_cost = 1 if self.cfg.resolved_paraphrase_check == "llm" else 0
         calls_saved = sum(1 + (checks_cost if c.check is None else 0) for c in skipped)
+        calls_saved += self.source.unasked  # form calls adaptive k never made (their lines' answers uncounted)
         # Lexical rejections first, then drift, then the check's: the order the batch filters list them in.
         cheap = sorted(self.source.cheap_rejected, key=lambda r: r.reason not in LEXICAL_REASONS)
         rejected = cheap + [c.rejection for c in self.candidates if c.rejection is not None]
@@ -194,6 +195,7 @@ class RequestState:
                 self._place_and_pursue()  # the test may have opened the next stage
                 if any(task.done() for task in out):
                     continue  # one came in while the vote was tested (it awaits clustering): test again
+                self._ask_for_lines()
                 waits: set[asyncio.Future[Any]] = self._out() | ({pending} if pending is not None else set())
                 assert waits, "the run waits for nothing but is not finished"
                 done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
@@ -211,6 +213,14 @@ class RequestState:
                 with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
                     await pending
             await lines.aclose()
+
+    def _ask_for_lines(self) -> None:
+        """Tell the line source how many more lines the stage wants (all of them without adaptive k)."""
+        alive = sum(1 for c in self.candidates if c.rejection is None)
+        wanted = 0.0 if self.stopping else self.target - alive
+        if wanted <= 0 and not self.stopping and not self._out():
+            wanted = 1  # nothing else is out: a line is the only way on (the vote is open and wants one)
+        self.source.want(wanted)
 
     def _out(self) -> set[asyncio.Future[Any]]:
         """The original's answer, checks, answers and top-ups still out."""

@@ -1,8 +1,13 @@
 """Where a request's paraphrases come from, in order, each through the cheap filters as it arrives:
 
 1. renamings (`renamings`): rewordings made without a model that name what is asked another way;
-2. then, for the slots they leave, the model: one call per rewording, each in one named form, all at
-   once (`forms`), or one call asking for a list (`list`, streamed where the backend can).
+2. then, for the slots they leave, the model: one call per rewording, each in one named form
+   (`forms`), or one call asking for a list (`list`, streamed where the backend can).
+
+Form calls are made as the request asks for lines (`LineSource.want`): all at once by default; with
+adaptive k only as many as its stage still needs, so that a vote the renamings or the first form
+settle never pays for the other forms (on the embedded model, where calls share two cores, those
+calls were most of a wrapped ask's time).
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
@@ -68,6 +74,7 @@ class LineSource:
         sources: each line given out -> where it came from ("renaming:capital", "form:name", "list").
         failure: the last paraphrase call's error, when one failed.
         renamed: the renamings are all given out (they come first; what follows is the model's).
+        unasked: the form calls never made because the request did not want their lines.
     """
 
     def __init__(
@@ -88,11 +95,36 @@ class LineSource:
         self.renamed = False
         self._given_lines: list[str] = []  # given out since the last restart
         self._to_come = cfg.k
+        self.unasked = 0
+        self._wanted: float = math.inf  # lines the request wants given out in all; form calls are launched up to it
+        self._forms: tuple[Form, ...] = ()
+        self._calls: list[asyncio.Future[str]] = []
+        self._returned = 0  # form calls whose reply was read
+        self._launched = asyncio.Event()
 
     @property
     def to_come(self) -> int:
         """At most how many more lines may still be given out (adaptive k counts them as answers to come)."""
         return max(0, min(self._to_come, self.cfg.k - len(self._given_lines)))
+
+    def want(self, more: float) -> None:
+        """Tell the source that the request wants `more` lines beyond those given out so far (math.inf:
+        every line it can give). Form calls are launched until that many are out; the list call, one
+        call for every line, is made whatever is wanted."""
+        self._wanted = len(self._given_lines) + more
+        self._launch()
+
+    def _launch(self) -> None:
+        """Make form calls until the lines given and the calls out reach what is wanted (a call whose
+        line was rejected or failed is replaced by the next form's)."""
+        out = len(self._calls) - self._returned
+        while len(self._calls) < len(self._forms) and len(self._given_lines) + out < self._wanted:
+            out += 1
+            form = self._forms[len(self._calls)]
+            self._calls.append(
+                asyncio.ensure_future(self.source.paraphrase_form(self.question, form, self.cfg, self.usage))
+            )
+            self._launched.set()
 
     async def lines(self) -> AsyncGenerator[list[str] | Restart, None]:
         """Lines that pass the cheap filters (lexical, drift), as they arrive: the renamings' together,
@@ -135,23 +167,25 @@ class LineSource:
         return passed
 
     async def _form_lines(self, lexical: LexicalFilter, n: int) -> AsyncGenerator[list[str] | Restart, None]:
-        """One line per form, the calls made at once and their lines given out in form order (so that
-        a request's variants are numbered alike whichever call ends first; they end close together)."""
-        forms = forms_for(self.question)[:n]
-        calls = [
-            asyncio.ensure_future(self.source.paraphrase_form(self.question, form, self.cfg, self.usage))
-            for form in forms
-        ]
-        self._to_come = len(calls)
+        """One line per form, the calls made as `want` asks and their lines given out in form order (so
+        that a request's variants are numbered alike whichever call ends first)."""
+        self._forms = forms_for(self.question)[:n]
+        self._to_come = len(self._forms)
+        self._launch()
         try:
-            for form, call in zip(forms, calls, strict=True):
+            for index, form in enumerate(self._forms):
+                self._launch()  # the line before was given or rejected: want it replaced?
+                while index >= len(self._calls):  # not wanted yet: wait until it is, or the request ends
+                    self._launched.clear()
+                    await self._launched.wait()
                 try:
-                    reply = await call
+                    reply = await self._calls[index]
                 except UpstreamError as exc:
                     self._failed(exc, f"the {form.name!r} paraphrase call failed")
                     continue
                 finally:
                     self._to_come -= 1
+                    self._returned += 1
                 self.seen += 1
                 line = next((p for raw in reply.splitlines() if (p := parse_line(raw))), "")
                 if self._cheap_filter(lexical, line):
@@ -159,7 +193,8 @@ class LineSource:
                     self._given_lines.append(line)
                     yield [line]
         finally:
-            for call in calls:
+            self.unasked = len(self._forms) - len(self._calls)
+            for call in self._calls:
                 call.cancel()
 
     async def _reply_lines(self, lexical: LexicalFilter, n: int) -> AsyncGenerator[list[str] | Restart, None]:
