@@ -310,7 +310,9 @@ async def test_a_failed_call_inside_selfpara_or_sc_marks_the_sample_failed() -> 
         return "Paris"
 
     client, _ = make_client(responder)
-    out = await make_arm("selfpara", client, MODEL).answer(Q)
+    # No renaming reads it: the request must ask the (failing) model for its rewordings.
+    unrenamed = ItemVariant(id=0, question="Which city hosts the Louvre?")
+    out = await make_arm("selfpara", client, MODEL).answer(unrenamed)
     assert out.answer == "Paris" and "paraphrase_failed" in (out.error or "")  # kept, but retried on resume
     out = await make_arm("sc", client, MODEL, k=3).answer(Q, seed=0)
     assert out.answer == "Paris" and out.error == "1 of 4 samples failed"
