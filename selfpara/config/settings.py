@@ -156,10 +156,11 @@ class WrapConfig(BaseModel):
     adaptive: bool | None = Field(
         None,
         description="Adaptive k: answer the original and a first stage of paraphrases, then more only while "
-        "the answers still to come could change the returned answer (selfpara.pipeline.adaptive); the paraphrase call "
-        "still asks for k. The vote share is then that of the answers asked. None: on for embedded (local/...) "
-        "models, where it saves calls and no time (their answers decode together; replayed on recorded Qwen "
-        "runs it saved 26-31% of calls with the same answers), unless top_up_temperature is set; off for remote "
+        "the answers still to come could change the returned answer (selfpara.pipeline.adaptive); the list call "
+        "still asks for k, form calls are made only as a stage needs them. The vote share is then that of the "
+        "answers asked. None: on for embedded (local/...) models, where it saves calls and, with forms, time "
+        "(replayed on recorded Qwen runs it saved 26-31% of answer calls with the same answers; "
+        "benchmarks/bench_wordings.py), unless top_up_temperature is set; off for remote "
         "upstreams, where a later stage can add a round trip (docs/adaptive.md).",
     )
     adaptive_first: int | None = Field(
