@@ -80,6 +80,12 @@ GAPS_SAME = {
         "Mexico City is Mexico's capital.",
         "The capital of Mexico is the city of Mexico.",
     ),
+    # issue 37's renamings ask "which city is X governed from?": the answer is made of the question's words
+    "a name made of the question's words": (
+        "From which city is Belize governed?",
+        "Belize is governed from Belize City.",
+        "The seat of government of Belize is Belize City.",
+    ),
     "a name that abbreviates the question's": (
         "Who was the first President of the United States?",
         "The first President of the United States was George Washington.",
@@ -124,6 +130,11 @@ GAPS_OPEN = {
         "On which continent is Egypt?",
         "Egypt is in North Africa, bordering the Mediterranean Sea.",
         "Egypt is in Asia, bordering the Mediterranean Sea.",
+    ),
+    "a name made of the question's words, against another name": (
+        "Belize's capital is which city?",
+        "Belize's capital is Belmopan.",
+        "The capital of Belize is Belize City.",
     ),
     # the question's own word dropped from the name: a different (wrong) answer
     "half a name": (

@@ -32,7 +32,8 @@ _PERSON = frozenset(
     """person people man woman men women individual leader president king queen emperor author writer poet
     scientist inventor founder actor actress player artist painter composer singer explorer ruler monarch
     minister politician recipient winner someone figure character"""
-    " mathematician physicist chemist philosopher astronaut general director".split()
+    " mathematician physicist chemist philosopher astronaut general director"
+    " novelist playwright sculptor architect filmmaker discoverer".split()
 )
 _TIME = frozenset("year years date day month century decade era time period".split())
 _PLACE = frozenset("city cities country countries town place location continent state nation region capital".split())

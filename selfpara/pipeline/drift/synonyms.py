@@ -24,6 +24,16 @@ _RENAMINGS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         # "Burkina Faso's seat of government", "the city where the government sits": the capital.
         (r"\bseats? of (?:the )?(?:national |central |federal )?government\b", "capital", re.I),
         (rf"\bgovernment({_NAME}) (?:sits|sit|is seated|is based|resides)\b", r"capital\1", re.I),
+        # "the seat of Belize's national government" is "the capital of Belize".
+        (
+            r"\bseat of ([A-Z][\w'’]*(?: [A-Z][\w'’]*)*)['’]s? (?:national |central |federal |state )?government\b",
+            r"capital of \1",
+            0,
+        ),
+        # "From which city is X governed?", "X is governed from which city?": the city the government sits in.
+        (r"\bfrom (which|what) city (is|are) (.+?) governed\b", r"\1 city \2 the capital of \3", re.I),
+        (r"\b(which|what) city (is|are) (.+?) governed from\b", r"\1 city \2 the capital of \3", re.I),
+        (r"\b(is|are) governed from (which|what) city\b", r"\1 the capital of \2 city", re.I),
         # "covers the most land area" asks what "the largest ... by area" asks.
         (r"\bmost ((?:land |surface )?area)\b", r"largest \1", re.I),
         # "the greatest height" is "the tallest" (read as "highest", as tallest is).
@@ -31,6 +41,9 @@ _RENAMINGS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bmonetary units?\b", "currency", re.I),
         # "wrote the music for X" asks for its composer, not its author.
         (r"\b(?:wrote|written|writes|write) the (?:music|score) (?:for|of|to)\b", "composed", re.I),
+        # "Which composer wrote X?", "X was written by which composer?": composing, not authorship.
+        (r"\b(which|what) composer (?:wrote|writes|write)\b", r"\1 composer composed", re.I),
+        (r"\bwritten by (which|what) composer\b", r"composed by \1 composer", re.I),
         (r"\bthe majority of\b", "most of", re.I),
         (r"\bcomponents?\b", "part", re.I),
         # The world wars by ordinal, numeral or abbreviation.

@@ -184,7 +184,11 @@ def _read_core(question: str, text: str, answer: str) -> Core:
     runs = []
     for run in _NAME_RUN.finditer(text):
         parts = [w for w in entity_words(run.group()) if _base(w) not in framing]
-        if any(_base(w) not in asked for w in parts):  # a name beyond the question, with any question word in it
+        # a name beyond the question, with any question word in it; or one made of the question's words
+        # that the question does not write as a name ("Belize City" to "Which city is Belize governed from?")
+        if any(_base(w) not in asked for w in parts) or (
+            len(parts) > 1 and any(_base(w) not in asked_names for w in parts)
+        ):
             names |= {w[:STEM] for w in parts}
             # only the question's own names ("Mexico"), not its common nouns ("river" of "the Danube River")
             held = frozenset(w[:STEM] for w in parts if _base(w) in asked_names)

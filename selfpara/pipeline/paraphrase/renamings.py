@@ -24,6 +24,11 @@ ASK = r"(?:what is|how much is|calculate|compute)"
 """How an arithmetic question starts (`what's` is read as `what is`)."""
 YEAR = r"(?P<lead>in what year|in which year|what year|which year)"
 VERB = r"(?:did|was|were|is|does|do|had|has)"
+_WRITER = r"(?:author|writer|novelist|poet|playwright)"
+_WORK = r"(?:novel|book|play|poem|story|short story|epic|memoir)"
+_ELEMENT = r"(?:the element )?(?P<x>[a-z][a-z]*(?: [a-z]+)??)(?: on the periodic table| in chemistry)?"
+"""An element's name as a question writes it (lower case, one or two words), without 'on the periodic table'."""
+_GOVERNMENT = r"(?:national |federal |central |state |provincial )?government"
 
 _MUSIC = re.compile(r"\b(music|song|songs|symphony|opera|score|lyrics|anthem|concerto|sonata|ballet)\b", re.I)
 
@@ -39,12 +44,15 @@ class Renaming:
         templates: the rewordings, in the order they are offered; `{x}` is a captured group as
             written, `{X}` the same with a capital first letter, `{x_s}` / `{X_s}` its possessive.
         accept: a test on the captured groups; the entry does not apply when it returns False.
+        common: the captures are common nouns (an element's name), written in lower case whatever
+            case the question gave them ("Tin is represented by ..." -> "the symbol for tin").
     """
 
     name: str
     patterns: tuple[str, ...]
     templates: tuple[str, ...]
     accept: Callable[[Mapping[str, str]], bool] = lambda groups: True
+    common: bool = False
 
 
 def _no_music(groups: Mapping[str, str]) -> bool:
@@ -52,13 +60,19 @@ def _no_music(groups: Mapping[str, str]) -> bool:
     return not _MUSIC.search(groups.get("x", ""))
 
 
+_KIND_OF_PLACE = re.compile(
+    r"^(?:the )?(?:(?:U\.?S\.?|US|American|Canadian|Australian|Indian|Mexican|Brazilian|German|Russian)"
+    r" )?(?:(?:state|province|territory|region|country|nation|republic|kingdom|island|canton|emirate) of )?",
+    re.I,
+)
+"""What may come before a place's name ("the state of Louisiana", "the Canadian province of Manitoba")."""
 _DANGLING = re.compile(r"\b(part|of|on|in|at|located|found|situated)$", re.I)
 
 
 def _whole_name(groups: Mapping[str, str]) -> bool:
     """The captured text is a name ('Vietnam', 'the United States'), and ends where it ends ('Vietnam',
     not 'Vietnam part of'; not 'covered almost entirely by ice')."""
-    x = re.sub(r"^the ", "", groups.get("x", ""), flags=re.I)
+    x = _KIND_OF_PLACE.sub("", groups.get("x", ""))
     return x[:1].isupper() and not _DANGLING.search(x)
 
 
@@ -75,14 +89,24 @@ RENAMINGS: tuple[Renaming, ...] = (
     Renaming(
         "capital",
         (
-            r"(?:what|which city) is the capital(?: city)? of (?P<x>.+)",
+            r"(?:what|which)(?: city)? is the capital(?: city)? of (?P<x>.+)",
             r"what is (?P<x>.+?)'s? capital(?: city)?",
+            r"(?:what|which) city is (?P<x>.+?)'s? capital(?: city)?",
+            r"(?P<x>.+?)'s? capital(?: city)? is (?:which|what)(?: city)?",
             r"(?:what|which) city serves as the capital of (?P<x>.+)",
             r"(?:can you )?(?:name|tell me) the capital(?: city)? of (?P<x>.+)",
-            r"the capital(?: city)? of (?P<x>.+?) is (?:which|what) city",
+            r"the capital(?: city)? of (?P<x>.+?) is (?:which|what)(?: city)?",
             r"what is the name of the capital(?: city)? of (?P<x>.+)",
+            rf"(?:what|which) city is the seat of (?:the )?{_GOVERNMENT} of (?P<x>.+)",
+            rf"(?:what|which) city is the seat of (?P<x>.+?)'s? {_GOVERNMENT}",
+            rf"(?P<x>.+?)'s? seat of {_GOVERNMENT} is (?:in )?(?:which|what)(?: city)?",
+            r"(?:in (?:which|what) city|where) does the (?:national )?government of (?P<x>.+?) sit",
+            r"from (?:which|what) city is (?P<x>.+?) governed",
+            r"(?:which|what) city is (?P<x>.+?) governed from",
+            r"(?P<x>.+?) is governed from (?:which|what) city",
         ),
         (
+            "What is the capital of {x}?",
             "Which city is the seat of government of {x}?",
             "In which city does the government of {x} sit?",
             "{X_s} seat of government is in which city?",
@@ -95,11 +119,14 @@ RENAMINGS: tuple[Renaming, ...] = (
         (
             r"who wrote (?P<x>.+)",
             r"who (?:is|was) the (?:author|writer) of (?P<x>.+)",
-            r"(?P<x>.+?) was written by whom",
-            r"which (?:author|writer|novelist|poet|playwright) wrote (?P<x>.+)",
-            r"name the (?:author|writer) of (?P<x>.+)",
+            rf"(?P<x>.+?) was (?:written|penned) by (?:whom|which {_WRITER}|what {_WRITER})",
+            rf"(?:which|what) {_WRITER} (?:wrote|penned) (?P<x>.+)",
+            r"who penned (?P<x>.+)",
+            r"(?:name|tell me) the (?:author|writer) of (?P<x>.+)",
+            rf"(?P<x>.+?) is (?:a|an) {_WORK} by whom",
         ),
         (
+            "Who wrote {x}?",
             "Who is the author of {x}?",
             "{X} was written by which author?",
             "Which writer penned {x}?",
@@ -112,12 +139,14 @@ RENAMINGS: tuple[Renaming, ...] = (
         (
             r"who composed (?P<x>.+)",
             r"who wrote the music (?:for|of|to) (?P<x>.+)",
-            r"which composer wrote (?P<x>.+)",
+            r"(?:which|what) composer (?:wrote|composed|created) (?P<x>.+)",
             r"who (?:is|was) the composer of (?P<x>.+)",
-            r"(?P<x>.+?) was composed by whom",
-            r"name the composer of (?P<x>.+)",
+            r"(?P<x>.+?) was (?:composed|written) by (?:whom|which composer|what composer)",
+            r"(?P<x>.+?) is the work of (?:which|what) composer",
+            r"(?:name|tell me) the composer of (?P<x>.+)",
         ),
         (
+            "Who composed {x}?",
             "Who is the composer of {x}?",
             "Which composer wrote {x}?",
             "{X} was composed by whom?",
@@ -128,12 +157,15 @@ RENAMINGS: tuple[Renaming, ...] = (
         "painter",
         (
             r"who painted (?P<x>.+)",
-            r"which (?:artist|painter) painted (?P<x>.+)",
+            r"(?:which|what) (?:artist|painter) painted (?P<x>.+)",
+            r"(?:which|what) painter (?:created|made) (?P<x>.+)",
             r"who (?:is|was) the (?:painter|artist) of (?P<x>.+)",
-            r"(?P<x>.+?) was painted by whom",
-            r"name the (?:painter|artist) of (?P<x>.+)",
+            r"(?P<x>.+?) was painted by (?:whom|which artist|what artist|which painter|what painter)",
+            r"(?:name|tell me) the (?:painter|artist) of (?P<x>.+)",
+            r"(?P<x>.+?) is a painting by whom",
         ),
         (
+            "Who painted {x}?",
             "Which artist painted {x}?",
             "Who is the painter of {x}?",
             "{X} was painted by which artist?",
@@ -144,11 +176,15 @@ RENAMINGS: tuple[Renaming, ...] = (
         "sculptor",
         (
             r"who (?:sculpted|carved) (?P<x>.+)",
-            r"which (?:artist|sculptor) (?:sculpted|carved) (?P<x>.+)",
+            r"(?:which|what) (?:artist|sculptor) (?:sculpted|carved) (?P<x>.+)",
+            r"(?:which|what) sculptor (?:created|made) (?P<x>.+)",
             r"who (?:is|was) the sculptor of (?P<x>.+)",
-            r"(?P<x>.+?) was (?:sculpted|carved) by whom",
+            r"(?P<x>.+?) was (?:sculpted|carved) by (?:whom|which artist|what artist|which sculptor|what sculptor)",
+            r"(?P<x>.+?) was (?:created|made) by (?:which|what) sculptor",
+            r"(?:name|tell me) the sculptor (?:of|who (?:created|made|sculpted)) (?P<x>.+)",
         ),
         (
+            "Who sculpted {x}?",
             "Which artist sculpted {x}?",
             "Who is the sculptor of {x}?",
             "{X} was sculpted by which artist?",
@@ -159,10 +195,12 @@ RENAMINGS: tuple[Renaming, ...] = (
         (
             r"who invented (?P<x>.+)",
             r"who (?:is|was) the inventor of (?P<x>.+)",
-            r"(?P<x>.+?) was invented by whom",
-            r"who is credited with inventing (?P<x>.+)",
+            r"(?P<x>.+?) was invented by (?:whom|which inventor|what inventor)",
+            r"who is credited with (?:inventing|the invention of) (?P<x>.+)",
+            r"(?:name|tell me) the inventor of (?P<x>.+)",
         ),
         (
+            "Who invented {x}?",
             "Who was the inventor of {x}?",
             "{X} was invented by whom?",
             "Who is credited with inventing {x}?",
@@ -173,10 +211,13 @@ RENAMINGS: tuple[Renaming, ...] = (
         "discoverer",
         (
             r"who discovered (?P<x>.+)",
-            r"(?P<x>.+?) was discovered by whom",
+            r"(?P<x>.+?) was discovered by (?:whom|which scientist|what scientist)",
             r"who (?:is|was) the discoverer of (?P<x>.+)",
+            r"who is credited with (?:discovering|the discovery of) (?P<x>.+)",
+            r"(?:which|what) scientist discovered (?P<x>.+)",
         ),
         (
+            "Who discovered {x}?",
             "Who is credited with the discovery of {x}?",
             "{X} was discovered by whom?",
             "Who was the discoverer of {x}?",
@@ -185,27 +226,40 @@ RENAMINGS: tuple[Renaming, ...] = (
     Renaming(
         "chemical symbol",
         (
-            r"what is the (?:chemical )?symbol (?:for|of) (?P<x>[a-z][a-z ]*)",
-            r"which (?:chemical )?symbol (?:stands for|represents) (?P<x>[a-z][a-z ]*)",
-            r"what is (?P<x>[a-z][a-z ]*?)'s (?:chemical )?symbol",
-            r"(?:give|name) the (?:chemical )?symbol (?:for|of) (?P<x>[a-z][a-z ]*)",
+            rf"what is the (?:chemical |periodic table |element )?symbol (?:for|of) {_ELEMENT}",
+            rf"(?:which|what) (?:chemical )?symbol (?:stands for|represents|denotes) {_ELEMENT}",
+            rf"what is {_ELEMENT}'s (?:chemical )?symbol",
+            rf"{_ELEMENT}'s (?:chemical )?symbol is what",
+            rf"(?:give|name|tell me) the (?:chemical )?symbol (?:for|of) {_ELEMENT}",
+            rf"{_ELEMENT} is (?:represented|written|denoted) (?:by|with) (?:which|what) (?:chemical )?symbol",
+            rf"(?:which|what) (?:chemical )?symbol does {_ELEMENT} (?:have|use|go by)",
         ),
         (
+            "What is the chemical symbol for {x}?",
             "Which symbol represents {x} on the periodic table?",
             "What is {x_s} chemical symbol?",
             "On the periodic table, {x} is written with which symbol?",
             "Name the chemical symbol of {x}.",
         ),
+        common=True,
     ),
     Renaming(
         "element by atomic number",
         (
-            r"(?:which|what) (?:chemical )?element has (?:the )?atomic number (?P<n>\d+)",
-            r"what is the (?:chemical )?element (?:with|of) (?:the )?atomic number (?P<n>\d+)",
-            r"which (?:chemical )?element is atomic number (?P<n>\d+)",
-            r"name the (?:chemical )?element with (?:the )?atomic number (?P<n>\d+)",
+            r"(?:which|what) (?:chemical )?element has (?:the |an )?atomic number(?: of)? (?P<n>\d+)",
+            r"what is the (?:chemical )?element (?:with|of) (?:the |an )?atomic number(?: of)? (?P<n>\d+)",
+            r"(?:which|what) (?:chemical )?element is (?:atomic )?number (?P<n>\d+)(?: on the periodic table)?",
+            r"(?:name|tell me) the (?:chemical )?element with (?:the |an )?atomic number(?: of)? (?P<n>\d+)",
+            r"the (?:chemical )?element with (?:the |an )?atomic number(?: of)? (?P<n>\d+)"
+            r" is (?:called )?(?:what|which)"
+            r"(?: element)?",
+            r"(?:which|what) (?:chemical )?element has (?P<n>\d+) protons(?: in (?:its|the|each) (?:nucleus|atom))?",
+            r"an atom with (?P<n>\d+) protons is (?:which|what)(?: element)?",
+            r"(?:the )?(?:chemical )?element (?:number|no\.?) (?P<n>\d+) is (?:which|what|called what)(?: element)?",
+            r"(?:which|what) (?:chemical )?element's atomic number is (?P<n>\d+)",
         ),
         (
+            "Which element has atomic number {n}?",
             "Which element has {n} protons in its nucleus?",
             "An atom with {n} protons is which element?",
             "Which chemical element has {n} protons in each atom?",
@@ -215,14 +269,19 @@ RENAMINGS: tuple[Renaming, ...] = (
     Renaming(
         "atomic number",
         (
-            r"what is the atomic number of (?P<x>[a-z][a-z ]*)",
-            r"what atomic number does (?P<x>[a-z][a-z ]*) have",
+            rf"what is the atomic number of {_ELEMENT}",
+            rf"what atomic number does {_ELEMENT} have",
+            rf"{_ELEMENT} has (?:which|what) atomic number",
+            rf"how many protons (?:does|do) (?:an? )?(?:atoms? of )?{_ELEMENT}(?: atoms?)? have"
+            r"(?: in (?:its|the|each) nucleus)?",
         ),
         (
+            "What is the atomic number of {x}?",
             "How many protons does an atom of {x} have?",
             "How many protons are in the nucleus of a {x} atom?",
             "{X} has what atomic number?",
         ),
+        common=True,
     ),
     Renaming(
         "year",
@@ -324,6 +383,15 @@ class Renamed:
     renaming: str
 
 
+def _article_lowered(text: str, start: int) -> str:
+    """A capture that opened the question with an article ('The opera Carmen is the work of ...') in
+    the case it takes inside a sentence ('the opera Carmen'); a title keeps its own ('The Thinker')."""
+    words = text.split(" ", 2)
+    if start == 0 and len(words) > 1 and words[0] in ("The", "A", "An") and words[1][:1].islower():
+        return text[:1].lower() + text[1:]
+    return text
+
+
 def _possessive(text: str) -> str:
     return text + ("'" if text.endswith("s") else "'s")
 
@@ -362,7 +430,9 @@ def renamings(question: str, table: tuple[Renaming, ...] = RENAMINGS) -> list[Re
             match = re.fullmatch(pattern, text, flags=re.I)
             if match is None:
                 continue
-            groups = {k: v.strip() for k, v in match.groupdict().items() if v is not None}
+            groups = {k: _article_lowered(v.strip(), match.start(k)) for k, v in match.groupdict().items() if v}
+            if entry.common:
+                groups = {k: v.lower() for k, v in groups.items()}
             if not entry.accept(groups):
                 break
             out: list[Renamed] = []
