@@ -134,7 +134,8 @@ def test_cached_answers_are_flagged_and_left_out_of_latency(tmp_path: Path) -> N
     t = cached["totals"]["raw"]
     assert t["cached_samples"] == 6 and t["latency_samples"] == 0 and t["latency_p50_s"] is None
     assert cached["totals"]["selfpara"]["cached_calls"] > 0
-    assert any("call cache" in w for w in cached["warnings"])
+    (note,) = [w for w in cached["warnings"] if "call cache" in w]  # one line, however many arms
+    assert "raw 6/6" in note and re.search(r"selfpara \d+/6", note)
     md = markdown_report(cached)
     # answers (errors), calls, calls/answer ... timed answers (cached), latency, model / queued
     assert re.search(r"\| raw \| 6 \(0\) \| 6 \| 1\.00 \|[^\n]*\| 0 \(6\) \| – \(–, –\) \| – / – \|", md)

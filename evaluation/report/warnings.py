@@ -112,21 +112,26 @@ def abstention_warnings(abstention: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def cache_warnings(totals: dict[str, dict[str, Any]]) -> list[str]:
-    """A note for every arm with answers served from the call cache (left out of latency figures), and
-    for every arm that reused calls another arm made in the same run (timed, but with those calls done)."""
-    out = [
-        f"arm {arm}: {t['cached_samples']} of {t['samples']} answers came (at least in part) from the call cache; "
-        f"latency covers the other {t['latency_samples']}"
-        for arm, t in totals.items()
-        if t.get("cached_samples")
-    ]
-    out += [
-        f"arm {arm}: {t['shared_samples']} of {t['samples']} answers reused {t['shared_calls']} identical calls "
-        "another arm made earlier in this run (counted in its calls and tokens as spent; its latency was timed "
-        "with them already done)"
+    """One note for the arms with answers served from the call cache (left out of latency figures), and
+    one for the arms that reused calls another arm made in the same run (timed, but with those calls done):
+    a line each, whatever the number of arms, so that they do not fill a report's first screen."""
+    cached = [f"{arm} {t['cached_samples']}/{t['samples']}" for arm, t in totals.items() if t.get("cached_samples")]
+    shared = [
+        f"{arm} {t['shared_samples']}/{t['samples']} ({t['shared_calls']} calls)"
         for arm, t in totals.items()
         if t.get("shared_calls")
     ]
+    out = []
+    if cached:
+        out.append(
+            "answers that came (at least in part) from the call cache, left out of the latency figures: "
+            + ", ".join(cached)
+        )
+    if shared:
+        out.append(
+            "answers that reused identical calls another arm made earlier in this run (counted in calls and tokens "
+            "as spent; their latency was timed with those calls already done): " + ", ".join(shared)
+        )
     return out
 
 
