@@ -13,7 +13,7 @@ from selfpara.testing import FakeBackend, default_responder, last_user_text
 
 # (question, the entry that reads it, its first rewording): one case per entry, and the shapes people write
 CASES = [
-    ("What is the capital of Canada?", "capital", "Which city is the seat of government of Canada?"),
+    ("What is the capital of Canada?", "capital", "Canada's seat of government is in which city?"),
     # a wording that does not already ask it plainly is asked plainly first: where one wording
     # misleads the model, the plain one is the likeliest to be answered right
     ("What's Iceland's capital city?", "capital", "What is the capital of Iceland?"),
@@ -41,7 +41,7 @@ CASES = [
     ("Who wrote the music for The Nutcracker?", "composer", "Who composed The Nutcracker?"),
     ("The opera Carmen is the work of which composer?", "composer", "Who composed the opera Carmen?"),
     ("Boléro was written by which composer?", "composer", "Who composed Boléro?"),
-    ("Who painted The Night Watch?", "painter", "Which artist painted The Night Watch?"),
+    ("Who painted The Night Watch?", "painter", "Who is the painter of The Night Watch?"),
     ("The Night Watch was painted by which artist?", "painter", "Who painted The Night Watch?"),
     ("Who sculpted The Thinker?", "sculptor", "Which artist sculpted The Thinker?"),
     ("The Thinker was created by which sculptor?", "sculptor", "Who sculpted The Thinker?"),
@@ -54,7 +54,7 @@ CASES = [
         "chemical symbol",
         "Which symbol represents tungsten on the periodic table?",
     ),
-    ("Which element has atomic number 74?", "element by atomic number", "Which element has 74 protons in its nucleus?"),
+    ("Which element has atomic number 74?", "element by atomic number", "Name the element whose atomic number is 74."),
     ("Which element has 29 protons?", "element by atomic number", "Which element has atomic number 29?"),
     ("Element number 79 is which element?", "element by atomic number", "Which element has atomic number 79?"),
     ("Which symbol represents tin on the periodic table?", "chemical symbol", "What is the chemical symbol for tin?"),

@@ -8,6 +8,14 @@ one shape of question that asks for one relation and writes it again in other wo
 same, as people do. Entries are applied mechanically; every wording still goes through the drift
 checks, which also catch a capture that went wrong.
 
+A vote overrules the original only when the rewordings agree against it, so the order of an entry's
+templates matters: the first ones are asked. Each entry offers the plain wording first (where one
+wording misleads the model, the plain one is the likeliest answered right), then the others in the
+order they were answered right on a development set of 106 items × 4 wordings the held-out runs do
+not use (docs/results/lexical-held.md): "X's seat of government" (91%) before "the seat of
+government of X" (80%) and "where the government of X sits" (73%); an element by its atomic
+number (46%) before by its protons (15-23%).
+
 A caveat the table accepts: "seat of government" names the capital everywhere but in a few
 countries whose government sits elsewhere (the Netherlands, Benin, Malaysia, Bolivia, ...).
 """
@@ -107,10 +115,10 @@ RENAMINGS: tuple[Renaming, ...] = (
         ),
         (
             "What is the capital of {x}?",
-            "Which city is the seat of government of {x}?",
-            "In which city does the government of {x} sit?",
             "{X_s} seat of government is in which city?",
+            "Which city is the seat of government of {x}?",
             "Which city serves as the capital of {x}?",
+            "In which city does the government of {x} sit?",
         ),
         _whole_name,
     ),
@@ -166,9 +174,9 @@ RENAMINGS: tuple[Renaming, ...] = (
         ),
         (
             "Who painted {x}?",
-            "Which artist painted {x}?",
             "Who is the painter of {x}?",
             "{X} was painted by which artist?",
+            "Which artist painted {x}?",
             "Name the painter of {x}.",
         ),
     ),
@@ -260,10 +268,10 @@ RENAMINGS: tuple[Renaming, ...] = (
         ),
         (
             "Which element has atomic number {n}?",
-            "Which element has {n} protons in its nucleus?",
-            "An atom with {n} protons is which element?",
-            "Which chemical element has {n} protons in each atom?",
             "Name the element whose atomic number is {n}.",
+            "Which element has {n} protons in its nucleus?",
+            "Which chemical element has {n} protons in each atom?",
+            "An atom with {n} protons is which element?",
         ),
     ),
     Renaming(
