@@ -4,8 +4,9 @@ with the run's grader and say whether letting it win would have made the sample 
 
     python scripts/blocked_overrules.py RUN_DIR [--arm selfpara]
 
-Reads the recorded answers and clusters only (no model call). Prints one line per such sample and
-the counts: right → wrong, wrong → right, and unchanged labels.
+Reads the recorded answers and clusters only (no model call). Prints one line per such sample,
+the counts (right → wrong, wrong → right, unchanged labels), and the arm's A_strict (right under
+every wording) as run and as it would have been with those overrules let through.
 """
 
 from __future__ import annotations
@@ -37,11 +38,14 @@ async def main() -> None:
     }
     grader = grader_for()
     counts: collections.Counter[str] = collections.Counter()
+    labels: dict[str, dict[int, str]] = collections.defaultdict(dict)  # item -> wording -> label as run
+    through: dict[tuple[str, int], str] = {}  # the labels the held-back overrules would have given
     held = 0
     for line in (args.run / "samples.jsonl").read_text().splitlines():
         sample = json.loads(line)
         if sample["arm"] != args.arm or sample.get("error"):
             continue
+        labels[sample["item_id"]][sample["variant_id"]] = sample["label"]
         evidence = (sample.get("details") or {}).get("evidence") or {}
         if BLOCKED not in (evidence.get("original_kept_reason") or ""):
             continue
@@ -52,10 +56,14 @@ async def main() -> None:
         item = items[sample["item_id"]]
         would = str(await grader.grade(item, text))
         counts[f"{sample['label']} -> {would}"] += 1
+        through[(sample["item_id"], sample["variant_id"])] = would
         print(f"{sample['item_id']} wording {sample['variant_id']}: {sample['label']} -> {would}  ({text[:70]!r})")
     print(f"\n{held} samples held back by the guard; if the challenger had won:")
     for change, n in sorted(counts.items()):
         print(f"  {change}: {n}")
+    strict = sum(all(label == "correct" for label in w.values()) for w in labels.values())
+    let = sum(all(through.get((i, v), label) == "correct" for v, label in w.items()) for i, w in labels.items())
+    print(f"A_strict of {args.arm}: {strict} of {len(labels)} questions as run, {let} with them let through")
 
 
 if __name__ == "__main__":
