@@ -35,7 +35,8 @@ VERB = r"(?:did|was|were|is|does|do|had|has)"
 _WRITER = r"(?:author|writer|novelist|poet|playwright)"
 _WORK = r"(?:novel|book|play|poem|story|short story|epic|memoir)"
 _ELEMENT = r"(?:the element )?(?P<x>[a-z][a-z]*(?: [a-z]+)??)(?: on the periodic table| in chemistry)?"
-"""An element's name as a question writes it (lower case, one or two words), without 'on the periodic table'."""
+"""An element's name as a question writes it (one or two words, in any case: `common` lowers it), without
+'on the periodic table'."""
 _GOVERNMENT = r"(?:national |federal |central |state |provincial )?government"
 
 _MUSIC = re.compile(r"\b(music|song|songs|symphony|opera|score|lyrics|anthem|concerto|sonata|ballet)\b", re.I)
