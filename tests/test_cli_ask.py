@@ -184,6 +184,8 @@ def test_adaptive_k_shows_what_it_did_not_need(upstream):
     shown = upstream.whole_reply_first(lambda: _ask(upstream, "--adaptive", "--show"))
     assert shown.exit_code == 0, shown.output
     assert shown.output.count("not needed (adaptive k)") == 2 and "saved" in shown.output
+    # the two it did not need were kept all the same: the note and the title count them, as the report does
+    assert "kept 3/3 paraphrases, 1 answered" in shown.output
 
 
 def test_show_with_json_prints_the_table_to_stderr_and_json_alone_to_stdout(upstream):
@@ -222,6 +224,6 @@ def test_show_off_a_terminal_is_plain_lines_that_break_no_word(upstream, monkeyp
     assert result.exit_code == 0, result.output
     lines = result.stderr.splitlines()
     assert any(question in line for line in lines)  # the wording whole, on its line
-    assert any(line.startswith("openai/fake · k ") and line.rstrip().endswith(tuple("0123456789")) for line in lines)
+    assert any(line.startswith("openai/fake · kept ") and line.rstrip().endswith(tuple("0123456789")) for line in lines)
     assert not any(c in result.stderr for c in "│┃━─")  # no table drawn into a pipe
     assert "pairs decided by" in result.stderr

@@ -173,10 +173,12 @@ def ask(
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
         return
     typer.echo(result.answer)
+    from selfpara.cli.render import kept_phrase
+
     notes = [
         f"vote share {result.vote_share:.0%} of {result.n_voted}",
         f"confidence {result.confidence:.2f}",
-        f"kept {result.k_kept}/{result.k_requested} paraphrases",
+        kept_phrase(result),
     ]
     if result.k_topped_up:
         notes.append(f"{result.k_topped_up} topped up")

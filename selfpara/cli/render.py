@@ -21,9 +21,17 @@ def rejection_text(rejected: RejectedParaphrase) -> str:
     return f"{reason}: {detail}"
 
 
+def kept_phrase(result: WrappedAnswer) -> str:
+    """How many paraphrases the request kept, of k: those adaptive k kept but did not need count as kept
+    (as the bench report counts them), and then it says how many were answered."""
+    kept = result.k_kept + len(result.skipped_paraphrases)
+    answered = f", {result.k_kept} answered" if result.skipped_paraphrases else ""
+    return f"kept {kept}/{result.k_requested} paraphrases{answered}"
+
+
 def _title(result: WrappedAnswer) -> str:
     return (
-        f"{result.model} · k {result.k_kept}/{result.k_requested} · vote share {result.vote_share:.0%}"
+        f"{result.model} · {kept_phrase(result)} · vote share {result.vote_share:.0%}"
         f" · confidence {result.confidence:.2f} · entropy {result.entropy_normalized:.2f}"
     )
 
