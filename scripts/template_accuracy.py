@@ -1,6 +1,6 @@
 """How often each renaming template is answered right, on a development set: every template of the
-entry that reads a wording is answered (adaptive k off), and the answers are graded against the
-item's gold by containment. This ordered the templates (the vote asks the first ones).
+entry that reads a wording is answered (adaptive k off), and the answers are graded by the bench's
+grader. This ordered the templates (the vote asks the first ones).
 
     python scripts/template_accuracy.py ITEMS.jsonl [--skip OTHER_ITEMS.jsonl] OUT.jsonl   # answers (model)
     python scripts/template_accuracy.py --read OUT.jsonl                                  # the table
@@ -18,30 +18,32 @@ import json
 import re
 from pathlib import Path
 
+from evaluation.graders import grader_for
+from evaluation.records import Item
 from selfpara import SelfParaphraser
 from selfpara.pipeline.paraphrase.renamings import RENAMINGS, renamings
 
 
-def right(answer: str, gold: list[str]) -> bool:
-    """Whether `answer` contains one of the gold answers (case-insensitive)."""
-    return any(g.lower() in answer.lower() for g in gold)
-
-
-async def answer_all(items: list[dict], out: Path) -> None:
+async def answer_all(items: list[Item], out: Path) -> None:
     sp = SelfParaphraser(k=3, max_tokens=96)
+    grader = grader_for()
+
+    async def right(item: Item, answer: str | None) -> bool:
+        return answer is not None and str(await grader.grade(item, answer)) == "correct"
+
     with out.open("w", encoding="utf-8") as f:
         for item in items:
-            for wording in item["variants"]:
-                made = renamings(wording["question"])
+            for wording in item.variants:
+                made = renamings(wording.question)
                 if not made:
                     continue
-                r = await sp.aanswer(wording["question"], paraphrases=[m.text for m in made], adaptive=False)
+                r = await sp.aanswer(wording.question, paraphrases=[m.text for m in made], adaptive=False)
                 row = {
-                    "id": item["id"],
-                    "q": wording["question"],
-                    "orig_ok": right(r.answers[0].text, item["gold"]),
+                    "id": item.id,
+                    "q": wording.question,
+                    "orig_ok": await right(item, r.answers[0].text),
                     "renamed": [
-                        {"text": m.text, "ok": right(a.text, item["gold"]), "ans": a.text}
+                        {"text": m.text, "ok": await right(item, a.text), "ans": a.text}
                         for m, a in zip(made, r.answers[1:], strict=True)
                     ],
                 }
@@ -89,8 +91,8 @@ def main() -> None:
         return
     items_path, out = args.paths
     skip = {json.loads(line)["id"] for line in args.skip.open()} if args.skip else set()
-    items = [json.loads(line) for line in items_path.open(encoding="utf-8")]
-    asyncio.run(answer_all([i for i in items if i["id"] not in skip], out))
+    items = [Item.model_validate_json(line) for line in items_path.open(encoding="utf-8") if line.strip()]
+    asyncio.run(answer_all([i for i in items if i.id not in skip], out))
 
 
 if __name__ == "__main__":
