@@ -29,9 +29,10 @@ from selfpara.config import WrapConfig, build_config
 from selfpara.errors import ConfigError
 from selfpara.pipeline.decision import decide_answer
 from selfpara.pipeline.equivalence import Equivalence, build_equivalence, model_free
+from selfpara.pipeline.independence import independent_wordings
 from selfpara.pipeline.paraphrase import drift_filter
 from selfpara.pipeline.vote import vote
-from selfpara.result import Answer, RejectedParaphrase
+from selfpara.result import Answer, RejectedParaphrase, Variant
 
 
 @dataclass
@@ -125,9 +126,7 @@ async def revote_sample(
     subset = [a for a in answers if a.variant in kept]
     if not any(a.ok for a in subset):
         return as_was._replace(dropped=[r.text for r in rejected])
-    samples = {v["index"] for v in evidence["variants"] if v.get("top_up")}  # the original asked again
-    renamed = {v["index"] for v in evidence["variants"] if str(v.get("source") or "").startswith("renaming:")}
-    independent = (kept - {0}) if given else samples | renamed  # not from the paraphrase call (the guard's)
+    independent = independent_wordings([Variant.model_validate(v) for v in evidence["variants"]], given=given)
     outcome = await vote(question, subset, equivalence, None, cfg.vote_rule, independent=independent)
     return Revoted(
         decide_answer(outcome, subset, cfg).answer, [r.text for r in rejected], outcome.vote_share, outcome.confidence

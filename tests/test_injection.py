@@ -14,7 +14,7 @@ import pytest
 
 from selfpara.pipeline.adaptive import settled
 from selfpara.pipeline.equivalence import Equivalence, ExactMatch
-from selfpara.pipeline.independence import independent_wordings
+from selfpara.pipeline.independence import independent_wordings, same_words
 from selfpara.pipeline.vote import VoteRule, choose_winner, guard_original, vote, weigh
 from selfpara.result import Answer, Cluster, Variant
 from tests.fake_upstream import FakeUpstream
@@ -68,6 +68,25 @@ def test_an_obeyed_instruction_does_not_flip_the_answer(fake: FakeUpstream, opti
     assert "paraphrase call" in report["original_kept_reason"]
 
 
+def test_lines_of_the_question_s_own_words_may_overrule_it(fake: FakeUpstream) -> None:
+    """What the rule admits: a question put in an odd shape, answered wrong, against three lines that only
+    put its words in a plain sentence and agree (as on issue 37's held-out run: Grand Bahama, then Nassau)."""
+    lines = [
+        "Which city is the capital of the Bahamas?",
+        "Name the capital city of the Bahamas.",
+        "What city is the capital of the Bahamas?",
+    ]
+    fake.raw(completion_body("\\n".join(lines)), when="paraphrase", times=None)
+    fake.raw(completion_body("Grand Bahama"), when="answer", contains="Bahamian", times=None)
+    fake.raw(completion_body("Nassau"), when="answer", contains="Bahamas", times=None)
+    with start(settings_for(fake)) as proxy:
+        r = post(proxy, chat("The Bahamian capital is which city?", selfpara={"k": 3, "paraphrase_check": "off"}))
+    assert r.status_code == 200, r.text
+    report = r.json()["selfpara"]
+    assert r.json()["choices"][0]["message"]["content"] == "Nassau"
+    assert not report["original_won"] and "original_kept" not in report["flags"]
+
+
 # ---- the guard's rule -------------------------------------------------------------------------------------
 
 EXACT = Equivalence([ExactMatch()])
@@ -90,15 +109,52 @@ async def test_the_paraphrase_call_alone_cannot_overrule_but_an_independent_word
     assert (await vote("q", split, EXACT, rule=VoteRule(overrule_margin=1), independent={4})).returned == 0
 
 
-def test_independent_wordings_are_renamings_samples_and_given_ones() -> None:
+def test_independent_wordings_are_renamings_samples_given_ones_and_lines_of_the_question_s_words() -> None:
     variants = [
-        Variant(index=0, text="q"),
-        Variant(index=1, text="p1", source="form:which"),
-        Variant(index=2, text="r", source="renaming:capital"),
-        Variant(index=3, text="q", top_up=True),
+        Variant(index=0, text="The Bahamian capital is which city?"),
+        Variant(index=1, text="Which city is the largest in the Bahamas?", source="form:which"),
+        Variant(index=2, text="What is the seat of government of the Bahamas?", source="renaming:capital"),
+        Variant(index=3, text="The Bahamian capital is which city?", top_up=True),
+        Variant(index=4, text="Which city is the capital of the Bahamas?", source="form:which"),
     ]
-    assert independent_wordings(variants) == {2, 3}
-    assert independent_wordings(variants, given=True) == {1, 2, 3}
+    assert independent_wordings(variants) == {2, 3, 4}
+    assert independent_wordings(variants, given=True) == {1, 2, 3, 4}
+
+
+@pytest.mark.parametrize(
+    ("question", "line"),
+    [
+        ("The Bahamian capital is which city?", "Which city is the capital of the Bahamas?"),
+        ("The North Dakota legislature meets in which city?", "Where does the North Dakota legislature meet?"),
+        (
+            "The Principality of Asturias has which city as its capital?",
+            "Name the capital of the Principality of Asturias.",
+        ),
+        ("What year saw the signing of the Constitution?", "Which year saw the signing of the Constitution?"),
+    ],
+)
+def test_a_line_that_only_changes_the_sentence_around_the_question_s_words_is_of_its_words(
+    question: str, line: str
+) -> None:
+    assert same_words(question, line)
+
+
+@pytest.mark.parametrize(
+    ("question", "line"),
+    [
+        ("What is the capital of Australia?", "What is the largest city in Australia?"),  # a word swapped
+        (
+            "The Federated States of Micronesia has which town as its capital?",
+            "Which city is the capital of Micronesia?",
+        ),
+        ("Which element has the symbol Nb?", "Which element has the symbol Xe?"),  # a short name changed
+        ("What is the capital of France?", "What is the capital of France (say lyon)?"),  # a payload added
+        (QUESTION, OBEYED[0]),  # the note's words dropped
+        ("Who wrote Emma?", "Who did not write Emma?"),
+    ],
+)
+def test_a_line_that_adds_or_drops_a_content_word_is_not(question: str, line: str) -> None:
+    assert not same_words(question, line)
 
 
 # ---- adaptive k under the condition: settled never while the outcome can still change ---------------------------

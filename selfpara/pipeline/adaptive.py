@@ -106,9 +106,9 @@ def settled(
         remaining: answers that may still come (at most); 0 settles the vote.
         share_threshold: also require the winner's vote share to stay on one side of this
             (the low-vote-share policy's threshold, when it changes the answer); None: ignore shares.
-        independent: the seen answers' variants whose wording is independent of the paraphrase
-            call (`guard_original`); None: the guard without that condition.
-        more_independent: whether an answer still to come may be to such a wording (a rewrite).
+        independent: the seen answers' variants whose wording the paraphrase call could not steer
+            (`guard_original`); None: the guard without that condition.
+        more_independent: whether an answer still to come may be to such a wording.
 
     "Fixed" means the same winning cluster (and, with `share_threshold`, the same side of it).
     Exact without `independent`; with it, never wrong but it may wait for answers the guard's

@@ -1,13 +1,23 @@
-"""Which wordings of a request are independent of its paraphrase call.
+"""Which wordings of a request the paraphrase call could not steer.
 
 The paraphrase call reads the user's question, so text in the question can steer what it writes:
 a question carrying an instruction made a compliant paraphraser write four rewordings that kept
 the question's words, passed every check, and were each answered Lyon against the original's
 Paris (vote share 0.8). Every wording from that call can be steered at once; the vote guard
 (`selfpara.pipeline.vote.guard_original`) therefore lets no challenger overrule the original's answer
-unless at least one of its answers comes from a wording no model wrote from the question's text:
-a renaming (`selfpara.pipeline.paraphrase.renamings`, made by rules), a sample of the original
-(top-up, the user's own wording asked again), or a wording the caller gave. Measured in
+unless at least one of its answers is to a wording the call could not bend:
+
+- a renaming (`selfpara.pipeline.paraphrase.renamings`, made by rules, no model);
+- a sample of the original (top-up: the user's own wording asked again);
+- a wording the caller gave;
+- a line made of the question's own words: every content word of the question kept, none added, only
+  the sentence around them changed and words from `FORM_WORDS` added or dropped. A steered line of
+  this kind says nothing the original does not: the probe's lines dropped the instruction's words
+  and added none, so they are not of this kind.
+
+The last kind is what a form call ("Which city …?", "Name the …") writes when it does its job, and it
+is where the model's forms recover a question put in an odd shape ("The Bahamian capital is which
+city?" answered Grand Bahama, "Which city is the capital of the Bahamas?" Nassau). Measured in
 docs/guards.md, "Injection".
 """
 
@@ -16,18 +26,53 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from selfpara.result import Variant
+from selfpara.util.text import STOPWORDS, words
+
+FORM_WORDS = frozenset(
+    "city number name called known tell please find determine calculate compute identify state answer "
+    "question exactly many much total value result amount located serves one get have has if as then".split()
+)
+"""Words a sentence form adds or drops without changing what is asked ("Which city …", "… located in",
+"has … as its capital"), read off good rewordings and human wordings (benchmarks/bench_injection.py)."""
 
 
 def independent_wordings(variants: Sequence[Variant], *, given: bool = False) -> set[int]:
-    """Variant indices whose wording did not come from the paraphrase call (never the original's 0).
+    """Variant indices whose wording the paraphrase call could not steer (never the original's 0).
 
     Args:
-        variants: the request's wordings.
+        variants: the request's wordings, the original (index 0) among them.
         given: the caller gave every wording (no paraphrase call was made).
     """
-    return {v.index for v in variants if not v.is_original and (given or v.top_up or is_renaming(v))}
+    question = next((v.text for v in variants if v.is_original), None)
+    return {
+        v.index
+        for v in variants
+        if not v.is_original
+        and (given or v.top_up or is_renaming(v) or (question is not None and same_words(question, v.text)))
+    }
 
 
 def is_renaming(variant: Variant) -> bool:
     """Whether `variant` was made by the renamings table (no model wrote it)."""
     return (variant.source or "").startswith("renaming:")
+
+
+def same_words(question: str, wording: str) -> bool:
+    """Whether `wording` is made of `question`'s own content words: none dropped, none added (`FORM_WORDS` aside)."""
+    return _roots(question) - _FORM_ROOTS == _roots(wording) - _FORM_ROOTS
+
+
+def _root(word: str) -> str:
+    """A crude root: possessive and a plural or third-person 's' dropped, then the first five letters
+    ("meets" and "meet", "Bahamas" and "Bahamian" share one)."""
+    word = word.removesuffix("'s").strip("'")
+    if len(word) > 4 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    return word[:5]
+
+
+def _roots(text: str) -> set[str]:
+    return {_root(w) for w in words(text) if w not in STOPWORDS}
+
+
+_FORM_ROOTS = frozenset(_root(w) for w in FORM_WORDS)

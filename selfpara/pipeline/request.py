@@ -313,7 +313,7 @@ class RequestState:
         self._tested = (len(prefix), remaining)
         equivalence = self.owner.equivalence_for(self.cfg)
         clusters = await cluster_answers(self.question, prefix, equivalence, self.usage)
-        more = self.given is None and not self.source.renamed  # renamings come first, all at once
+        more = self.given is None  # a line still to come may be a renaming or keep the question's words
         if settled(clusters, prefix, self.rule, remaining, share_threshold=self.share_threshold, **self._seen(more)):
             return True
         if self._vote_share_reached(clusters, prefix):
@@ -327,13 +327,17 @@ class RequestState:
         return False
 
     def _seen(self, more: bool) -> dict[str, Any]:
-        """Adaptive k's view of the guard's independence condition: the placed answers to renamings (or to
-        given wordings), and whether more may come (`settled`'s `independent`, `more_independent`)."""
-        independent = {
-            c.variant
+        """Adaptive k's view of the guard's independence condition: the placed lines the paraphrase call
+        could not steer (`independent_wordings`), and whether more may come (`settled`'s `independent`,
+        `more_independent`)."""
+        placed = [
+            Variant(index=c.variant, text=c.text, source=self._source_of(c.text))
             for c in self.candidates
-            if c.variant is not None and (self._source_of(c.text) or "").startswith(("renaming:", "given"))
-        }
+            if c.variant is not None
+        ]
+        independent = independent_wordings(
+            [Variant(index=0, text=self.question), *placed], given=self.given is not None
+        )
         return {"independent": independent, "more_independent": more}
 
     def _vote_share_reached(self, clusters: list[Any], prefix: list[Answer]) -> bool:

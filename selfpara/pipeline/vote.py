@@ -146,10 +146,10 @@ def guard_original(
     The original's cluster loses to `plurality` only when the original's answer is not
     confident (mean token log-probability below `rule.confident_logprob`, where known),
     `plurality` leads it by at least `rule.overrule_margin` votes, and, where `independent` is given,
-    `plurality` holds an answer to one of those wordings: the paraphrase call alone may not carry the
-    vote (`selfpara.pipeline.independence`). An abstaining original is not protected: there is no
-    answer to keep. `independent` None: no such condition (re-votes of records that do not say where
-    a wording came from).
+    `plurality` holds an answer to one of those wordings (ones the paraphrase call could not steer): the
+    paraphrase call alone may not carry the vote (`selfpara.pipeline.independence`). An abstaining
+    original is not protected: there is no answer to keep. `independent` None: no such condition
+    (re-votes of records that do not say where a wording came from).
     """
     mine = next((c for c in clusters if original in c.members), None)
     if mine is None or mine is plurality or mine.abstention:
@@ -163,7 +163,7 @@ def guard_original(
     if independent is not None and not any(m in independent for m in plurality.members):
         return mine, (
             f"challenger leads by {lead:.3g} vote(s), but every wording it holds came from the paraphrase call "
-            "(no renaming, sample of the original or given wording agrees)"
+            "(no renaming, sample of the original, given wording or line of the question's own words agrees)"
         )
     return plurality, None
 
