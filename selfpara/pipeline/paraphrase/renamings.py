@@ -79,10 +79,11 @@ _DANGLING = re.compile(r"\b(part|of|on|in|at|located|found|situated)$", re.I)
 
 
 def _whole_name(groups: Mapping[str, str]) -> bool:
-    """The captured text is a name ('Vietnam', 'the United States'), and ends where it ends ('Vietnam',
-    not 'Vietnam part of'; not 'covered almost entirely by ice')."""
+    """The captured text is a place's name ('Vietnam', 'the United States', at most 8 words: 'the Democratic
+    Republic of the Congo' has 6), and ends where it ends ('Vietnam', not 'Vietnam part of'; not 'covered
+    almost entirely by ice')."""
     x = _KIND_OF_PLACE.sub("", groups.get("x", ""))
-    return x[:1].isupper() and not _DANGLING.search(x)
+    return x[:1].isupper() and not _DANGLING.search(x) and len(x.split()) <= 8
 
 
 def _divides(groups: Mapping[str, str]) -> bool:
@@ -419,6 +420,14 @@ def _fill(template: str, groups: Mapping[str, str]) -> str:
     return template.format(**values)
 
 
+_NOT_ONE_QUESTION = re.compile(r"[?!()\[\]{}<>;]")
+"""Marks of a second sentence or an aside inside the question: the table reads one plain question only,
+so that text riding on it (a note to whoever rewords it) is not copied into its wordings."""
+_MAX_CAPTURE_WORDS = 16
+"""The most words a capture may hold (an event a year question names runs to 13: "did the United Kingdom vote
+in a referendum to leave the European Union")."""
+
+
 def _normalised(question: str) -> str:
     """The question as the patterns read it: one line, no final ? or ., `what's` spelled out."""
     text = " ".join(question.split()).rstrip("?.! ").strip()
@@ -434,6 +443,8 @@ def renamings(question: str, table: tuple[Renaming, ...] = RENAMINGS) -> list[Re
         table: the entries to try (the default table unless a test passes its own).
     """
     text = _normalised(question)
+    if _NOT_ONE_QUESTION.search(text):
+        return []
     for entry in table:
         for pattern in entry.patterns:
             match = re.fullmatch(pattern, text, flags=re.I)
@@ -442,7 +453,7 @@ def renamings(question: str, table: tuple[Renaming, ...] = RENAMINGS) -> list[Re
             groups = {k: _article_lowered(v.strip(), match.start(k)) for k, v in match.groupdict().items() if v}
             if entry.common:
                 groups = {k: v.lower() for k, v in groups.items()}
-            if not entry.accept(groups):
+            if not entry.accept(groups) or any(len(v.split()) > _MAX_CAPTURE_WORDS for v in groups.values()):
                 break
             out: list[Renamed] = []
             for template in entry.templates:
