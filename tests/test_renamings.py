@@ -67,6 +67,9 @@ CASES = [
     ("What is 48 minus 27?", "difference", "What do you get when you subtract 27 from 48?"),
     ("What is 144 divided by 12?", "quotient", "What do you get when you divide 144 by 12?"),
     ("What is 20% of 50?", "percent", "How much is 20 percent of 50?"),
+    ("How many days are in a week?", "count", "How many days does a week have?"),
+    ("How many legs does a spider have?", "count", "A spider has how many legs?"),
+    ("What is the number of players in a football team?", "count", "How many players does a football team have?"),
     ("What is the currency of Japan?", "currency", "Which currency do people in Japan pay with?"),
     ("On which continent is Kenya?", "continent", "Kenya lies on which continent?"),
 ]

@@ -37,6 +37,10 @@ _WORK = r"(?:novel|book|play|poem|story|short story|epic|memoir)"
 _ELEMENT = r"(?:the element )?(?P<x>[a-z][a-z]*(?: [a-z]+)??)(?: on the periodic table| in chemistry)?"
 """An element's name as a question writes it (one or two words, in any case: `common` lowers it), without
 'on the periodic table'."""
+_NOUNS = r"[a-z]+(?: [a-z]+)?"
+"""What is counted, one or two words ('days', 'chromosome pairs')."""
+_ONE_THING = r"(?:a|an|one) [a-z]+(?: [a-z]+)?"
+"""One of what holds them ('a week', 'a standard deck')."""
 _GOVERNMENT = r"(?:national |federal |central |state |provincial )?government"
 
 _MUSIC = re.compile(r"\b(music|song|songs|symphony|opera|score|lyrics|anthem|concerto|sonata|ballet)\b", re.I)
@@ -352,6 +356,19 @@ RENAMINGS: tuple[Renaming, ...] = (
             "How much is {p} percent of {y}?",
             "What number is {p}% of {y}?",
             "Calculate {p} percent of {y}.",
+        ),
+    ),
+    Renaming(
+        "count",
+        (
+            rf"how many (?P<x>{_NOUNS}) are (?:there )?in (?P<y>{_ONE_THING})",
+            rf"how many (?P<x>{_NOUNS}) (?:does|do) (?P<y>{_ONE_THING}) have",
+            rf"what is the number of (?P<x>{_NOUNS}) in (?P<y>{_ONE_THING})",
+        ),
+        (
+            "How many {x} does {y} have?",
+            "{Y} has how many {x}?",
+            "What is the number of {x} in {y}?",
         ),
     ),
     Renaming(
