@@ -264,6 +264,18 @@ def test_real_model_loads_fast(smollm2: LlamaCppModel) -> None:
 
 
 @pytest.mark.model
+def test_real_model_says_how_many_threads_it_loaded_with() -> None:
+    """The count is fixed at load for the process's life, so the user is told it."""
+    engine = LlamaCppModel(resolve("local/smollm2"), threads=1, parallel=1)
+    said: list[str] = []
+    try:
+        engine.load(progress=said.append)
+    finally:
+        engine.close()
+    assert said[-1].startswith("SmolLM2") and said[-1].endswith(", 1 thread)")
+
+
+@pytest.mark.model
 async def test_real_model_answers_with_logprob(smollm2: LlamaCppModel) -> None:
     result = await ModelClient().complete("local/smollm2", [{"role": "user", "content": "What is 2+2?"}], max_tokens=16)
     assert result.text.strip()

@@ -147,7 +147,9 @@ class LlamaCppModel(QueuedEngine):
                 threads,
                 self.parallel,
             )
-            say(f"{self.spec.title} ready ({self.load_seconds:.1f}s)")
+            # The thread count is fixed here for the process's life: a long run started while the
+            # machine was busy keeps the few it got, so say it where the user sees it.
+            say(f"{self.spec.title} ready ({self.load_seconds:.1f}s, {threads} thread{'s' * (threads != 1)})")
 
     def close(self, timeout_s: float = 10.0) -> None:
         """Stop the worker and free the model (reloaded by the next call); waiting callers get a 503."""
