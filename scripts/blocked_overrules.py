@@ -26,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from evaluation.graders import grader_for  # noqa: E402
 from evaluation.records import Item  # noqa: E402
+from selfpara.pipeline.independence import is_renaming  # noqa: E402
+from selfpara.result import Variant  # noqa: E402
 
 BLOCKED = "came from the paraphrase call"
 
@@ -80,17 +82,15 @@ async def main() -> None:
 
 
 def own_words_only(evidence: dict) -> bool:
-    """Whether the returned cluster beat the original holding no renaming, sample or given wording."""
+    """Whether the returned cluster beat the original with no wording the guard trusted before the own-words
+    rule (a renaming, a sample of the original): only lines of the question's own words."""
     clusters, winner = evidence.get("clusters") or [], evidence.get("winner")
     won = next((c for c in clusters if c["id"] == winner), None)
     mine = next((c for c in clusters if 0 in c["members"]), None)
     if won is None or mine is None or won is mine or mine.get("abstention"):
         return False
-    variants = {v["index"]: v for v in evidence["variants"]}
-    return not any(
-        variants[m].get("top_up") or str(variants[m].get("source") or "").startswith(("renaming:", "given"))
-        for m in won["members"]
-    )
+    variants = {v.index: v for v in (Variant.model_validate(v) for v in evidence["variants"])}
+    return not any(variants[m].top_up or is_renaming(variants[m]) for m in won["members"])
 
 
 if __name__ == "__main__":

@@ -64,7 +64,8 @@ def same_words(question: str, wording: str) -> bool:
 
 def _root(word: str) -> str:
     """A crude root: possessive and a plural or third-person 's' dropped, then the first five letters
-    ("meets" and "meet", "Bahamas" and "Bahamian" share one)."""
+    ("meets" and "meet", "Bahamas" and "Bahamian" share one). Not `content_stems`, the drift checks'
+    stems: those skip words under 3 letters, and here a changed element symbol ("Nb" to "Xe") must count."""
     word = word.removesuffix("'s").strip("'")
     if len(word) > 4 and word.endswith("s") and not word.endswith("ss"):
         word = word[:-1]

@@ -73,7 +73,6 @@ class LineSource:
         cheap_rejected: the candidates the cheap filters rejected.
         sources: each line given out -> where it came from ("renaming:capital", "form:name", "list").
         failure: the last paraphrase call's error, when one failed.
-        renamed: the renamings are all given out (they come first; what follows is the model's).
         unasked: the form calls never made because the request did not want their lines.
     """
 
@@ -92,7 +91,6 @@ class LineSource:
         self.cheap_rejected: list[RejectedParaphrase] = []
         self.sources: dict[str, str] = {}
         self.failure: UpstreamError | None = None
-        self.renamed = False
         self._given_lines: list[str] = []  # given out since the last restart
         self._to_come = cfg.k
         self.unasked = 0
@@ -135,7 +133,6 @@ class LineSource:
         started = time.perf_counter()
         try:
             renamed = self._renamed(lexical) if self.cfg.renamings else []
-            self.renamed = True
             if renamed:
                 yield renamed
             open_slots = self.cfg.k - len(self._given_lines)
