@@ -9,7 +9,7 @@ from typing import Any
 # The built-in formats register themselves on import, in this order: the order detection tries
 # them in (MATH-500's problem/answer/solution before SimpleQA's problem/answer).
 # isort: off
-from evaluation.datasets import truthfulqa, math500, simpleqa, gsm8k  # noqa: F401
+from evaluation.datasets import truthfulqa, math500, simpleqa, gsm8k, nq_open, comqa  # noqa: F401
 
 # isort: on
 from evaluation.datasets.gsm8k import looks_gsm8k

@@ -1,0 +1,49 @@
+"""Build the development and held-out splits of the public question sets, once, before any answer.
+
+    python data/public/make_splits.py NQ-open.dev.jsonl comqa_train.json
+
+Reads the files as distributed (see README.md for where they come from) and writes, in the same
+formats, `nq-open/dev.jsonl`, `nq-open/held.jsonl`, `comqa/dev.json` and `comqa/held.json` beside this
+script. The seed and sizes below are the protocol: changing them makes new splits, which are new sets.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+SEED = 4747
+NQ_DEV, NQ_HELD = 200, 400
+COMQA_MIN_WORDINGS = 3
+COMQA_DEV, COMQA_HELD = 120, 200
+
+HERE = Path(__file__).parent
+
+
+def split(rows: list, dev: int, held: int) -> tuple[list, list]:
+    order = list(range(len(rows)))
+    random.Random(SEED).shuffle(order)
+    return [rows[i] for i in order[:dev]], [rows[i] for i in order[dev : dev + held]]
+
+
+def main(nq_path: str, comqa_path: str) -> None:
+    nq = [json.loads(line) for line in Path(nq_path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    nq_dev, nq_held = split(nq, NQ_DEV, NQ_HELD)
+    (HERE / "nq-open").mkdir(exist_ok=True)
+    for name, rows in (("dev", nq_dev), ("held", nq_held)):
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        (HERE / "nq-open" / f"{name}.jsonl").write_text(text, encoding="utf-8")
+    clusters = json.loads(Path(comqa_path).read_text(encoding="utf-8"))
+    multi = [c for c in clusters if len(c["questions"]) >= COMQA_MIN_WORDINGS]
+    c_dev, c_held = split(multi, COMQA_DEV, COMQA_HELD)
+    (HERE / "comqa").mkdir(exist_ok=True)
+    for name, rows in (("dev", c_dev), ("held", c_held)):
+        (HERE / "comqa" / f"{name}.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
+    print(f"NQ-open: {len(nq)} questions -> dev {len(nq_dev)}, held {len(nq_held)}")
+    print(f"ComQA: {len(clusters)} clusters, {len(multi)} with >= {COMQA_MIN_WORDINGS} wordings -> dev {len(c_dev)}, held {len(c_held)}")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])
