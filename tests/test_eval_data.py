@@ -75,6 +75,45 @@ def test_dispatcher_detects_public_layouts_from_a_path():
     assert load_dataset(f"gsm8k:{FIX / 'eval_gsm8k.jsonl'}")[0].gold == ["7"]
 
 
+def test_nq_open_is_one_wording_per_question_with_its_answers_as_aliases(tmp_path):
+    rows = [
+        {"question": "who wrote he ain't heavy he's my brother lyrics", "answer": ["Bobby Scott", "Bob Russell"]},
+        {"question": "when was the last time anyone was on the moon", "answer": ["December 1972"]},
+    ]
+    path = tmp_path / "NQ-open.dev.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    items = load_dataset(str(path))  # detected: question/answer with answer lists
+    assert [i.id for i in items] == ["nq-0", "nq-1"] and items[0].gold == ["Bobby Scott", "Bob Russell"]
+    # a chat user's spelling: a capital and a question mark, the words as typed
+    assert items[0].variants == [ItemVariant(id=0, question="Who wrote he ain't heavy he's my brother lyrics?")]
+    path.write_text(json.dumps({"question": "q", "answer": []}) + "\n")
+    with pytest.raises(DataError, match="empty 'answer'"):
+        load_dataset(f"nq-open:{path}")
+
+
+def test_comqa_clusters_are_items_whose_wordings_are_variants(tmp_path):
+    clusters = [
+        {
+            "cluster_id": "cluster-922",
+            "questions": ["what sea separates britain from scandinavia?", "which sea separates britain from norway?"],
+            "answers": ["https://en.wikipedia.org/wiki/north_sea", "https://en.wikipedia.org/wiki/mercury_(planet)"],
+        },
+        {"cluster_id": "cluster-5", "questions": ["when was bruce rowland born?"], "answers": ["1941-05-23"]},
+        {"cluster_id": "cluster-7", "questions": ["what drugs does x take?"], "answers": [""]},  # no answer: left out
+    ]
+    path = tmp_path / "comqa_train.json"
+    path.write_text(json.dumps(clusters))
+    items = load_dataset(str(path))
+    assert [i.id for i in items] == ["comqa-922", "comqa-5"]
+    sea = items[0]
+    assert [v.question for v in sea.variants] == [
+        "What sea separates britain from scandinavia?",
+        "Which sea separates britain from norway?",
+    ]
+    assert sea.gold == ["north sea", "mercury"]  # page titles, a disambiguation in brackets dropped
+    assert items[1].gold == ["1941-05-23", "May 23, 1941", "23 May 1941", "May 23 1941"]
+
+
 def test_named_public_dataset_is_found_in_the_data_dir(tmp_path, monkeypatch):
     (tmp_path / "openai_gsm8k_main_test.csv").write_text('question,answer\n"1+1?","1+1=2\n#### 2"\n')
     assert load_dataset("gsm8k", data_dir=tmp_path)[0].gold == ["2"]

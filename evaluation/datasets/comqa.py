@@ -5,10 +5,13 @@ crowd judged to be paraphrases, with their answers. Distributed as a JSON list o
 Every cluster is one item whose variants are its questions, so A_strict, flips and the oracle (the
 vote over the people's own wordings) apply. A Wikipedia URL is graded by its page title
 ("https://en.wikipedia.org/wiki/north_sea" → "north sea"; a "(disambiguation)" suffix dropped), the
-convention of the dataset's own evaluation (an answer is right when it names the page)."""
+convention of the dataset's own evaluation (an answer is right when it names the page). A cluster whose
+answer list is empty (`[""]`: ComQA's mark for a question with no answer) has nothing to grade against
+and is left out; the loader logs how many."""
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,6 +22,8 @@ from evaluation.datasets.cells import cell, required_text, split_list
 from evaluation.datasets.readers import Row, read_rows
 from evaluation.datasets.registry import register_format
 from evaluation.records import Item, ItemVariant
+
+log = logging.getLogger(__name__)
 
 _WIKI = re.compile(r"^https?://[a-z]+\.wikipedia\.org/wiki/(.+)$", re.IGNORECASE)
 _QUALIFIER = re.compile(r"\s*\([^)]*\)\s*$")
@@ -36,10 +41,16 @@ def load_comqa(path: str | Path, *, limit: int | None = None) -> list[Item]:
     """ComQA clusters: one factual item per cluster, its questions as the variants (the first is the original)."""
     rows = read_rows(path)
     items: list[Item] = []
+    unanswered = 0
     for row in rows:
+        if not any(str(a).strip() for a in split_list(cell(row, "answers", required=True), None)):
+            unanswered += 1
+            continue
         items.append(_comqa_item(row))
         if limit is not None and len(items) >= limit:
             break
+    if unanswered:
+        log.info("%s: left out %d cluster(s) with no answer", path, unanswered)
     return items
 
 
