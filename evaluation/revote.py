@@ -8,6 +8,12 @@ clustered again with the arm's own cheap equivalence functions and voted under t
 rule, and a changed answer is graded again with the run's grader. The result is written
 as a new arm of a copy of the run, so `selfpara report` scores it beside the others.
 
+Doubt first (`sure_probability`) replays too, on a run whose arm voted on every question: an
+original whose recorded token probability reaches the threshold gets its own answer and the cost of
+that one call, which is the run's raw arm's record of the same wording (the same greedy call); the
+others keep the vote. So one always-on run gives the whole cost-gain curve of the gate
+(`research/gate_curve.py`).
+
 Not replayable (the arm is refused): settings that would answer wordings the run never
 answered (fewer drift checks, a larger k), and equivalence or grading that needs a model.
 """
@@ -15,6 +21,7 @@ answered (fewer drift checks, a larger k), and equivalence or grading that needs
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +34,7 @@ from evaluation.records import Item, SampleRecord
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
 from selfpara.config import WrapConfig, build_config
 from selfpara.errors import ConfigError
+from selfpara.pipeline.confidence import answer_confidence
 from selfpara.pipeline.decision import decide_answer
 from selfpara.pipeline.equivalence import Equivalence, build_equivalence, model_free
 from selfpara.pipeline.independence import independent_wordings
@@ -72,6 +80,8 @@ def _check_replayable(before: WrapConfig, after: WrapConfig) -> None:
         )
     if model_free(after.equivalence_functions) != after.equivalence_functions:
         raise ConfigError("the re-vote runs no model: use cheap equivalence functions (exact, numeric, ...)")
+    if before.sure_probability is not None and after.sure_probability != before.sure_probability:
+        raise ConfigError("the re-vote can set sure_probability only on an arm that voted on every question")
 
 
 def _check_settled(records: list[SampleRecord], arm: str, before: WrapConfig, after: WrapConfig) -> None:
@@ -87,6 +97,21 @@ def _check_settled(records: list[SampleRecord], arm: str, before: WrapConfig, af
             "under the arm's own rule), so another vote rule or drift check may need answers the run never asked "
             "for: re-run the arm with adaptive=false to re-vote it"
         )
+
+
+def _original_logprob(record: SampleRecord) -> float | None:
+    """The recorded mean token log-probability of the original's answer (None where it failed or none was)."""
+    evidence = record.details.get("evidence")
+    answers = evidence.get("answers", []) if isinstance(evidence, dict) else []
+    original = next((a for a in answers if a.get("variant") == 0 and a.get("error") is None), None)
+    return original.get("logprob") if original else None
+
+
+def sure(record: SampleRecord, threshold: float | None) -> bool:
+    """Whether doubt first at `threshold` returns `record`'s original answer without a vote: its recorded token
+    probability (the original's mean token log-probability in the evidence) reaches the threshold."""
+    logprob = _original_logprob(record)
+    return threshold is not None and logprob is not None and math.exp(min(0.0, logprob)) >= threshold
 
 
 class Revoted(NamedTuple):
@@ -127,7 +152,8 @@ async def revote_sample(
     if not any(a.ok for a in subset):
         return as_was._replace(dropped=[r.text for r in rejected])
     independent = independent_wordings([Variant.model_validate(v) for v in evidence["variants"]], given=given)
-    outcome = await vote(question, subset, equivalence, None, cfg.vote_rule, independent=independent)
+    wordings = [variants[i] for i in sorted(kept) if i]
+    outcome = await vote(question, subset, equivalence, None, cfg.vote_rule, independent=independent, wordings=wordings)
     return Revoted(
         decide_answer(outcome, subset, cfg).answer, [r.text for r in rejected], outcome.vote_share, outcome.confidence
     )
@@ -158,10 +184,28 @@ async def revote_run(
     equivalence = build_equivalence(after.equivalence_functions, client=None, judge_model="")  # type: ignore[arg-type]
     records = latest_records(read_samples(src / SAMPLES_FILE))
     _check_settled(records, arm, before, after)
+    raw = {(r.item_id, r.variant_id): r for r in records if r.arm == "raw"}
+    if after.sure_probability is not None and not raw:
+        raise ConfigError("re-voting sure_probability needs the run's raw arm: its records are what one call costs")
     new: list[SampleRecord] = []
     changed: list[Change] = []
     for r in records:
         if r.arm != arm:
+            continue
+        one_call = raw.get((r.item_id, r.variant_id)) if sure(r, after.sure_probability) else None
+        if one_call is not None:  # doubt first: the original's own answer, at the cost of its one call
+            cost = {f: getattr(one_call, f) for f in _COST}
+            alone = answer_confidence(1, 1, _original_logprob(r))
+            details = {
+                **r.details,
+                "vote_share": 1.0,
+                "confidence": alone,
+                "revote": {"from": arm, "voted": False},
+            }
+            answer, lab = one_call.answer, one_call.label
+            if answer != r.answer:
+                changed.append(Change(r.item_id, r.variant_id, [], r.answer, answer, r.label, lab))
+            new.append(r.model_copy(update={"arm": label, "answer": answer, "label": lab, "details": details, **cost}))
             continue
         answer, dropped, share, confidence = await revote_sample(r, after, equivalence, given=given)
         lab = r.label
@@ -180,6 +224,10 @@ async def revote_run(
     config["arms"].append({**described, "label": label, "config": after.model_dump(mode="json"), "revote": changes})
     (dst / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
     return changed
+
+
+_COST = ("calls", "prompt_tokens", "completion_tokens", "cost", "latency_s", "model_s", "queue_s")
+"""What a record says an answer cost: taken from the raw record where doubt first makes one call."""
 
 
 def main() -> None:

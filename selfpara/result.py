@@ -90,6 +90,11 @@ class Variant(BaseModel):
         description="Where a paraphrase came from: renaming:<relation> (made without a model), form:<name> (the "
         "model put the question in that form), list (the model's list), given (the caller's wording).",
     )
+    verified: bool = Field(
+        False,
+        description="A paraphrase check by a capable model (an LLM judge that is not the small or local model "
+        "under test) judged it to ask exactly what the original asks.",
+    )
 
     @property
     def is_original(self) -> bool:
@@ -185,6 +190,19 @@ Flag = Literal[
 ]
 
 
+class Doubt(BaseModel):
+    """Whether a vote was spent on the answer, and why (doubt first: `sure_probability`)."""
+
+    voted: bool = Field(description="Whether the rewordings were asked and voted.")
+    probability: float | None = Field(
+        None,
+        description="The original answer's token probability (geometric mean over its tokens); None where the "
+        "model reported no log-probabilities.",
+    )
+    sure_above: float | None = Field(None, description="The `sure_probability` in force; None: vote on every question.")
+    reason: str = Field(description="One line: 'answer sure: p = 0.97 >= 0.90', 'in doubt: p = 0.62 < 0.90', ...")
+
+
 class WrappedAnswer(BaseModel):
     """The wrapper's answer with everything needed to judge how far to trust it."""
 
@@ -223,7 +241,8 @@ class WrappedAnswer(BaseModel):
     original_kept_reason: str | None = Field(
         None,
         description="Why the original's answer was returned although another cluster had more votes "
-        "(not a decisive majority, or a confident original); None when the plain vote decided.",
+        "(not a decisive majority, or no wording the paraphrase call could not steer); None when the plain vote "
+        "decided.",
     )
     abstained: bool = Field(
         False,
@@ -235,6 +254,10 @@ class WrappedAnswer(BaseModel):
     flags: list[Flag] = Field(
         [],
         description="What to know about this answer (see `Flag`).",
+    )
+    doubt: Doubt = Field(
+        default_factory=lambda: Doubt(voted=True, reason="vote on every question (sure_probability off)"),
+        description="Whether the vote ran, and why (doubt first).",
     )
     skipped_paraphrases: list[str] = Field(
         default_factory=list,

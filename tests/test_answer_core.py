@@ -25,6 +25,12 @@ SAME = [
     ("What gas do plants absorb?", "Plants absorb carbon dioxide.", "Carbon dioxide is absorbed by plants."),
     # a longer answer may add details to what the shorter one states
     ("Who painted the Mona Lisa?", "Leonardo da Vinci.", "It was painted by Leonardo da Vinci in Florence."),
+    # a name of several words that only a framing word ("north") sets apart from the question's (ComQA dev)
+    (
+        "What sea separates gb from scandinavia?",
+        "The sea that separates GB from Scandinavia is the North Sea.",
+        "The sea that separates the United Kingdom (UK) from Scandinavia is the North Sea.",
+    ),
 ]
 
 # The gaps the labelled pairs showed (benchmarks/data/answer_pairs.jsonl), each in the model's own words.
@@ -188,6 +194,7 @@ UNDECIDED = [
     ("Who wrote the Federalist Papers?", "Hamilton and Madison wrote them.", "Madison and Jay wrote them."),
     # an answer that only repeats the question states nothing to compare
     (FRANCE, "The capital of France.", "The capital of France is Paris."),
+    ("What sea separates gb from scandinavia?", "It is the North Sea.", "It is the South China Sea."),
 ]
 
 

@@ -166,9 +166,15 @@ def test_top_up_and_the_margin_reach_the_pipeline(upstream):
     upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Lyon", 3: "Nice"})
     flipped = _ask(upstream, "--equivalence", "exact", "--overrule-margin", "1", "--json")
     assert flipped.exit_code == 0, flipped.output
-    # decisive at margin 1, but both Lyon wordings came from the paraphrase call: the original is kept
-    assert json.loads(flipped.stdout)["answer"] == "Paris"
-    assert "paraphrase call" in json.loads(flipped.stdout)["original_kept_reason"]
+    # decisive at margin 1, and the model's check verified both Lyon wordings: overruled
+    assert json.loads(flipped.stdout)["answer"] == "Lyon"
+    upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Lyon", 3: "Nice"})
+    unchecked = _ask(
+        upstream, "--equivalence", "exact", "--overrule-margin", "1", "--paraphrase-check", "off", "--json"
+    )
+    # with no check both came from the paraphrase call alone: the original is kept
+    assert json.loads(unchecked.stdout)["answer"] == "Paris"
+    assert "paraphrase call" in json.loads(unchecked.stdout)["original_kept_reason"]
 
     upstream.reset()
     upstream.fail(400, when="paraphrase", times=None)

@@ -171,3 +171,49 @@ def test_the_oracle_is_re_voted_with_its_given_wordings_unfiltered(tmp_path: Pat
     asyncio.run(run_bench(config, tmp_path / "narrow", RunOptions(client=client, progress=False)))
     with pytest.raises(ConfigError, match="given wordings"):
         asyncio.run(revote_run(tmp_path / "narrow", tmp_path / "d", {"drift_checks": "numbers,qualifiers"}, arm=narrow))
+
+
+def test_doubt_first_replays_on_an_always_on_run_with_the_raw_arm_s_cost(tmp_path: Path) -> None:
+    """A sure original keeps its own answer at the cost of the raw arm's one call; a doubtful one keeps the vote."""
+    import math
+
+    from selfpara.pipeline.prompts import JUDGE_MARKER
+    from selfpara.result import Completion
+
+    def respond(model: str, messages: list, params: dict) -> Any:
+        text = last_user_text(messages)
+        if PARAPHRASE_MARKER in text or JUDGE_MARKER in text:
+            return default_responder()(model, messages, params)
+        if text == "What is the capital of Nigeria?":  # sure and wrong
+            return Completion(text="Lagos", logprob=math.log(0.95))
+        if text == "What is the capital of Kenya?":  # in doubt and wrong
+            return Completion(text="Mombasa", logprob=math.log(0.4))
+        return Completion(text="Abuja" if "Nigeria" in text else "Nairobi", logprob=-0.01)
+
+    items = [
+        Item(id="ng", gold=["Abuja"], variants=[ItemVariant(id=0, question="What is the capital of Nigeria?")]),
+        Item(id="ke", gold=["Nairobi"], variants=[ItemVariant(id=0, question="What is the capital of Kenya?")]),
+    ]
+    data = save_items(items, tmp_path / "d.jsonl")
+    client = ModelClient(backend=FakeBackend(respond), retries=0, timeout_s=5)
+    arms = ["raw", "selfpara[overrule_margin=1;renamings=false;equivalence=exact]"]
+    config = BenchConfig(dataset=str(data), model="openai/fake", arms=arms, k=3, answers="natural", max_tokens=32)
+    asyncio.run(run_bench(config, tmp_path / "run", RunOptions(client=client, progress=False)))
+    label = "selfpara[overrule_margin=1;renamings=false;equivalence=exact]"
+    asyncio.run(revote_run(tmp_path / "run", tmp_path / "gated", {"sure_probability": 0.9}, arm=label, label="gated"))
+    records = {
+        (r["arm"], r["item_id"]): r
+        for r in map(json.loads, (tmp_path / "gated" / "samples.jsonl").read_text().splitlines())
+    }
+    voted, gated, raw = records[(label, "ng")], records[("gated", "ng")], records[("raw", "ng")]
+    assert voted["answer"] == "Abuja" and voted["calls"] > 1  # the vote corrected it, at several calls
+    assert gated["answer"] == "Lagos" and gated["calls"] == raw["calls"] == 1  # sure: no vote, one call
+    assert gated["details"]["revote"]["voted"] is False
+    kenya = records[("gated", "ke")]
+    assert kenya["answer"] == records[(label, "ke")]["answer"] and kenya["calls"] == records[(label, "ke")]["calls"]
+    with pytest.raises(ConfigError, match="voted on every question"):
+        asyncio.run(revote_run(tmp_path / "gated", tmp_path / "x", {"sure_probability": 0.5}, arm="gated"))
+    samples = tmp_path / "run" / "samples.jsonl"
+    samples.write_text("".join(line + "\n" for line in samples.read_text().splitlines() if '"arm":"raw"' not in line))
+    with pytest.raises(ConfigError, match="raw arm"):
+        asyncio.run(revote_run(tmp_path / "run", tmp_path / "y", {"sure_probability": 0.5}, arm=label))

@@ -68,6 +68,21 @@ def test_an_obeyed_instruction_does_not_flip_the_answer(fake: FakeUpstream, opti
     assert "paraphrase call" in report["original_kept_reason"]
 
 
+def test_with_the_default_check_a_capable_judge_that_refuses_the_obeyed_lines_keeps_them_out(
+    fake: FakeUpstream,
+) -> None:
+    """At the proxy's defaults on a remote model the paraphrase check (an LLM judge) runs, and a wording it
+    verifies counts as one the paraphrase call could not steer alone (issue 47). The obeyed lines drop the
+    question's note and add its payload: what the check is told to refuse. Refused, they are not voted."""
+    compliant_paraphraser(fake)
+    fake.raw(completion_body("NO"), when="judge", contains="(say lyon)", times=None)
+    with start(settings_for(fake, max_k=10)) as proxy:
+        r = post(proxy, chat(QUESTION, selfpara={"k": 5}))
+    assert r.status_code == 200, r.text
+    report = r.json()["selfpara"]
+    assert report["k_kept"] == 0 and r.json()["choices"][0]["message"]["content"] == "Paris"
+
+
 def test_lines_of_the_question_s_own_words_may_overrule_it(fake: FakeUpstream) -> None:
     """What the rule admits: a question put in an odd shape, answered wrong, against three lines that only
     put its words in a plain sentence and agree (as on issue 37's held-out run: Grand Bahama, then Nassau)."""

@@ -262,7 +262,7 @@ async def test_original_kept_without_a_decisive_majority():
 async def test_logprobs_requested_only_when_the_vote_uses_them():
     sp, fake = make(k=1, equivalence="exact", paraphrase_check="off")
     await sp.aanswer("What is the capital of France?")
-    await sp.aanswer("What is the capital of France?", confident_logprob=-0.1)
+    await sp.aanswer("What is the capital of France?", sure_probability=0.9)
     answer_calls = [c for c in fake.calls if PARAPHRASE_MARKER not in last_user_text(c[1])]
     assert ["logprobs" in c[2] for c in answer_calls] == [False, False, True, True]
 

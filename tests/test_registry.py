@@ -73,7 +73,7 @@ def test_every_registry_is_the_one_shape() -> None:
     for registry in (EQUIVALENCE_FUNCTIONS, ARMS, FACTORIES, FORMATS, ENGINES):
         assert isinstance(registry, Registry)
     assert ENGINES.names() == ["llamacpp"]
-    assert FORMATS.names() == ["truthfulqa", "math500", "simpleqa", "gsm8k"]
+    assert FORMATS.names() == ["truthfulqa", "math500", "simpleqa", "gsm8k", "nqopen", "comqa"]
     assert ARMS.names() == ["raw", "selfpara", "sc", "single_call", "rar", "oracle", "se", "hybrid"]
 
 

@@ -137,10 +137,20 @@ def test_majority_vote_over_disagreeing_answers(client: openai.OpenAI, fake: Fak
     resp = client.chat.completions.create(model="openai/fake", messages=[{"role": "user", "content": Q}])
     report = resp.model_extra["selfpara"]
     assert len(report["clusters"]) == 2 and [c["votes"] for c in report["clusters"]] == [1.0, 3.0]
-    # three paraphrases agree against the original, but all came from the paraphrase call: it alone does not
-    # overrule (selfpara.pipeline.independence); the split shows in the vote share and the flags
-    assert resp.choices[0].message.content == "Lyon" and report["original_won"] is True
-    assert report["vote_share"] == 0.25 and "paraphrase call" in report["original_kept_reason"]
+    # three paraphrases agree against the original; each passed the model's own paraphrase check, so the
+    # paraphrase call does not carry the vote alone (selfpara.pipeline.independence): they overrule it
+    assert resp.choices[0].message.content == "Paris" and report["original_won"] is False
+    assert report["vote_share"] == 0.75 and report["original_kept_reason"] is None
+    assert all(v["verified"] for v in report["variants"][1:])
+    # with no check, the same three lines came from the paraphrase call alone: the original is kept
+    fake.reset(answers={0: "Lyon", 1: "Paris", 2: "Paris.", 3: "the Paris"})
+    resp = client.chat.completions.create(
+        model="openai/fake",
+        messages=[{"role": "user", "content": Q}],
+        extra_body={"selfpara": {"paraphrase_check": "off"}},
+    )
+    report = resp.model_extra["selfpara"]
+    assert resp.choices[0].message.content == "Lyon" and "paraphrase call" in report["original_kept_reason"]
     assert {"original_kept", "low_vote_share"} <= set(report["flags"])
 
 
@@ -237,9 +247,9 @@ def test_top_up_and_the_margin_are_per_request_settings(
     answer = client.chat.completions.create(
         model="openai/fake", messages=[{"role": "user", "content": Q}], extra_body=margin
     )
-    # decisive at margin 1; kept because both Lyon wordings came from the paraphrase call alone
-    assert answer.choices[0].message.content == "Paris"
-    assert "paraphrase call" in answer.model_extra["selfpara"]["original_kept_reason"]
+    # decisive at margin 1, and the model's check verified both Lyon wordings: overruled
+    assert answer.choices[0].message.content == "Lyon"
+    assert answer.model_extra["selfpara"]["original_kept_reason"] is None
 
     fake.reset()
     fake.fail(400, when="paraphrase", times=None)  # no paraphrase: every slot is topped up

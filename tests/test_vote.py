@@ -88,19 +88,6 @@ async def test_a_decisive_majority_still_wins():
     assert out.returned == 0
 
 
-async def test_a_confident_original_survives_a_unanimous_challenge():
-    rule = VoteRule(overrule_margin=2, confident_logprob=-0.05)
-    confident = answers("Canberra", "Sydney", "Sydney", "Sydney", logprobs=[-0.01, -0.02, -0.02, -0.02])
-    out = await vote("q", confident, AGR, rule=rule)
-    assert out.returned == 0 and "original confident" in out.original_kept_reason
-    unsure = answers("Canberra", "Sydney", "Sydney", "Sydney", logprobs=[-0.5, -0.02, -0.02, -0.02])
-    out = await vote("q", unsure, AGR, rule=rule)
-    assert out.returned == 1 and out.original_kept_reason is None
-    # without a log-probability the margin alone decides
-    out = await vote("q", answers("Canberra", "Sydney", "Sydney", "Sydney"), AGR, rule=rule)
-    assert out.returned == 1
-
-
 async def test_an_abstaining_original_is_not_protected():
     out = await vote("q", answers("I don't know", "Paris", "Paris", "Lyon"), AGR, rule=GUARD)
     assert out.returned == 1 and out.original_kept_reason is None

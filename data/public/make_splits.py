@@ -42,7 +42,8 @@ def main(nq_path: str, comqa_path: str) -> None:
     for name, rows in (("dev", c_dev), ("held", c_held)):
         (HERE / "comqa" / f"{name}.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
     print(f"NQ-open: {len(nq)} questions -> dev {len(nq_dev)}, held {len(nq_held)}")
-    print(f"ComQA: {len(clusters)} clusters, {len(multi)} with >= {COMQA_MIN_WORDINGS} wordings -> dev {len(c_dev)}, held {len(c_held)}")
+    print(f"ComQA: {len(clusters)} clusters, {len(multi)} with >= {COMQA_MIN_WORDINGS} wordings")
+    print(f"  -> dev {len(c_dev)}, held {len(c_held)}")
 
 
 if __name__ == "__main__":

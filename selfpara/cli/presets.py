@@ -2,7 +2,7 @@
 
 The library (`WrapConfig()`) and the proxy (`selfpara serve`, whose upstream settings are a
 WrapConfig; its flags default to None, so the settings file or WrapConfig decides) take
-WrapConfig's defaults. `selfpara ask` and `selfpara bench` differ on two settings, each
+WrapConfig's defaults. `selfpara ask` and `selfpara bench` differ on one setting, each
 named here once with its reason; their options and `BenchConfig` read their defaults through
 `default()`. docs/cli.md's "Defaults by entry point" table is made from PRESETS
 (`python scripts/doc_tables.py`; tests/test_settings_source.py checks it, and that every
@@ -35,11 +35,6 @@ class Preset:
 
 PRESETS: dict[str, dict[str, Preset]] = {
     "ask": {
-        "k": Preset(
-            3,
-            "one question at a terminal, often on the CPU model, where each wording is one more answer call: "
-            "k=3 makes 4 answers instead of 6, and is the k every recorded run measured (docs/results)",
-        ),
         "max_tokens": Preset(
             128,
             "a reply read at a terminal, often from the CPU model: 128 tokens (where the recorded Qwen answers "
@@ -47,10 +42,6 @@ PRESETS: dict[str, dict[str, Preset]] = {
         ),
     },
     "bench": {
-        "k": Preset(
-            3,
-            "every recorded result in docs/results is k=3, so a default run is comparable to them",
-        ),
         "max_tokens": Preset(
             32,
             "`--answers short` asks for the final answer alone, graded by match; 32 tokens hold it and bound each "

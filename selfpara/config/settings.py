@@ -29,6 +29,11 @@ def is_small_or_local(model: str, api_base: str | None = None) -> bool:
     """Whether `model` is an embedded model, served on this machine, or named as small (≤ 14B)."""
     if is_embedded(model) or (api_base and _LOOPBACK.match(api_base)):
         return True
+    return named_small(model)
+
+
+def named_small(model: str) -> bool:
+    """Whether `model`'s name says it has at most SMALL_MODEL_B billion parameters ("qwen2.5-1.5b-instruct")."""
     sizes = [float(m) for m in _SIZE_TAG.findall(model.rsplit("/", 1)[-1])]
     return bool(sizes) and max(sizes) <= SMALL_MODEL_B
 
@@ -54,7 +59,13 @@ class WrapConfig(BaseModel):
         "OPENAI_API_BASE/OPENAI_BASE_URL, HOSTED_VLLM_API_BASE), else litellm.",
     )
 
-    k: int = Field(5, ge=1, le=MAX_K, description="Paraphrases requested per question.")
+    k: int = Field(
+        3,
+        ge=1,
+        le=MAX_K,
+        description="Paraphrases requested per question. 3: with the overrule margin 2, three rewordings that "
+        "agree against the original can overrule it (k = 2 never could), and every recorded result is k = 3.",
+    )
     paraphrase_model: str | None = Field(None, description="Model that paraphrases; default: `model` itself.")
     renamings: bool = Field(
         True,
@@ -120,11 +131,14 @@ class WrapConfig(BaseModel):
         description="Votes by which another cluster must lead the original's cluster to overrule the "
         "original's answer (1: plain majority; 2: at k=3 one pair of drifted paraphrases cannot flip it).",
     )
-    confident_logprob: float | None = Field(
+    sure_probability: float | None = Field(
         None,
-        le=0.0,
-        description="Keep the original's answer whenever its mean token log-probability reaches this "
-        "(where the backend reports one); None: off.",
+        ge=0.0,
+        le=1.0,
+        description="Doubt first: the original is answered first, and when the answer's token probability "
+        "(geometric mean over its tokens, where the model reports log-probabilities) reaches this, it is "
+        "returned with no vote (one call); below it, or when the model reports none, the vote runs. None: "
+        "vote on every question.",
     )
     vote_weighting: Literal["count", "logprob"] = Field(
         "count", description="count: one vote per answer; logprob: each answer weighs exp(mean token logprob)."
@@ -303,17 +317,21 @@ class WrapConfig(BaseModel):
 
     @property
     def vote_rule(self) -> VoteRule:
-        """The vote rule these settings make (overrule_margin, confident_logprob, vote_weighting)."""
-        return VoteRule(
-            overrule_margin=self.overrule_margin,
-            confident_logprob=self.confident_logprob,
-            vote_weighting=self.vote_weighting,
-        )
+        """The vote rule these settings make (overrule_margin, vote_weighting)."""
+        return VoteRule(overrule_margin=self.overrule_margin, vote_weighting=self.vote_weighting)
 
     @property
     def drift_check_names(self) -> list[str]:
         """The drift checks in use (empty when off)."""
         return [] if self.drift_checks == "off" else self.drift_checks.split(",")
+
+    @property
+    def verifies_paraphrases(self) -> bool:
+        """Whether a capable model checks each paraphrase: the LLM paraphrase check, with a judge that is neither
+        embedded nor named as small (whose YES then counts as a wording the paraphrase call could not steer
+        alone). Where the judge is served does not matter here: a large model behind a local vLLM is capable."""
+        judge = self.judge_model or self.model
+        return self.resolved_paraphrase_check == "llm" and not is_embedded(judge) and not named_small(judge)
 
     @property
     def judge_is_model_under_test(self) -> bool:
@@ -348,7 +366,7 @@ class WrapConfig(BaseModel):
     def wants_logprobs(self) -> bool:
         """Whether answer calls ask for token log-probabilities (the vote uses them, and the model takes the
         parameter; embedded models report them anyway)."""
-        uses = self.confident_logprob is not None or self.vote_weighting == "logprob"
+        uses = self.sure_probability is not None or self.vote_weighting == "logprob"
         return uses and takes_openai_params(self.model) and not is_embedded(self.model)
 
     def with_overrides(self, **changes: object) -> WrapConfig:
@@ -387,6 +405,8 @@ REMOVED_SETTINGS: dict[str, str] = {
     "evidence_logprob": "removed with overrule_rule (docs/results/qwen-gsm8k-held24.md)",
     "rewrites": "removed: rewordings made without a model raised supply but changed no answer "
     "(docs/results/qwen-gsm8k-held24.md)",
+    "confident_logprob": "replaced by 'sure_probability': a sure original's answer is returned without a vote, "
+    "so its rewordings are never paid for (it was kept after the vote had run)",
 }
 """Settings that no longer exist, with what replaced them; naming one is a ConfigError saying so."""
 

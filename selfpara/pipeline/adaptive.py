@@ -69,9 +69,6 @@ def _winner_holds(clusters: list[Cluster], answers: dict[int, Answer], rule: Vot
     guarded = mine is not None and not mine.abstention
     if guarded:
         assert mine is not None
-        lp = answers[ORIGINAL].logprob
-        if rule.confident_logprob is not None and lp is not None and lp >= rule.confident_logprob:
-            return True  # a confident original is kept whatever the others say
         own = mine.votes or 0.0
         if winner is mine:
             # Lost only to a challenger ending ahead by the margin; with margin 0, to one strictly ahead

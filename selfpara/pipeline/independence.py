@@ -10,6 +10,10 @@ unless at least one of its answers is to a wording the call could not bend:
 - a renaming (`selfpara.pipeline.paraphrase.renamings`, made by rules, no model);
 - a sample of the original (top-up: the user's own wording asked again);
 - a wording the caller gave;
+- a wording a capable model's paraphrase check verified (`Variant.verified`: an LLM judge that is not the
+  small or local model under test judged it to ask exactly what the original asks). A steered line adds
+  what the question did not ask ("... (say lyon)"), which is what that check is told to refuse; without
+  it, a remote model's rewordings, which come from one list call, could never overrule (issue 47);
 - a line made of the question's own words: every content word of the question kept, none added, only
   the sentence around them changed and words from `FORM_WORDS` added or dropped. A steered line of
   this kind says nothing the original does not: the probe's lines dropped the instruction's words
@@ -48,7 +52,9 @@ def independent_wordings(variants: Sequence[Variant], *, given: bool = False) ->
         v.index
         for v in variants
         if not v.is_original
-        and (given or v.top_up or is_renaming(v) or (question is not None and same_words(question, v.text)))
+        and (
+            given or v.top_up or v.verified or is_renaming(v) or (question is not None and same_words(question, v.text))
+        )
     }
 
 

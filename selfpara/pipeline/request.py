@@ -32,6 +32,7 @@ from selfpara.errors import UpstreamError
 from selfpara.models.upstream_data import combined_failure
 from selfpara.pipeline.adaptive import answers_to_settle, first_stage, settled
 from selfpara.pipeline.decision import decide_answer, withhold_below
+from selfpara.pipeline.doubt import doubt_of
 from selfpara.pipeline.independence import independent_wordings
 from selfpara.pipeline.paraphrase import LEXICAL_REASONS, EquivalenceCheck
 from selfpara.pipeline.paraphrase.lines import LineSource, ParaphraseSource, Restart, given_lines
@@ -132,6 +133,7 @@ class RequestState:
         self.stopping = False
         self._tested: tuple[int, int] | None = None
         self.wants_top_up = cfg.top_up_temperature is not None and given is None
+        self.doubt = doubt_of(Answer(variant=0), None)
         self.top_ups: list[asyncio.Task[Answer]] = []
         self._spans: dict[str, list[float]] = {}
 
@@ -140,6 +142,12 @@ class RequestState:
     async def execute(self) -> WrappedAnswer:
         started = time.perf_counter()
         self.original = asyncio.create_task(self._answer(0, self.question))
+        if self.given is None and self.cfg.sure_probability is not None:  # doubt first: the original decides
+            self.doubt = doubt_of(await self.original, self.cfg.sure_probability)
+            if not self.doubt.voted:
+                result = await self._vote([Variant(index=0, text=self.question)], [], [self.original.result()])
+                result.timings.total_s = time.perf_counter() - started
+                return result
         try:
             await self._collect()
         except BaseException:
@@ -150,7 +158,7 @@ class RequestState:
         answers = [self.original.result(), *(c.answer.result() for c in kept if c.answer is not None), *top_ups]
         variants = [
             Variant(index=0, text=self.question),
-            *(Variant(index=c.variant or 0, text=c.text, source=self._source_of(c.text)) for c in kept),
+            *(self._variant(c) for c in kept),
             *(Variant(index=a.variant, text=self.question, top_up=True) for a in top_ups),
         ]
         skipped = [c for c in self.candidates if not c.placed]
@@ -312,7 +320,8 @@ class RequestState:
             return False
         self._tested = (len(prefix), remaining)
         equivalence = self.owner.equivalence_for(self.cfg)
-        clusters = await cluster_answers(self.question, prefix, equivalence, self.usage)
+        wordings = [c.text for c in self.candidates if c.variant is not None]
+        clusters = await cluster_answers(self.question, prefix, equivalence, self.usage, wordings=wordings)
         more = self.given is None  # a line still to come may be a renaming or keep the question's words
         if settled(clusters, prefix, self.rule, remaining, share_threshold=self.share_threshold, **self._seen(more)):
             return True
@@ -330,11 +339,7 @@ class RequestState:
         """Adaptive k's view of the guard's independence condition: the placed lines the paraphrase call
         could not steer (`independent_wordings`), and whether more may come (`settled`'s `independent`,
         `more_independent`)."""
-        placed = [
-            Variant(index=c.variant, text=c.text, source=self._source_of(c.text))
-            for c in self.candidates
-            if c.variant is not None
-        ]
+        placed = [self._variant(c) for c in self.candidates if c.variant is not None]
         independent = independent_wordings(
             [Variant(index=0, text=self.question), *placed], given=self.given is not None
         )
@@ -361,6 +366,11 @@ class RequestState:
     def _lines(self) -> AsyncGenerator[list[str] | Restart, None]:
         """The caller's own wordings as given, or the paraphrase lines (`LineSource.lines`)."""
         return given_lines(self.given) if self.given is not None else self.source.lines()
+
+    def _variant(self, c: Candidate) -> Variant:
+        """The wording of a kept candidate, with where it came from and whether a capable check verified it."""
+        verified = c.check is not None and self.cfg.verifies_paraphrases
+        return Variant(index=c.variant or 0, text=c.text, source=self._source_of(c.text), verified=verified)
 
     def _source_of(self, text: str) -> str | None:
         return "given" if self.given is not None else self.source.sources.get(text)
@@ -428,7 +438,10 @@ class RequestState:
         t = time.perf_counter()
         equivalence = self.owner.equivalence_for(self.cfg)
         independent = independent_wordings(variants, given=self.given is not None)
-        outcome = await vote(self.question, answers, equivalence, self.usage, self.rule, independent=independent)
+        wordings = [v.text for v in variants if not v.is_original]
+        outcome = await vote(
+            self.question, answers, equivalence, self.usage, self.rule, independent=independent, wordings=wordings
+        )
         self.timings.cluster_s = time.perf_counter() - t
         if outcome.original_kept_reason:
             self.flags.append("original_kept")
@@ -460,6 +473,7 @@ class RequestState:
             original_kept_reason=outcome.original_kept_reason,
             abstained=winner.abstention or decision.withheld is not None,
             flags=self.flags,
+            doubt=self.doubt,
             paraphrase_check=self.cfg.resolved_paraphrase_check,
             equivalence_functions=equivalence.names,
             usage=self.usage,

@@ -4,7 +4,7 @@ original's answer unless a decisive majority overrules it, and semantic entropy 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,9 +28,6 @@ class VoteRule(BaseModel):
 
     overrule_margin: float = Field(
         1.0, ge=0.0, description="Votes by which a cluster must lead the original's cluster to overrule it."
-    )
-    confident_logprob: float | None = Field(
-        None, description="The original's answer is kept when its mean token log-probability reaches this."
     )
     vote_weighting: Literal["count", "logprob"] = Field(
         "count", description="count: one vote per answer. logprob: exp(mean token log-probability) per answer."
@@ -58,12 +55,14 @@ async def cluster_answers(
     equivalence: Equivalence,
     usage: Usage | None = None,
     comparisons: list[Comparison] | None = None,
+    wordings: Sequence[str] = (),
 ) -> list[Cluster]:
     """Cluster the successful answers greedily, in order; sets each Answer's `cluster` and `abstained`.
 
     An answer joins the first cluster whose representative (first member) it is
     equivalent to, else opens a new one. All abstentions share one cluster of their own.
-    Each pair compared is appended to `comparisons` when given.
+    Each pair compared is appended to `comparisons` when given. `wordings`: the other wordings the
+    answers replied to (`Equivalence.decide`).
     """
     clusters: list[Cluster] = []
     texts: list[str] = []  # representative text per cluster (None-safe: only ok answers)
@@ -82,7 +81,7 @@ async def cluster_answers(
             ans.cluster = abstain_cluster.id
             continue
         candidates = [c for c in clusters if not c.abstention]
-        verdicts = await equivalence.decide_all(question, text, [texts[c.id] for c in candidates], usage)
+        verdicts = await equivalence.decide_all(question, text, [texts[c.id] for c in candidates], usage, wordings)
         if comparisons is not None:
             comparisons.extend(
                 Comparison(a=ans.variant, b=c.members[0], equivalent=same, decided_by=by)
@@ -143,9 +142,8 @@ def guard_original(
 ) -> tuple[Cluster, str | None]:
     """The winner once the original is protected: (cluster, why the original was kept or None).
 
-    The original's cluster loses to `plurality` only when the original's answer is not
-    confident (mean token log-probability below `rule.confident_logprob`, where known),
-    `plurality` leads it by at least `rule.overrule_margin` votes, and, where `independent` is given,
+    The original's cluster loses to `plurality` only when `plurality` leads it by at least
+    `rule.overrule_margin` votes and, where `independent` is given,
     `plurality` holds an answer to one of those wordings (ones the paraphrase call could not steer): the
     paraphrase call alone may not carry the vote (`selfpara.pipeline.independence`). An abstaining
     original is not protected: there is no answer to keep. `independent` None: no such condition
@@ -154,9 +152,6 @@ def guard_original(
     mine = next((c for c in clusters if original in c.members), None)
     if mine is None or mine is plurality or mine.abstention:
         return plurality, None
-    logprob = next((a.logprob for a in answers if a.variant == original), None)
-    if rule.confident_logprob is not None and logprob is not None and logprob >= rule.confident_logprob:
-        return mine, f"original confident: mean token logprob {logprob:.3f} >= {rule.confident_logprob:g}"
     lead = (plurality.votes or 0.0) - (mine.votes or 0.0)
     if lead < rule.overrule_margin:
         return mine, f"challenger leads by {lead:.3g} vote(s), short of the margin {rule.overrule_margin:g}"
@@ -212,16 +207,18 @@ async def vote(
     usage: Usage | None = None,
     rule: VoteRule | None = None,
     independent: Collection[int] | None = None,
+    wordings: Sequence[str] = (),
 ) -> VoteOutcome:
     """Cluster `answers` (variant 0 = original), pick the winner and the text to return.
 
     `rule` (default: the plain vote) sets vote weighting and the original's protection; `independent`
-    the variants whose wording did not come from the paraphrase call (see `guard_original`). The
+    the variants whose wording did not come from the paraphrase call (see `guard_original`); `wordings` the
+    other wordings the answers replied to (`Equivalence.decide`). The
     vote share and the entropy count answers, whatever the weighting.
     """
     rule = rule or VoteRule()
     comparisons: list[Comparison] = []
-    clusters = await cluster_answers(question, answers, equivalence, usage, comparisons)
+    clusters = await cluster_answers(question, answers, equivalence, usage, comparisons, wordings)
     weigh(clusters, answers, rule.vote_weighting)
     winner, kept = guard_original(clusters, choose_winner(clusters), answers, rule, independent=independent)
     returned = central_member(winner)

@@ -57,6 +57,7 @@ REQUEST_SETTINGS = (
     "low_vote_share_threshold",
     "confidence_threshold",
     "adaptive",
+    "sure_probability",
 )
 """The WrapConfig fields a request may set under `selfpara`; the others are the operator's."""
 

@@ -87,6 +87,8 @@ def headers(wa: WrappedAnswer) -> dict[str, str]:
         "X-Selfpara-Low-Confidence": "true" if "low_confidence" in wa.flags else "false",
         "X-Selfpara-Calls": str(wa.usage.calls + wa.usage.cache_hits),
         "X-Selfpara-Calls-Saved": str(wa.calls_saved),  # by adaptive k
+        "X-Selfpara-Voted": "true" if wa.doubt.voted else "false",  # doubt first: whether the vote ran
+        "X-Selfpara-Doubt": wa.doubt.reason,
     }
     if wa.flags:
         out["X-Selfpara-Flags"] = ",".join(wa.flags)
@@ -104,6 +106,7 @@ def log_fields(wa: WrappedAnswer) -> dict[str, Any]:
         "calls": wa.usage.calls,
         "cache_hits": wa.usage.cache_hits,
         "flags": ",".join(wa.flags) or "-",
+        "voted": "yes" if wa.doubt.voted else "no",
     }
 
 

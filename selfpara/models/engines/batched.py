@@ -211,6 +211,7 @@ class BatchScheduler:
             cost=0.0,
             logprob=sum(live.logprobs) / len(live.logprobs) if live.logprobs else None,
             finish_reason=live.finish or "length",
+            token_logprobs=token_logprobs(live.out, live.logprobs, self.detokenize),
         )
 
     def _failure(self, exc: Exception) -> UpstreamError:
@@ -309,3 +310,11 @@ class SlotContext:
         if self._ctx is not None:
             self._llama_cpp.llama_free(self._ctx)
             self._ctx = None
+
+
+def token_logprobs(
+    tokens: list[int], logprobs: list[float], detokenize: Callable[[list[int]], str]
+) -> list[dict[str, Any]]:
+    """Each generated token's text and log-probability, as OpenAI's `choices[0].logprobs.content` holds them:
+    what a doubt signal reads (how sure the model was of the tokens that carry the answer)."""
+    return [{"token": detokenize([t]), "logprob": lp} for t, lp in zip(tokens, logprobs, strict=True)]

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from selfpara.errors import ConfigError, UpstreamError
-from selfpara.models.engines.batched import CHUNK, BatchScheduler, SlotContext
+from selfpara.models.engines.batched import CHUNK, BatchScheduler, SlotContext, token_logprobs
 from selfpara.models.engines.embedded import EmbeddedModel
 from selfpara.models.engines.params import GenRequest
 from selfpara.models.engines.prefix import reusable_prefix
@@ -262,6 +262,9 @@ class LlamaCppModel(QueuedEngine):
             cost=0.0,
             logprob=float(np.mean(logprobs)) if logprobs else None,
             finish_reason=finish,
+            token_logprobs=token_logprobs(
+                out, logprobs, lambda ts: llm.detokenize(ts).decode("utf-8", errors="ignore")
+            ),
         )
 
 

@@ -183,7 +183,12 @@ def _read_core(question: str, text: str, answer: str) -> Core:
     names: set[str] = set()
     runs = []
     for run in _NAME_RUN.finditer(text):
-        parts = [w for w in entity_words(run.group()) if _base(w) not in framing]
+        whole = entity_words(run.group())
+        parts = [w for w in whole if _base(w) not in framing]
+        # A name of several words that only its framing words set apart from the question's ("North Sea" to
+        # "What sea separates ...?") is a name all the same: without them it would say nothing.
+        if len(whole) > 1 and parts and all(_base(w) in asked for w in parts) and len(parts) < len(whole):
+            parts = list(whole)
         # a name beyond the question, with any question word in it; or one made of the question's words
         # that the question does not write as a name ("Belize City" to "Which city is Belize governed from?")
         if any(_base(w) not in asked for w in parts) or (

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
@@ -291,20 +291,29 @@ class Equivalence:
     def names(self) -> list[str]:
         return [f.name for f in self.functions]
 
-    async def decide(self, question: str, a: str, b: str, usage: Usage | None = None) -> tuple[bool, str]:
+    async def decide(
+        self, question: str, a: str, b: str, usage: Usage | None = None, wordings: Sequence[str] = ()
+    ) -> tuple[bool, str]:
         """(whether answers `a` and `b` to `question` are equivalent, name of the function that decided).
 
-        A cached pair reports the function that decided it first.
+        `wordings`: the other wordings the answers replied to. An answer restates the wording it was asked
+        in ("The sea that separates the United Kingdom from Scandinavia is the North Sea." to a wording that
+        says "uk"), so the functions that read text without a model take every wording's words as asked;
+        a model that judges (NLI, LLM) is shown the question itself. A cached pair reports the function
+        that decided it first.
         """
+        heard = heard_question(question, wordings)
         first, second = sorted((a.strip(), b.strip()))
-        key = (question, first, second)
+        key = (heard, first, second)
         if key in self._cache:
             self.cache_hits += 1
             self._cache.move_to_end(key)
             return self._cache[key]
         found = (False, self.UNDECIDED)
         for fn in self.functions:
-            decided = await fn(question, a, b, usage)
+            entry = EQUIVALENCE_FUNCTIONS.get(fn.name) if fn.name in EQUIVALENCE_FUNCTIONS else None
+            asked = question if entry is None or entry.calls_model else heard
+            decided = await fn(asked, a, b, usage)
             if decided is not None:
                 found = (decided, fn.name)
                 break
@@ -313,20 +322,29 @@ class Equivalence:
             self._cache.popitem(last=False)
         return found
 
-    async def equivalent(self, question: str, a: str, b: str, usage: Usage | None = None) -> bool:
-        """Whether answers `a` and `b` to `question` are equivalent."""
-        return (await self.decide(question, a, b, usage))[0]
+    async def equivalent(
+        self, question: str, a: str, b: str, usage: Usage | None = None, wordings: Sequence[str] = ()
+    ) -> bool:
+        """Whether answers `a` and `b` to `question` are equivalent (`wordings`: see `decide`)."""
+        return (await self.decide(question, a, b, usage, wordings))[0]
 
     async def decide_all(
-        self, question: str, a: str, others: list[str], usage: Usage | None = None
+        self, question: str, a: str, others: list[str], usage: Usage | None = None, wordings: Sequence[str] = ()
     ) -> list[tuple[bool, str]]:
         """`decide` for `a` against each of `others`, concurrently."""
-        return list(await asyncio.gather(*(self.decide(question, a, o, usage) for o in others)))
+        return list(await asyncio.gather(*(self.decide(question, a, o, usage, wordings) for o in others)))
 
-    async def equivalent_any(self, question: str, a: str, others: list[str], usage: Usage | None = None) -> int | None:
+    async def equivalent_any(
+        self, question: str, a: str, others: list[str], usage: Usage | None = None, wordings: Sequence[str] = ()
+    ) -> int | None:
         """Index of the first of `others` equivalent to `a` (checked concurrently), or None."""
-        verdicts = await self.decide_all(question, a, others, usage)
+        verdicts = await self.decide_all(question, a, others, usage, wordings)
         return next((i for i, (v, _) in enumerate(verdicts) if v), None)
+
+
+def heard_question(question: str, wordings: Sequence[str] = ()) -> str:
+    """What the text-reading functions take as asked: the question and every other wording of it, once each."""
+    return " ".join(dict.fromkeys(w.strip() for w in (question, *wordings) if w.strip()))
 
 
 def build_equivalence(

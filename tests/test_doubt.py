@@ -1,0 +1,102 @@
+"""Doubt first (`sure_probability`): a sure original's answer is returned with no vote; a doubtful one is voted."""
+
+import math
+
+from selfpara import SelfParaphraser
+from selfpara.models.client import ModelClient
+from selfpara.pipeline.doubt import doubt_of
+from selfpara.pipeline.prompts import PARAPHRASE_MARKER
+from selfpara.result import Answer, Completion
+from selfpara.testing import FakeBackend, default_responder, last_user_text
+
+QUESTION = "What is the capital of France?"
+
+
+def responder(original_logprob: float | None, original: str = "Lyon", others: str = "Paris"):
+    """The original answered `original` with `original_logprob`; every other wording `others`."""
+
+    def respond(model, messages, params):
+        text = last_user_text(messages)
+        if PARAPHRASE_MARKER in text:
+            return default_responder()(model, messages, params)
+        if text == QUESTION:
+            return Completion(text=original, logprob=original_logprob)
+        return Completion(text=others, logprob=-0.01)
+
+    return respond
+
+
+def make(respond, **settings):
+    fake = FakeBackend(respond)
+    client = ModelClient(backend=fake, retries=0, timeout_s=5)
+    settings = {
+        "model": "openai/fake",
+        "renamings": False,
+        "equivalence": "exact",
+        "paraphrase_check": "off",
+        **settings,
+    }
+    return SelfParaphraser(client=client, **settings), fake
+
+
+async def test_a_sure_answer_is_returned_with_one_call_and_says_why():
+    sp, fake = make(responder(math.log(0.97)), k=3, sure_probability=0.9)
+    r = await sp.aanswer(QUESTION)
+    assert r.answer == "Lyon" and len(fake.calls) == 1 and r.usage.calls == 1
+    assert not r.doubt.voted and r.doubt.reason == "answer sure: p = 0.97 >= 0.90"
+    assert r.k_kept == 0 and r.vote_share == 1.0 and "no_paraphrases" not in r.flags
+
+
+async def test_a_doubtful_answer_is_voted():
+    sp, fake = make(responder(math.log(0.5)), k=3, sure_probability=0.9, overrule_margin=2)
+    r = await sp.aanswer(QUESTION)
+    assert r.doubt.voted and r.doubt.reason == "in doubt: p = 0.50 < 0.90" and r.doubt.probability == 0.5
+    assert r.k_kept == 3 and len(r.answers) == 4  # the rewordings were asked and voted
+
+
+async def test_without_token_probabilities_the_vote_runs_and_says_so():
+    sp, _ = make(responder(None), k=2, sure_probability=0.9)
+    r = await sp.aanswer(QUESTION)
+    assert r.doubt.voted and r.doubt.probability is None and "no token probabilities" in r.doubt.reason
+
+
+async def test_off_votes_on_every_question_and_given_wordings_are_always_voted():
+    sp, fake = make(responder(math.log(0.99)), k=2)
+    r = await sp.aanswer(QUESTION)
+    assert r.doubt.voted and "off" in r.doubt.reason and r.k_kept == 2
+    sp, _ = make(responder(math.log(0.99)), sure_probability=0.9)
+    r = await sp.aanswer(QUESTION, paraphrases=["Which city is the capital of France?"])
+    assert r.doubt.voted and r.k_kept == 1
+
+
+async def test_a_failed_original_is_left_to_the_vote():
+    def respond(model, messages, params):
+        if last_user_text(messages) == QUESTION:
+            return RuntimeError("boom")
+        return responder(None)(model, messages, params)
+
+    sp, _ = make(respond, k=2, sure_probability=0.9)
+    r = await sp.aanswer(QUESTION)
+    assert r.doubt.voted and "failed" in r.doubt.reason and r.answer == "Paris" and "original_failed" in r.flags
+
+
+def test_doubt_of_reads_the_mean_token_probability():
+    assert doubt_of(Answer(variant=0, text="x", logprob=math.log(0.9)), 0.9).voted is False
+    assert doubt_of(Answer(variant=0, text="x", logprob=math.log(0.89)), 0.9).voted is True
+
+
+def test_the_proxy_says_whether_the_vote_ran_in_its_headers_and_report() -> None:
+    from tests.fake_upstream import serve_fake
+    from tests.helpers.proxy import chat, post, settings_for, start
+
+    for upstream in serve_fake():
+        with start(settings_for(upstream)) as proxy:
+            # the fake's every token has log-probability -0.5: p = 0.61
+            sure = post(proxy, chat(QUESTION, selfpara={"sure_probability": 0.6}))
+            doubtful = post(proxy, chat(QUESTION, selfpara={"sure_probability": 0.7}))
+        assert sure.status_code == doubtful.status_code == 200, sure.text
+        assert sure.headers["X-Selfpara-Voted"] == "false" and sure.headers["X-Selfpara-Calls"] == "1"
+        assert sure.headers["X-Selfpara-Doubt"] == "answer sure: p = 0.61 >= 0.60"
+        assert sure.json()["selfpara"]["doubt"]["voted"] is False
+        assert doubtful.headers["X-Selfpara-Voted"] == "true" and int(doubtful.headers["X-Selfpara-Calls"]) > 1
+        assert doubtful.headers["X-Selfpara-Doubt"] == "in doubt: p = 0.61 < 0.70"
