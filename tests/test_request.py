@@ -260,6 +260,38 @@ async def test_adaptive_never_changes_the_answer_of_fixed_k(margin):
     assert saved > 0
 
 
+class _OneFormHangs(FakeBackend):
+    """The first two form calls copy the question (rejected), the third never answers, and the original
+    answers once the third is asked: so adaptive k weighs the original against one line still to come."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda model, messages, params: "Berlin" if last_user_text(messages) == SPANISH else SPANISH)
+        self.forms = 0
+        self.third_asked = asyncio.Event()
+
+    async def complete(self, model, messages, params):
+        if last_user_text(messages) == SPANISH:
+            await self.third_asked.wait()
+        else:
+            self.forms += 1
+            if self.forms == 3:
+                self.third_asked.set()
+                await asyncio.Event().wait()  # cancelled when the request stops pursuing lines
+        return await super().complete(model, messages, params)
+
+
+SPANISH = "¿Cuál es la capital de Alemania?"
+
+
+async def test_no_paraphrase_is_flagged_when_adaptive_k_stops_after_rejecting_every_line():
+    # the question's wordings were copies (rejected) and the one line still to come could not overrule the
+    # original: adaptive k stopped with the original's answer alone, which must not read as a confident vote
+    sp = make(_OneFormHangs(), k=3, equivalence="exact", paraphrase_check="off", adaptive=True)
+    r = await sp.aanswer(SPANISH, paraphrase_method="forms", stream_paraphrases=False)
+    assert r.k_kept == 0 and r.skipped_paraphrases == [] and [x.reason for x in r.rejected] == ["overlap", "overlap"]
+    assert r.n_voted == 1 and "no_paraphrases" in r.flags and r.answer == "Berlin"
+
+
 async def test_adaptive_settings():
     pattern = ["Paris"] * 6
     sp = make(FakeBackend(by_variant(pattern)), k=5, equivalence="exact", paraphrase_check="off", adaptive=True)

@@ -173,10 +173,10 @@ def ask(
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
         return
     typer.echo(result.answer)
-    from selfpara.cli.render import kept_phrase
+    from selfpara.cli.render import kept_phrase, vote_phrase
 
     notes = [
-        f"vote share {result.vote_share:.0%} of {result.n_voted}",
+        vote_phrase(result),
         f"confidence {result.confidence:.2f}",
         kept_phrase(result),
     ]
