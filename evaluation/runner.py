@@ -46,6 +46,8 @@ class RunResult:
     failed: int = 0
     model_calls: int = 0
     cache_hits: int = 0
+    shared_calls: int = 0
+    cached_calls: int = 0
     wall_s: float = 0.0
     complete: bool = True
     per_arm_calls: dict[str, int] = field(default_factory=dict)
@@ -238,6 +240,9 @@ async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | 
     result.new_samples = len(new_records)
     result.model_calls = sum(b.calls for b in backends.values())
     result.cache_hits = sum(b.hits for b in backends.values())
+    # the arms' calls answered from the call cache, in the report's two words for them
+    result.shared_calls = sum(r.shared_calls for r in new_records)  # made by another arm of this run
+    result.cached_calls = sum(r.cached_calls for r in new_records)  # saved by an earlier run
     result.per_arm_calls = {label: b.calls for label, b in backends.items()}
     result.wall_s = time.perf_counter() - started
     result.complete = len(result.records) == total and not any(r.error for r in result.records)

@@ -138,9 +138,9 @@ def abstention_warnings(abstention: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def cache_warnings(totals: dict[str, dict[str, Any]]) -> list[str]:
-    """One note for the arms with answers served from the call cache (left out of latency figures), and
-    one for the arms that reused calls another arm made in the same run (timed, but with those calls done):
-    a line each, whatever the number of arms, so that they do not fill a report's first screen."""
+    """One note for the arms with cached answers (a call answered from an earlier run's call cache: left out
+    of latency figures), and one for the arms whose answers shared calls another arm made earlier in the
+    same run (timed, but with those calls done): a line each, whatever the number of arms."""
     cached = [f"{arm} {t['cached_samples']}/{t['samples']}" for arm, t in totals.items() if t.get("cached_samples")]
     shared = [
         f"{arm} {t['shared_samples']}/{t['samples']} ({t['shared_calls']} calls)"
@@ -150,12 +150,12 @@ def cache_warnings(totals: dict[str, dict[str, Any]]) -> list[str]:
     out = []
     if cached:
         out.append(
-            "answers that came (at least in part) from the call cache, left out of the latency figures: "
+            "cached answers (a call answered from an earlier run's call cache), left out of the latency figures: "
             + ", ".join(cached)
         )
     if shared:
         out.append(
-            "answers that reused identical calls another arm made earlier in this run (counted in calls and tokens "
+            "answers that shared identical calls another arm made earlier in this run (counted in calls and tokens "
             "as spent; their latency was timed with those calls already done): " + ", ".join(shared)
         )
     return out
