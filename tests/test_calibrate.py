@@ -252,6 +252,8 @@ def test_ask_reads_the_threshold_from_its_settings_file(upstream: FakeUpstream, 
     moved = _ask(upstream, "--settings", str(calibration), "-k", "2")  # a flag given overrides the file
     assert moved.exit_code == 0, moved.output
     assert "note: these settings leave the ones the confidence threshold was calibrated under" in moved.output
+    said = " ".join(moved.output.split())
+    assert said.count("calibrated under") == 1 and "(k: calibrated 3, now 2)" in said  # once, naming what moved
 
 
 def test_a_bad_value_in_the_settings_file_is_exit_1_and_names_the_file(tmp_path: Path) -> None:

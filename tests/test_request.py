@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
 import random
 import re
 
@@ -394,3 +395,18 @@ async def test_a_streamed_paraphrase_call_is_cached_like_a_whole_one():
     # a whole (not streamed) paraphrase call of the same request finds the same entry
     whole = await sp.aanswer(QUESTION, stream_paraphrases=False)
     assert whole.usage.calls == 0 and whole.usage.cache_hits == 5
+
+
+async def test_the_form_calls_failing_alike_are_one_warning(caplog):
+    # a question longer than the model's context fails every form call the same way: one warning, not one each
+    def respond(model, messages, params):
+        if last_user_text(messages) != QUESTION:
+            raise UpstreamError("the prompt has 4453 tokens; the model runs with a context of 4096")
+        return "Paris"
+
+    sp = make(FakeBackend(respond), k=3, equivalence="exact", paraphrase_check="off", paraphrase_method="forms")
+    with caplog.at_level(logging.INFO, logger="selfpara.pipeline.paraphrase.lines"):
+        r = await sp.aanswer(QUESTION)
+    assert "paraphrase_failed" in r.flags and r.answer == "Paris"
+    said = [(rec.levelno, rec.getMessage()) for rec in caplog.records if "paraphrase call failed" in rec.getMessage()]
+    assert [level for level, _ in said] == [logging.WARNING, logging.INFO, logging.INFO]
