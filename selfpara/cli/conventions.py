@@ -25,6 +25,7 @@ is close to it (`--jsno` -> `--json`), never with the nearest of unlike names (`
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import sys
 from collections.abc import Sequence
@@ -147,12 +148,28 @@ class Group(TyperGroup):
         else:
             write_plain_help(self, ctx, formatter)
 
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
         """Run the CLI; in standalone mode (the `selfpara` program) its usage errors are written here."""
+        run = functools.partial(
+            super().main,
+            args=args,
+            prog_name=prog_name,
+            complete_var=complete_var,
+            windows_expand_args=windows_expand_args,
+            **extra,
+        )
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return run(standalone_mode=False)
         try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
+            code = run(standalone_mode=False)
         except _click_class("ClickException") as error:
             sys.exit(self._show(error))
         except typer.Abort:
