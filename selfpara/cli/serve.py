@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from enum import Enum
 from pathlib import Path
 from typing import Any, Optional
@@ -300,24 +301,24 @@ def serve(
                 **extra,
             )
 
-        interrupted = _interrupt_seen()
-        if workers > 1:  # each worker process builds its own app from the same spec
-            spec = {
-                "config_file": config_file,
-                "upstream": upstream,
-                "server": server,
-                "api_key_env": api_key_env,
-                "upstream_key_env": upstream_key_env,
-                "no_auth": no_auth,
-                "log_format": log_format.value,
-                "verbose": verbose,
-            }
-            os.environ[SPEC_ENV] = json.dumps(spec)
-            run("selfpara.server.app:app_from_env", factory=True, workers=workers)
-        else:
-            from selfpara.server import create_app
+        with _interrupt_seen() as interrupted:
+            if workers > 1:  # each worker process builds its own app from the same spec
+                spec = {
+                    "config_file": config_file,
+                    "upstream": upstream,
+                    "server": server,
+                    "api_key_env": api_key_env,
+                    "upstream_key_env": upstream_key_env,
+                    "no_auth": no_auth,
+                    "log_format": log_format.value,
+                    "verbose": verbose,
+                }
+                os.environ[SPEC_ENV] = json.dumps(spec)
+                run("selfpara.server.app:app_from_env", factory=True, workers=workers)
+            else:
+                from selfpara.server import create_app
 
-            run(create_app(settings))
+                run(create_app(settings))
         if interrupted.is_set():  # uvicorn ends quietly on Ctrl-C: the command still says it was interrupted
             if log_format is LogFormat.json:  # as a JSON line, like the others
                 logging.getLogger("selfpara.server").info("interrupted")
@@ -325,21 +326,28 @@ def serve(
             raise KeyboardInterrupt
 
 
-def _interrupt_seen() -> threading.Event:
+@contextlib.contextmanager
+def _interrupt_seen() -> Iterator[threading.Event]:
     """An event set when Ctrl-C (SIGINT) reaches the process while the proxy serves.
 
     uvicorn takes SIGINT over while it serves, shuts down gracefully, gives the signal back to the
     handler it found (this one) and then swallows the KeyboardInterrupt that handler raises, so
     `uvicorn.run` returns as if the server had ended by itself; the event lets `serve` end with
-    exit code 130 (docs/cli.md) instead of 0. Only in the main thread, where signals are handled.
+    exit code 130 (docs/cli.md) instead of 0. Only in the main thread, where signals are handled;
+    the handler found before is put back after.
     """
     seen = threading.Event()
     if threading.current_thread() is not threading.main_thread():
-        return seen
+        yield seen
+        return
 
     def on_interrupt(signum: int, frame: Any) -> None:
         seen.set()
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGINT, on_interrupt)
-    return seen
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield seen
+    finally:
+        if previous is not None:  # None: a handler not set from Python, which cannot be put back
+            signal.signal(signal.SIGINT, previous)
