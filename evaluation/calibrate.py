@@ -72,7 +72,13 @@ class ThresholdCheck(BaseModel):
 
 
 class Calibration(BaseModel):
-    """A calibrated threshold with where it came from (what `write_calibration` records)."""
+    """A calibrated threshold with where it came from (what `write_calibration` records).
+
+    `questions_in_run` is the run's question count; `left_out` says why the questions that neither
+    choose nor check dropped out, by reason: `not_run` (the arm has no answer to the question yet: an
+    interrupted or partial run), `failed` (its answer call failed), `not_attempted` (the arm declined to
+    answer: no error to count).
+    """
 
     run: str
     arm: str
@@ -84,6 +90,8 @@ class Calibration(BaseModel):
     wordings: str
     questions_choose: int
     questions_check: int
+    questions_in_run: int = 0
+    left_out: dict[str, int] = {}
     choice: ThresholdChoice
     check: ThresholdCheck | None
     arm_config: dict[str, Any] | None
@@ -204,10 +212,12 @@ def calibrate_run(
     arms = {a["label"]: a for a in config.get("arms") or []}
     if arm not in arms:
         raise ConfigError(f"{out}: no arm {arm!r} in this run; it has {', '.join(arms) or 'none'}")
-    recorded = latest_records(read_samples(out / SAMPLES_FILE))
-    records = [r for r in recorded if r.arm == arm and not r.error and r.label != "not_attempted"]
+    recorded = [r for r in latest_records(read_samples(out / SAMPLES_FILE)) if r.arm == arm]
     if not all_wordings:
-        records = [r for r in records if r.is_original]
+        recorded = [r for r in recorded if r.is_original]
+    records = [r for r in recorded if not r.error and r.label != "not_attempted"]
+    in_run = max(int(config.get("items") or 0), len({r.item_id for r in recorded}))
+    left_out = _left_out(recorded, {r.item_id for r in records}, in_run)
     if not records:
         raise ConfigError(f"{out}: arm {arm!r} has no attempted answer to calibrate on")
     if any(recorded_confidence(r.details) is None for r in records):
@@ -228,8 +238,19 @@ def calibrate_run(
         wordings="all" if all_wordings else "original",
         questions_choose=len(choose),
         questions_check=len(check),
+        questions_in_run=in_run,
+        left_out=left_out,
         choice=choice,
         check=checked,
         arm_config=arms[arm].get("config"),
         bench=config.get("bench", {}),
     )
+
+
+def _left_out(recorded: list[SampleRecord], used: set[str], in_run: int) -> dict[str, int]:
+    """Why the run's questions without an answer to calibrate on dropped out, by reason (see `Calibration`)."""
+    dropped = {r.item_id: r for r in recorded if r.item_id not in used}
+    failed = sum(1 for r in dropped.values() if r.error)
+    declined = len(dropped) - failed
+    counts = {"not_run": in_run - len(used) - len(dropped), "failed": failed, "not_attempted": declined}
+    return {reason: n for reason, n in counts.items() if n}

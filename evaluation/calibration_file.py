@@ -3,7 +3,9 @@
 The file has the one layout every entry point reads (`selfpara.config.file`):
 
 - `[upstream]`: the calibrated arm's settings that shape its answers and confidence (model, k, vote
-  rule, equivalence, max_tokens, ...), then `low_vote_share` and `confidence_threshold`, so that
+  rule, equivalence, max_tokens, ...), where the model lives (`api_base`, when the run had one: without
+  it `openai/NAME` would be sent to the provider's default URL), then `low_vote_share` and
+  `confidence_threshold`, so that
   `selfpara ask --settings FILE`, `selfpara serve --config FILE` and
   `selfpara.config_from_file(FILE)` answer as the run did and act below the threshold;
 - `[calibration]`: the run, the arm, the target, the bound, the coverage, the counts and the check
@@ -48,6 +50,10 @@ NOT_CALIBRATED = frozenset(
 )
 """WrapConfig fields that say how to reach the model or what to do below the threshold, not how an answer
 and its confidence are made: they are not recorded, and a deployment may set them as it needs."""
+
+REACH = ("api_base",)
+"""Fields of NOT_CALIBRATED that say where the calibrated model lives: written to `[upstream]` so that the file
+reaches the model the run measured, but not to `[calibration.settings]` (a deployment may move it)."""
 
 DEPLOYABLE_ARMS = ("selfpara",)
 """Arms whose confidence is the one `ask`, the library and the proxy compute: only their threshold can be written."""
@@ -101,7 +107,13 @@ def calibration_document(result: Calibration, low_vote_share: str = "flag") -> d
     if low_vote_share not in ("flag", "abstain"):
         raise ConfigError(f"low_vote_share must be flag or abstain, got {low_vote_share!r}")
     settings = calibrated_settings(result.arm_config)
-    upstream = {**settings, "low_vote_share": low_vote_share, "confidence_threshold": result.choice.threshold}
+    reach = {k: result.arm_config.get(k) or result.bench.get(k) for k in REACH}
+    upstream = {
+        **settings,
+        **{k: v for k, v in reach.items() if v},
+        "low_vote_share": low_vote_share,
+        "confidence_threshold": result.choice.threshold,
+    }
     return {"upstream": upstream, "calibration": {**calibration_record(result), "settings": settings}}
 
 

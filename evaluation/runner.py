@@ -46,6 +46,8 @@ class RunResult:
     failed: int = 0
     model_calls: int = 0
     cache_hits: int = 0
+    shared_calls: int = 0
+    cached_calls: int = 0
     wall_s: float = 0.0
     complete: bool = True
     per_arm_calls: dict[str, int] = field(default_factory=dict)
@@ -119,6 +121,24 @@ def job_order(items: list[Item], arms: list[Arm], order: str = "arm:25") -> list
     return jobs
 
 
+def _missing_folders(out: Path) -> list[Path]:
+    """`out` and those of its parents that do not exist yet, deepest first: what starting a run creates."""
+    missing = []
+    for folder in (out, *out.parents):
+        if folder.exists():
+            break
+        missing.append(folder)
+    return missing
+
+
+def _remove_if_empty(folders: list[Path]) -> None:
+    """Remove the folders a run created (deepest first) while they are still empty."""
+    for folder in folders:
+        if not folder.is_dir() or any(folder.iterdir()):
+            return
+        folder.rmdir()
+
+
 async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | None = None) -> RunResult:
     """Run every arm on every variant of every item of `config`, into run directory `out`.
 
@@ -131,6 +151,7 @@ async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | 
     config = config.model_copy(update={"arms": [s.label for s in specs]})
     check_grader_name(config.grader)
     job_order([], [], options.order)  # fail fast on a bad order
+    made = _missing_folders(out)
     resuming = prepare_run_dir(out, config, options.overwrite)
     # The embedded model queues calls behind long batches on a busy CPU: give it time rather than retries.
     base = options.client or ModelClient(
@@ -143,9 +164,13 @@ async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | 
         options.cache.new_run()
     grader_client, _ = caching_client(base, options.cache, {"arm": "_grader"}, api_key=options.api_key)
     graders = _Graders(config, grader_client)
-    items, extra = await build_items(config, out, options, base)
-    for item in items:  # fail fast on an unknown grader or kind
-        graders.for_item(item)
+    try:
+        items, extra = await build_items(config, out, options, base)
+        for item in items:  # fail fast on an unknown grader or kind
+            graders.for_item(item)
+    except BaseException:  # a missing or bad data file: leave no empty run directory behind
+        _remove_if_empty(made)
+        raise
 
     call_limit = max(16, min(512, options.concurrency * (config.k + 3)))
     arms: list[Arm] = []
@@ -238,6 +263,9 @@ async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | 
     result.new_samples = len(new_records)
     result.model_calls = sum(b.calls for b in backends.values())
     result.cache_hits = sum(b.hits for b in backends.values())
+    # the arms' calls answered from the call cache, in the report's two words for them
+    result.shared_calls = sum(r.shared_calls for r in new_records)  # made by another arm of this run
+    result.cached_calls = sum(r.cached_calls for r in new_records)  # saved by an earlier run
     result.per_arm_calls = {label: b.calls for label, b in backends.items()}
     result.wall_s = time.perf_counter() - started
     result.complete = len(result.records) == total and not any(r.error for r in result.records)

@@ -178,7 +178,7 @@ class Timings(BaseModel):
 
 
 Flag = Literal[
-    "no_paraphrases",  # every candidate was rejected: the raw answer is returned (or the top-ups' vote)
+    "no_paraphrases",  # every line that came was rejected: the original's answer alone (or the top-ups' vote)
     "paraphrase_failed",  # the paraphrase call failed: the vote is over the lines received before, if any
     "partial_failure",  # some answer calls failed: the vote ran over the rest
     "original_failed",  # the original's answer call failed
@@ -210,7 +210,11 @@ class WrappedAnswer(BaseModel):
     question: str
     model: str
     k_requested: int
-    k_kept: int
+    k_kept: int = Field(
+        description="Paraphrases kept and answered: the wordings the vote used besides the original. Those kept but "
+        "not needed (adaptive k had settled) are `skipped_paraphrases`; `ask` and the bench report count both as "
+        "kept, and say how many were answered."
+    )
     k_topped_up: int = Field(
         0, description="Vote slots filled by asking the original again (top_up_temperature), for lack of paraphrases."
     )

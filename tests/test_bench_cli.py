@@ -101,11 +101,13 @@ def test_bench_into_a_run_dir_of_another_config_fails_cleanly(fake_run: Path, da
     ("args", "fragments"),
     [
         (["--dataset", "nosuchset"], ["unknown dataset 'nosuchset'"]),
+        (["--dataset", "simpleqa", "--data-dir", "no-such-folder"], ["dataset 'simpleqa' needs its file"]),
     ],
 )
 def test_bad_bench_input_is_a_clean_error(args: list[str], fragments: list[str], tmp_path: Path) -> None:
-    result = invoke("bench", *args, "--out", str(tmp_path / "r"), "--no-cache", "--quiet")
+    result = invoke("bench", *args, "--out", str(tmp_path / "runs" / "r"), "--no-cache", "--quiet")
     assert_clean_error(result, *fragments)
+    assert not (tmp_path / "runs").exists()  # no empty run directory (nor its parent) left behind
 
 
 @pytest.mark.parametrize(

@@ -66,6 +66,21 @@ def test_arms_share_identical_calls_and_report_usage_as_spent(dataset: Path, tmp
     assert shared.model_calls == len(fake.calls)
 
 
+def test_the_run_counts_shared_and_cached_calls_apart(dataset: Path, tmp_path: Path) -> None:
+    # bench's closing line said "N cached" for both; one word is one thing: shared within the run,
+    # cached from an earlier run's saved calls
+    cfg = BenchConfig(dataset=str(dataset), arms=["raw", "selfpara"], k=2)
+    cache = tmp_path / "calls.sqlite"
+    client, fake = fake_client()
+    first = run(cfg, tmp_path / "first", client=client, cache=open_cache(cache), concurrency=1)
+    assert first.shared_calls == sum(r.shared_calls for r in first.records) > 0 and first.cached_calls == 0
+    assert first.model_calls == len(fake.calls)
+    again, again_fake = fake_client()
+    second = run(cfg, tmp_path / "second", client=again, cache=open_cache(cache), concurrency=1)
+    assert second.model_calls == len(again_fake.calls) == 0
+    assert second.cached_calls == sum(r.calls for r in second.records) - second.shared_calls > 0
+
+
 def test_the_selfpara_arms_answer_to_the_original_is_the_raw_arms_call(dataset: Path, tmp_path: Path) -> None:
     cfg = BenchConfig(dataset=str(dataset), arms=["raw", "selfpara"], k=2)
     client, fake = fake_client()
@@ -76,7 +91,7 @@ def test_the_selfpara_arms_answer_to_the_original_is_the_raw_arms_call(dataset: 
     spent = sum(r.calls for r in result.records)
     assert len(fake.calls) == spent - len(by_arm["selfpara"])  # one call per selfpara answer saved, still counted
     report_warnings = build_report(tmp_path / "run", n_boot=10)["warnings"]
-    assert any("reused" in w and "selfpara" in w for w in report_warnings)
+    assert any("shared identical calls" in w and "selfpara" in w for w in report_warnings)
 
 
 def test_unseeded_sampled_calls_stay_with_their_arm_and_deterministic_ones_are_shared(tmp_path: Path) -> None:

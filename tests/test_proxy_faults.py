@@ -228,6 +228,25 @@ def test_the_upstreams_retry_after_is_passed_on(fake: FakeUpstream, status: int,
             assert "retry-after" not in post(server, chat(**OFF)).headers
 
 
+def test_the_openai_client_does_not_retry_an_upstream_failure_the_proxy_retried(fake: FakeUpstream) -> None:
+    openai = pytest.importorskip("openai")
+    from tests.helpers.proxy import PROXY_KEY
+
+    fake.fail(500, times=None)
+    with start(settings_for(fake, {"retries": 1})) as server:
+        client = openai.OpenAI(base_url=f"{server.base}/v1", api_key=PROXY_KEY)  # its default: 2 retries
+        with pytest.raises(openai.InternalServerError) as raised:
+            client.chat.completions.create(model="openai/fake", messages=[{"role": "user", "content": Q}], **OFF_SDK)
+        assert raised.value.status_code == 502 and raised.value.response.headers["x-should-retry"] == "false"
+        assert len(fake.calls) == 2  # the proxy's one try and one retry; none more from the client
+        fake.reset()
+        fake.fail(429, times=None, headers={"Retry-After": "7"})  # the upstream asks to retry later: the client may
+        assert "x-should-retry" not in post(server, chat(**OFF)).headers
+
+
+OFF_SDK = {"extra_body": OFF}
+
+
 @pytest.mark.parametrize(
     "status, expected, code", [(403, 502, "upstream_auth_failed"), (413, 400, "upstream_rejected_request")]
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
 import random
 import re
 
@@ -260,6 +261,38 @@ async def test_adaptive_never_changes_the_answer_of_fixed_k(margin):
     assert saved > 0
 
 
+class _OneFormHangs(FakeBackend):
+    """The first two form calls copy the question (rejected), the third never answers, and the original
+    answers once the third is asked: so adaptive k weighs the original against one line still to come."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda model, messages, params: "Berlin" if last_user_text(messages) == SPANISH else SPANISH)
+        self.forms = 0
+        self.third_asked = asyncio.Event()
+
+    async def complete(self, model, messages, params):
+        if last_user_text(messages) == SPANISH:
+            await self.third_asked.wait()
+        else:
+            self.forms += 1
+            if self.forms == 3:
+                self.third_asked.set()
+                await asyncio.Event().wait()  # cancelled when the request stops pursuing lines
+        return await super().complete(model, messages, params)
+
+
+SPANISH = "¿Cuál es la capital de Alemania?"
+
+
+async def test_no_paraphrase_is_flagged_when_adaptive_k_stops_after_rejecting_every_line():
+    # the question's wordings were copies (rejected) and the one line still to come could not overrule the
+    # original: adaptive k stopped with the original's answer alone, which must not read as a confident vote
+    sp = make(_OneFormHangs(), k=3, equivalence="exact", paraphrase_check="off", adaptive=True)
+    r = await sp.aanswer(SPANISH, paraphrase_method="forms", stream_paraphrases=False)
+    assert r.k_kept == 0 and r.skipped_paraphrases == [] and [x.reason for x in r.rejected] == ["overlap", "overlap"]
+    assert r.n_voted == 1 and "no_paraphrases" in r.flags and r.answer == "Berlin"
+
+
 async def test_adaptive_settings():
     pattern = ["Paris"] * 6
     sp = make(FakeBackend(by_variant(pattern)), k=5, equivalence="exact", paraphrase_check="off", adaptive=True)
@@ -362,3 +395,18 @@ async def test_a_streamed_paraphrase_call_is_cached_like_a_whole_one():
     # a whole (not streamed) paraphrase call of the same request finds the same entry
     whole = await sp.aanswer(QUESTION, stream_paraphrases=False)
     assert whole.usage.calls == 0 and whole.usage.cache_hits == 5
+
+
+async def test_the_form_calls_failing_alike_are_one_warning(caplog):
+    # a question longer than the model's context fails every form call the same way: one warning, not one each
+    def respond(model, messages, params):
+        if last_user_text(messages) != QUESTION:
+            raise UpstreamError("the prompt has 4453 tokens; the model runs with a context of 4096")
+        return "Paris"
+
+    sp = make(FakeBackend(respond), k=3, equivalence="exact", paraphrase_check="off", paraphrase_method="forms")
+    with caplog.at_level(logging.INFO, logger="selfpara.pipeline.paraphrase.lines"):
+        r = await sp.aanswer(QUESTION)
+    assert "paraphrase_failed" in r.flags and r.answer == "Paris"
+    said = [(rec.levelno, rec.getMessage()) for rec in caplog.records if "paraphrase call failed" in rec.getMessage()]
+    assert [level for level, _ in said] == [logging.WARNING, logging.INFO, logging.INFO]

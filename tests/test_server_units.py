@@ -249,3 +249,11 @@ def test_serve_reports_bad_settings_cleanly(tmp_path: Path) -> None:
     assert "keys do not belong in files" in result.output and "Traceback" not in result.output
     result = CliRunner().invoke(app, ["serve", "--k", "0", "--check"])
     assert result.exit_code == 2 and "Invalid value for '--k' / '-k'" in result.output  # a flag's: usage error
+
+
+def test_json_log_lines_carry_the_request_lines_fields_as_keys() -> None:
+    formatter = JsonFormatter(["hunter2-secret"])
+    record = logging.LogRecord("selfpara.server", logging.INFO, __file__, 1, "request_id=r1 status=502", (), None)
+    record.fields = {"status": 502, "latency_ms": 13, "detail": "upstream said hunter2-secret"}
+    line = json.loads(formatter.format(record))
+    assert line["status"] == 502 and line["latency_ms"] == 13 and "hunter2" not in line["detail"]

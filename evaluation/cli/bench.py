@@ -209,8 +209,9 @@ def bench(
             n_var = sum(len(i.variants) for i in result.items)
             err_console().print(
                 f"[dim]{n_items} items, {n_var} variants, arms {', '.join(result.config.arms)}; "
-                f"{result.new_samples} new samples ({result.skipped} resumed), {result.model_calls} model calls, "
-                f"{result.cache_hits} cached; {time.perf_counter() - started:.0f}s. "
+                f"{result.new_samples} new samples ({result.skipped} resumed), {result.model_calls} model calls "
+                f"made, {result.shared_calls} shared between arms, {result.cached_calls} cached (from earlier runs); "
+                f"{time.perf_counter() - started:.0f}s. "
                 f"Reports: {run_dir}/report.html, report.md, report.json[/dim]",
                 highlight=False,
             )

@@ -102,6 +102,11 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         f"{result['questions_check']} check ({result['wordings']} wordings); target error {target:g} "
         f"at {100 * conf:g}% confidence"
     ]
+    if result.get("left_out"):
+        used = result["questions_choose"] + result["questions_check"]
+        reasons = ", ".join(f"{n} {_LEFT_OUT[reason]}" for reason, n in result["left_out"].items())
+        lines.append(f"{used} of the run's {result['questions_in_run']} questions have an answer to calibrate on; "
+                     f"left out: {reasons}")  # fmt: skip
     if choice["threshold"] is None:
         bound = "" if choice["bound"] is None else f"; the surest answers' error bound is {choice['bound']:.3f}"
         lines.append(
@@ -125,3 +130,11 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
             f"{check['errors']} wrong: error {check['error']:.3f} [{check['lo']:.3f}, {check['hi']:.3f}], {verdict}"
         )
     return lines
+
+
+_LEFT_OUT = {
+    "not_run": "not answered yet (an interrupted or partial run: rerun bench to finish it)",
+    "failed": "whose answer call failed",
+    "not_attempted": "the arm declined to answer",
+}
+"""How `calibrate` says why a question dropped out, by the reasons of `Calibration.left_out`."""

@@ -2,7 +2,7 @@
 
 - `readers`: raw rows of CSV / TSV / JSON / JSONL files, each knowing its file and line;
 - `cells`: reading one cell (text, alias lists, booleans), shared with the label-file reader;
-- `table`: generic tables with chosen columns (`load_table`): one row per question
+- `generic`: generic tables with chosen columns (`load_table`): one row per question
   (paraphrases in columns, or in one column as a list), or one row per variant grouped
   by a question-id column (as published paraphrase sets are);
 - `simpleqa`, `truthfulqa`, `gsm8k`, `math500`: the four public formats as distributed

@@ -122,8 +122,9 @@ def totals_section(report: dict[str, Any]) -> Section:
         ],
         rows,
         note="Latency is an answer's wall time; it covers only answers that made every model call (timed "
-        "answers): an answer served, even in part, from the call cache took no model time and is counted under "
-        "cached instead. It splits into the model's work and the wait in a local model's queue behind other "
+        "answers): a cached answer (a call answered from an earlier run's call cache) took no model time for it "
+        "and is counted under cached instead; an answer that shared a call another arm of this run made is timed. "
+        "It splits into the model's work and the wait in a local model's queue behind other "
         "answers' calls (mean seconds per answer, summed over its calls, which may run at once and then add up to "
         "more than its latency); what is left is the wait for a free call slot. A remote server's own queue "
         "counts as model time.",

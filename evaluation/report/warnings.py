@@ -1,7 +1,9 @@
 """What a reader must know before trusting a report: small samples, a self-judging small model, abstentions.
 
-Each check returns plain sentences; `report_warnings` collects them into report["warnings"],
-which the Markdown and HTML reports show at the top.
+Each check returns plain sentences, one per kind of warning however many arms it concerns (the arms
+are named in it), so that a four-arm run's warnings do not push its numbers off the first screen;
+`build_report` collects them into report["warnings"], which the Markdown report shows under its
+headline and the HTML report beside its first figure.
 """
 
 from __future__ import annotations
@@ -59,25 +61,44 @@ def _judge_of(arm: dict[str, Any]) -> tuple[bool, str | None, str, str | None]:
 
 
 def judge_warnings(arms: Iterable[dict[str, Any]], records: Iterable[SampleRecord]) -> list[str]:
-    """One warning per arm whose answer judge is the model under test and that model is small or local.
+    """One warning naming every arm whose answer judge is the model under test and that model is small or local.
 
     Read from the arm's saved config (an `llm` equivalence function with judge_model unset or
     equal to the model) and from the results (the `judge_is_model_under_test` flag or detail).
     """
     flagged = {r.arm for r in records if r.details.get(JUDGE_FLAG) or JUDGE_FLAG in (r.details.get("flags") or [])}
-    out = []
+    models: dict[str, str] = {}  # arm -> its model
     for arm in arms:
-        label = arm.get("label", arm.get("arm", "?"))
+        label = str(arm.get("label", arm.get("arm", "?")))
         uses_llm, judge, model, api_base = _judge_of(arm)
         self_judged = uses_llm and (judge is None or judge == model)
         if label in flagged or (self_judged and is_small_or_local(model, api_base)):
-            out.append(
-                f"arm {label}: the answer judge is the model under test ({model or 'the model'}), a small or local "
-                "model; a small judge tends to call different answers equivalent, which merges dissent into the "
-                "winning cluster and inflates vote share. Set judge_model to a stronger model, or use "
-                "equivalence=exact,numeric,contains."
-            )
-    return out
+            models[label] = model or "the model"
+    if not models:
+        return []
+    named = (
+        next(iter(models.values()))
+        if len(set(models.values())) == 1
+        else "; ".join(f"{label}: {model}" for label, model in models.items())
+    )
+    return [
+        f"{_arms(list(models))} the answer judge is the model under test ({named}), a small or local model; a small "
+        "judge tends to call different answers equivalent, which merges dissent into the winning cluster and "
+        "inflates vote share. Set judge_model to a stronger model, or use equivalence=exact,numeric,contains."
+    ]
+
+
+def _arms(labels: list[str]) -> str:
+    """The arms a warning concerns, as it opens: `arm A:` or `arms A, B:`."""
+    return f"arm {labels[0]}:" if len(labels) == 1 else f"arms {', '.join(labels)}:"
+
+
+def _folded(per_arm: dict[str, str]) -> str:
+    """One kind of warning over its arms, as one line: `arm A: TEXT`, or `arms A, B: A TEXT; B TEXT`."""
+    if len(per_arm) == 1:
+        ((arm, text),) = per_arm.items()
+        return f"arm {arm}: {text}"
+    return _arms(list(per_arm)) + " " + "; ".join(f"{arm} {text}" for arm, text in per_arm.items())
 
 
 def sample_size_warnings(questions: int, metrics: dict[str, Any], arms: list[str]) -> list[str]:
@@ -100,21 +121,26 @@ def sample_size_warnings(questions: int, metrics: dict[str, Any], arms: list[str
 
 
 def abstention_warnings(abstention: dict[str, dict[str, Any]]) -> list[str]:
-    """A warning for every arm that abstained on a large share of answers: accuracy alone misreads it."""
-    out = []
-    for arm, s in abstention.items():
-        if s["answers"] and s["not_attempted"] / s["answers"] >= 0.2:
-            out.append(
-                f"arm {arm} did not attempt {s['not_attempted']} of {s['answers']} answers "
-                f"({100 * s['not_attempted'] / s['answers']:.0f}%); read its accuracy with the abstention scores"
-            )
-    return out
+    """One warning naming every arm that abstained on a large share of answers: accuracy alone misreads them."""
+    found = {
+        arm: f"{s['not_attempted']} of {s['answers']} answers ({100 * s['not_attempted'] / s['answers']:.0f}%)"
+        for arm, s in abstention.items()
+        if s["answers"] and s["not_attempted"] / s["answers"] >= 0.2
+    }
+    if len(found) == 1:
+        ((arm, share),) = found.items()
+        return [f"arm {arm} did not attempt {share}; read its accuracy with the abstention scores"]
+    if found:
+        shares = ", ".join(f"{arm} {share}" for arm, share in found.items())
+        return [f"arms {', '.join(found)} each did not attempt 20% or more of their answers: {shares}; read their "
+                "accuracy with the abstention scores"]  # fmt: skip
+    return []
 
 
 def cache_warnings(totals: dict[str, dict[str, Any]]) -> list[str]:
-    """One note for the arms with answers served from the call cache (left out of latency figures), and
-    one for the arms that reused calls another arm made in the same run (timed, but with those calls done):
-    a line each, whatever the number of arms, so that they do not fill a report's first screen."""
+    """One note for the arms with cached answers (a call answered from an earlier run's call cache: left out
+    of latency figures), and one for the arms whose answers shared calls another arm made earlier in the
+    same run (timed, but with those calls done): a line each, whatever the number of arms."""
     cached = [f"{arm} {t['cached_samples']}/{t['samples']}" for arm, t in totals.items() if t.get("cached_samples")]
     shared = [
         f"{arm} {t['shared_samples']}/{t['samples']} ({t['shared_calls']} calls)"
@@ -124,12 +150,12 @@ def cache_warnings(totals: dict[str, dict[str, Any]]) -> list[str]:
     out = []
     if cached:
         out.append(
-            "answers that came (at least in part) from the call cache, left out of the latency figures: "
+            "cached answers (a call answered from an earlier run's call cache), left out of the latency figures: "
             + ", ".join(cached)
         )
     if shared:
         out.append(
-            "answers that reused identical calls another arm made earlier in this run (counted in calls and tokens "
+            "answers that shared identical calls another arm made earlier in this run (counted in calls and tokens "
             "as spent; their latency was timed with those calls already done): " + ", ".join(shared)
         )
     return out
@@ -159,16 +185,21 @@ def format_warnings(records: Iterable[SampleRecord]) -> list[str]:
             bare[r.arm] = bare.get(r.arm, 0) + (not r.details["final_line_found"] and one_line)
         if "rephrase_finish" in r.details:
             cut.setdefault(r.arm, []).append(r.details["rephrase_finish"] == "length")
-    out = [
-        f"arm {arm}: {sum(f)} of {len(f)} replies ({100 * sum(f) / len(f):.0f}%) had the 'Final answer:' line; "
-        f"the others were read from their last line, {bare[arm]} of them a one-line answer with no rewordings"
-        + (" (for those the arm measured raw prompting)" if bare[arm] else "")
+    followed = {
+        arm: f"{sum(f)} of {len(f)} replies ({100 * sum(f) / len(f):.0f}%) had the 'Final answer:' line; the others "
+        f"were read from their last line, {bare[arm]} of them a one-line answer with no rewordings"
         for arm, f in found.items()
         if sum(f) < FORMAT_FOLLOWED * len(f)
-    ]
-    out += [
-        f"arm {arm}: {sum(c)} of {len(c)} rewrites were cut at their token limit (rephrase_max_tokens)"
+    }
+    out = []
+    if followed:
+        raw = any(bare[arm] for arm in followed)
+        out.append(_folded(followed) + (" (for those the arm measured raw prompting)" if raw else ""))
+    cuts = {
+        arm: f"{sum(c)} of {len(c)} rewrites were cut at their token limit (rephrase_max_tokens)"
         for arm, c in cut.items()
         if any(c)
-    ]
+    }
+    if cuts:
+        out.append(_folded(cuts))
     return out

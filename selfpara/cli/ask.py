@@ -118,7 +118,7 @@ def ask(
     # without a settings file a failed settings check is always the flags' (exit code 2)
     with clean_errors(ctx, all_from_flags=settings_file is None), stdout_to_stderr():
         from selfpara.config import build_config
-        from selfpara.config.file import read_settings_file, warn_if_uncalibrated
+        from selfpara.config.file import calibration_mismatch, read_settings_file
         from selfpara.errors import InputError
         from selfpara.models.names import is_embedded
         from selfpara.paraphraser import SelfParaphraser, split_messages
@@ -150,10 +150,11 @@ def ask(
         )
         source = read_settings_file(settings_file) if settings_file else None
         cfg = build_config(**(_over_file(ctx, given, source.upstream) if source else given))
-        if source is not None and warn_if_uncalibrated(cfg, source):
+        changed = calibration_mismatch(cfg, source.calibration) if source is not None else []
+        if changed:  # one note, naming them (not also the library's log warning of the same)
             err_console().print(
                 "[yellow]note: these settings leave the ones the confidence threshold was calibrated under "
-                "(see the log); its error-rate promise does not carry over[/yellow]",
+                f"({escape('; '.join(changed))}); its error-rate promise does not carry over[/yellow]",
                 highlight=False,
             )
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": text}]
@@ -173,10 +174,10 @@ def ask(
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
         return
     typer.echo(result.answer)
-    from selfpara.cli.render import kept_phrase
+    from selfpara.cli.render import kept_phrase, vote_phrase
 
     notes = [
-        f"vote share {result.vote_share:.0%} of {result.n_voted}",
+        vote_phrase(result),
         f"confidence {result.confidence:.2f}",
         kept_phrase(result),
     ]

@@ -22,16 +22,35 @@ def rejection_text(rejected: RejectedParaphrase) -> str:
 
 
 def kept_phrase(result: WrappedAnswer) -> str:
-    """How many paraphrases the request kept, of k: those adaptive k kept but did not need count as kept
-    (as the bench report counts them), and then it says how many were answered."""
-    kept = result.k_kept + len(result.skipped_paraphrases)
-    answered = f", {result.k_kept} answered" if result.skipped_paraphrases else ""
-    return f"kept {kept}/{result.k_requested} paraphrases{answered}"
+    """What became of the k paraphrases asked for, each count under its own word: kept (the filters let
+    it through, as the bench report counts it), of those answered (`k_kept`, what the vote used) and not
+    needed (`skipped_paraphrases`: adaptive k had settled), rejected (`rejected`), and not written (the
+    model gave fewer lines, or adaptive k asked for no more)."""
+    skipped = len(result.skipped_paraphrases)
+    kept = result.k_kept + skipped
+    phrase = f"kept {kept} of {result.k_requested} paraphrases"
+    if skipped:
+        phrase += f" ({result.k_kept} answered, {skipped} not needed)"
+    rejected = len(result.rejected)
+    if rejected:
+        phrase += f", {rejected} rejected"
+    not_written = result.k_requested - kept - rejected
+    if not_written > 0:
+        phrase += f", {not_written} not written"
+    return phrase
+
+
+def vote_phrase(result: WrappedAnswer) -> str:
+    """The vote share and how many answers it is over; with the original's answer alone there was no vote,
+    and a share of 100% of one answer would read as a confident one."""
+    if result.n_voted <= 1:
+        return "no vote: the original's answer alone"
+    return f"vote share {result.vote_share:.0%} of {result.n_voted}"
 
 
 def _title(result: WrappedAnswer) -> str:
     return (
-        f"{result.model} · {kept_phrase(result)} · vote share {result.vote_share:.0%}"
+        f"{result.model} · {kept_phrase(result)} · {vote_phrase(result)}"
         f" · confidence {result.confidence:.2f} · entropy {result.entropy_normalized:.2f}"
     )
 

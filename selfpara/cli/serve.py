@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from enum import Enum
 from pathlib import Path
 from typing import Any, Optional
@@ -14,7 +18,7 @@ from rich.markup import escape
 
 from selfpara.cli import app
 from selfpara.cli.choices import ParaphraseCheck, Transport
-from selfpara.cli.common import clean_errors, err_console
+from selfpara.cli.common import EXIT_INTERRUPTED, clean_errors, err_console
 from selfpara.cli.conventions import Command
 from selfpara.cli.presets import default
 from selfpara.errors import ConfigError
@@ -263,20 +267,25 @@ def serve(
             process_stdout.flush()
             os.dup2(sys.stderr.fileno(), process_stdout.fileno())
         setup_server_logging(log_format.value, verbose, settings.secrets())
-        err_console().print(
+        started = (
             f"selfpara proxy: http://{host}:{port}/v1 -> {settings.upstream.model}"
             f" (k={settings.upstream.k}, auth {'on' if settings.api_key else 'off'}"
-            f"{f', {workers} workers' if workers > 1 else ''})",
-            highlight=False,
-            soft_wrap=True,  # one line, also when redirected
+            f"{f', {workers} workers' if workers > 1 else ''})"
         )
-        if settings.api_key is None and host not in ("127.0.0.1", "localhost", "::1"):
-            err_console().print(
-                f"[yellow]warning:[/yellow] no proxy key, listening on {escape(host)}: whoever reaches this port "
-                f"spends the upstream's key; set {PROXY_KEY_ENV}",
-                highlight=False,
-                soft_wrap=True,
-            )
+        open_proxy = settings.api_key is None and host not in ("127.0.0.1", "localhost", "::1")
+        warning = (
+            f"no proxy key, listening on {host}: whoever reaches this port spends the upstream's key; "
+            f"set {PROXY_KEY_ENV}"
+        )
+        if log_format is LogFormat.json:  # every line a JSON object, these two as well
+            server_log = logging.getLogger("selfpara.server")
+            server_log.info(started)
+            if open_proxy:
+                server_log.warning(warning)
+        else:
+            err_console().print(started, highlight=False, markup=False, soft_wrap=True)  # one line, also redirected
+            if open_proxy:
+                err_console().print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False, soft_wrap=True)
 
         def run(app: str | Callable[..., Any], **extra: Any) -> None:
             """Serve `app` (an ASGI app, or the import string of an app factory)."""
@@ -292,20 +301,53 @@ def serve(
                 **extra,
             )
 
-        if workers > 1:  # each worker process builds its own app from the same spec
-            spec = {
-                "config_file": config_file,
-                "upstream": upstream,
-                "server": server,
-                "api_key_env": api_key_env,
-                "upstream_key_env": upstream_key_env,
-                "no_auth": no_auth,
-                "log_format": log_format.value,
-                "verbose": verbose,
-            }
-            os.environ[SPEC_ENV] = json.dumps(spec)
-            run("selfpara.server.app:app_from_env", factory=True, workers=workers)
-        else:
-            from selfpara.server import create_app
+        with _interrupt_seen() as interrupted:
+            if workers > 1:  # each worker process builds its own app from the same spec
+                spec = {
+                    "config_file": config_file,
+                    "upstream": upstream,
+                    "server": server,
+                    "api_key_env": api_key_env,
+                    "upstream_key_env": upstream_key_env,
+                    "no_auth": no_auth,
+                    "log_format": log_format.value,
+                    "verbose": verbose,
+                }
+                os.environ[SPEC_ENV] = json.dumps(spec)
+                run("selfpara.server.app:app_from_env", factory=True, workers=workers)
+            else:
+                from selfpara.server import create_app
 
-            run(create_app(settings))
+                run(create_app(settings))
+        if interrupted.is_set():  # uvicorn ends quietly on Ctrl-C: the command still says it was interrupted
+            if log_format is LogFormat.json:  # as a JSON line, like the others
+                logging.getLogger("selfpara.server").info("interrupted")
+                raise typer.Exit(EXIT_INTERRUPTED)
+            raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _interrupt_seen() -> Iterator[threading.Event]:
+    """An event set when Ctrl-C (SIGINT) reaches the process while the proxy serves.
+
+    uvicorn takes SIGINT over while it serves, shuts down gracefully, gives the signal back to the
+    handler it found (this one) and then swallows the KeyboardInterrupt that handler raises, so
+    `uvicorn.run` returns as if the server had ended by itself; the event lets `serve` end with
+    exit code 130 (docs/cli.md) instead of 0. Only in the main thread, where signals are handled;
+    the handler found before is put back after.
+    """
+    seen = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield seen
+        return
+
+    def on_interrupt(signum: int, frame: Any) -> None:
+        seen.set()
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield seen
+    finally:
+        if previous is not None:  # None: a handler not set from Python, which cannot be put back
+            signal.signal(signal.SIGINT, previous)

@@ -162,15 +162,16 @@ class RequestState:
             *(Variant(index=a.variant, text=self.question, top_up=True) for a in top_ups),
         ]
         skipped = [c for c in self.candidates if not c.placed]
-        # Not when adaptive k stopped before the reply came: then no candidate was rejected.
-        if not kept and not skipped and self.lines_over and "paraphrase_failed" not in self.flags:
-            self.flags.append("no_paraphrases")
         checks_cost = 1 if self.cfg.resolved_paraphrase_check == "llm" else 0
         calls_saved = sum(1 + (checks_cost if c.check is None else 0) for c in skipped)
         calls_saved += self.source.unasked  # form calls adaptive k never made (their lines' answers uncounted)
         # Lexical rejections first, then drift, then the check's: the order the batch filters list them in.
         cheap = sorted(self.source.cheap_rejected, key=lambda r: r.reason not in LEXICAL_REASONS)
         rejected = cheap + [c.rejection for c in self.candidates if c.rejection is not None]
+        # Also when adaptive k stopped after rejecting every line so far (the lines still to come could not
+        # overrule the original); not when it stopped before any line came: then nothing was rejected.
+        if not kept and not skipped and (self.lines_over or rejected) and "paraphrase_failed" not in self.flags:
+            self.flags.append("no_paraphrases")
         for name in ("filter", "answer"):
             span = self._spans.get(name)
             setattr(self.timings, f"{name}_s", span[1] - span[0] if span else 0.0)

@@ -83,14 +83,17 @@ class Call:
         if metrics is not None and status >= 400:
             metrics.observe_error(str(fields.get("error") or status))
         extra = " ".join(f"{k}={printable(v, 300)}" for k, v in fields.items())
+        model, latency_ms = printable(self.model, 200), round(1000 * (time.monotonic() - self.started))
+        keyed: dict[str, Any] = {"status": status, "model": model, "latency_ms": latency_ms}  # --log-format json
+        keyed.update({k: v if isinstance(v, (bool, int, float)) else printable(v, 300) for k, v in fields.items()})
         log.info(
-            "request_id=%s status=%d model=%s latency_ms=%.0f %s",
+            "request_id=%s status=%d model=%s latency_ms=%d %s",
             self.rid,
             status,
-            printable(self.model, 200),
-            1000 * (time.monotonic() - self.started),
+            model,
+            latency_ms,
             extra,
-            extra={"request_id": self.rid},
+            extra={"request_id": self.rid, "fields": keyed},
         )
 
     def gone(self, *, stream: bool = False) -> None:

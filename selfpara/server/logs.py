@@ -32,7 +32,11 @@ class TextFormatter(logging.Formatter):
 
 
 class JsonFormatter(logging.Formatter):
-    """`{"ts", "level", "logger", "message", "request_id"?, "exc"?}` per line; keys redacted."""
+    """`{"ts", "level", "logger", "message", "request_id"?, "exc"?, ...}` per line; keys redacted.
+
+    A record's `fields` (an `extra`: the request line's status, model, latency_ms, error, ...) become
+    keys of their own, so that a log reader filters on `status` without parsing the message.
+    """
 
     def __init__(self, secrets: list[str | None] | None = None) -> None:
         super().__init__()
@@ -48,9 +52,14 @@ class JsonFormatter(logging.Formatter):
         request_id = getattr(record, "request_id", None)
         if request_id:
             out["request_id"] = request_id
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            for key, value in fields.items():
+                clean = redact(value, self._secrets) if isinstance(value, str) else value
+                out.setdefault(str(key), clean)
         if record.exc_info:
             out["exc"] = redact(self.formatException(record.exc_info), self._secrets)
-        return json.dumps(out, ensure_ascii=False)
+        return json.dumps(out, ensure_ascii=False, default=str)
 
 
 class RedactingFilter(logging.Filter):

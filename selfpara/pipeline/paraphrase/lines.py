@@ -236,7 +236,9 @@ class LineSource:
         return passed
 
     def _failed(self, exc: UpstreamError, what: str) -> None:
-        log.warning("%s: %s", what, exc)
+        # One warning a request: its form calls fail alike (a question longer than the model's context), and
+        # a warning per form before the request's own error said the same thing three times; the others at INFO.
+        log.log(logging.WARNING if self.failure is None else logging.INFO, "%s: %s", what, exc)
         self.failure = exc
         if "paraphrase_failed" not in self.flags:
             self.flags.append("paraphrase_failed")
