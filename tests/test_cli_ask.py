@@ -196,6 +196,18 @@ def test_adaptive_k_shows_what_it_did_not_need(upstream):
     assert "kept 3 of 3 paraphrases (1 answered, 2 not needed)" in shown.output
 
 
+def test_doubt_first_says_whether_the_vote_ran_and_why(upstream):
+    upstream.reset()  # the fake's every token has log-probability -0.5: p = 0.61
+    sure = _ask(upstream, "--sure-probability", "0.6", "--show")
+    assert sure.exit_code == 0, sure.output
+    assert sure.stdout.splitlines()[0] == "Paris" and len(upstream.calls_of("answer")) == 1
+    assert "no vote: answer sure: p = 0.61 >= 0.60" in sure.output and "paraphrases" not in sure.output
+    upstream.reset()
+    doubtful = _ask(upstream, "--sure-probability", "0.7", "--show")
+    assert "voted: in doubt: p = 0.61 < 0.70" in doubtful.output and "kept 3 of 3 paraphrases" in doubtful.output
+    assert len(upstream.calls_of("answer")) == 4
+
+
 def test_show_with_json_prints_the_table_to_stderr_and_json_alone_to_stdout(upstream):
     upstream.reset()
     both = _ask(upstream, "--show", "--json")

@@ -72,6 +72,13 @@ def ask(
         help="Votes another answer needs over the original's to overrule it "
         f"(default {default('overrule_margin', 'ask'):g}).",
     ),
+    sure_probability: Optional[float] = typer.Option(
+        None,
+        min=0.0,
+        max=1.0,
+        help="Doubt first: answer the question first and skip the vote when the answer's token probability "
+        "reaches this (default: vote on every question).",
+    ),
     max_tokens: int = typer.Option(default("max_tokens", "ask"), help="Max tokens per answer."),
     api_base: Optional[str] = typer.Option(
         None, envvar=API_BASE_ENV, help="Base URL of an OpenAI-compatible/vLLM/Ollama server."
@@ -146,6 +153,7 @@ def ask(
             adaptive=adaptive,
             **({"abstention_text": abstention_text} if abstention_text else {}),
             **({"overrule_margin": overrule_margin} if overrule_margin is not None else {}),
+            **({"sure_probability": sure_probability} if sure_probability is not None else {}),
             top_up_temperature=top_up_temperature,
         )
         source = read_settings_file(settings_file) if settings_file else None
@@ -176,11 +184,9 @@ def ask(
     typer.echo(result.answer)
     from selfpara.cli.render import kept_phrase, vote_phrase
 
-    notes = [
-        vote_phrase(result),
-        f"confidence {result.confidence:.2f}",
-        kept_phrase(result),
-    ]
+    notes = [vote_phrase(result), f"confidence {result.confidence:.2f}"]
+    if result.doubt.voted:
+        notes.append(kept_phrase(result))
     if result.k_topped_up:
         notes.append(f"{result.k_topped_up} topped up")
     notes += [f.replace("_", " ") for f in result.flags if f not in _WARNINGS]

@@ -43,12 +43,16 @@ def kept_phrase(result: WrappedAnswer) -> str:
 def vote_phrase(result: WrappedAnswer) -> str:
     """The vote share and how many answers it is over; with the original's answer alone there was no vote,
     and a share of 100% of one answer would read as a confident one."""
+    if not result.doubt.voted:
+        return f"no vote: {result.doubt.reason}"
     if result.n_voted <= 1:
         return "no vote: the original's answer alone"
     return f"vote share {result.vote_share:.0%} of {result.n_voted}"
 
 
 def _title(result: WrappedAnswer) -> str:
+    if not result.doubt.voted:  # doubt first: no paraphrase was asked for, so there is nothing to count
+        return f"{result.model} · {vote_phrase(result)} · confidence {result.confidence:.2f}"
     return (
         f"{result.model} · {kept_phrase(result)} · {vote_phrase(result)}"
         f" · confidence {result.confidence:.2f} · entropy {result.entropy_normalized:.2f}"
@@ -82,6 +86,8 @@ def _caption(result: WrappedAnswer) -> list[tuple[str, bool]]:
         parts.append(("pairs decided by " + ", ".join(f"{name} {n}" for name, n in deciders.most_common()), False))
     if result.undecided_pairs:
         parts.append((f"{result.undecided_pairs} pair(s) undecided, counted as different", True))
+    if result.doubt.voted and result.doubt.sure_above is not None:
+        parts.append((f"voted: {result.doubt.reason}", False))
     if result.original_kept_reason:
         parts.append((f"original kept: {result.original_kept_reason}", False))
     if result.flags:
