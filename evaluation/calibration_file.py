@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.calibrate import Calibration
+from evaluation.gate import GateFit
 from selfpara.config import WrapConfig
 from selfpara.errors import ConfigError
 
@@ -172,7 +173,55 @@ def write_calibration(path: str | Path, result: Calibration, *, low_vote_share: 
             ]
         )
         text += "\n"
+    return _write(p, text)
+
+
+def _write(p: Path, text: str) -> Path:
     tmp = p.with_name(p.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, p)
     return p
+
+
+def write_gate(path: str | Path, fit: GateFit, run_config: dict[str, Any]) -> Path:
+    """Write a fitted doubt-first threshold as a settings file at `path` (JSON for .json, else TOML): the arm's
+    settings and where its model lives in `[upstream]` with `sure_probability`, and in `[calibration]` (a
+    record, as for a confidence threshold) what the threshold cost and returned where it was chosen and where
+    it was checked. Returns the path.
+
+    Raises ConfigError when no threshold kept the budget or the arm is not the wrapper.
+    """
+    if fit.chosen is None or fit.chosen.threshold is None:
+        raise ConfigError(f"no threshold keeps the cost within {fit.budget:g}x raw's: nothing to write")
+    arm: dict[str, Any] = next((a for a in run_config.get("arms", []) if a.get("label") == fit.arm), {})
+    if arm.get("arm") not in DEPLOYABLE_ARMS or not arm.get("config"):
+        raise ConfigError(f"arm {fit.arm!r} is not the wrapper: only a selfpara arm's gate can be written")
+    bench = run_config.get("bench", {})
+    reach = {k: arm["config"].get(k) or bench.get(k) for k in REACH}
+    upstream = {
+        **calibrated_settings(arm["config"]),
+        **{k: v for k, v in reach.items() if v},
+        "sure_probability": fit.chosen.threshold,
+    }
+    record: dict[str, Any] = {
+        "kind": "gate",
+        "run": fit.run,
+        "arm": fit.arm,
+        "budget": fit.budget,
+        "questions": fit.questions_choose,
+        "chosen": fit.chosen.model_dump(exclude_none=True),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    if fit.check is not None:
+        record["check"] = {"questions": fit.questions_check, **fit.check.model_dump(exclude_none=True)}
+    p = Path(path).expanduser()
+    if p.suffix.lower() == ".json":
+        return _write(p, json.dumps({"upstream": upstream, "calibration": record}, indent=2) + "\n")
+    _check_nulls(upstream)
+    head = [
+        "# A doubt-first threshold (sure_probability), written by `selfpara calibrate --gate`.",
+        "# Read by: selfpara ask --settings FILE; selfpara serve --config FILE; selfpara.config_from_file(FILE).",
+        "",
+    ]
+    lines = [*head, *_toml_table("upstream", upstream), "", *_toml_table("calibration", record)]
+    return _write(p, "\n".join(lines) + "\n")

@@ -19,9 +19,20 @@ class Action(str, Enum):
 
 def calibrate(
     run_dir: Path = typer.Argument(..., help="A run directory written by `selfpara bench` (labelled answers)."),
-    target_error: float = typer.Option(
-        ..., "--target-error", min=0.0, max=1.0, help="The error rate (wrong / answered) to keep, e.g. 0.1."
+    target_error: Optional[float] = typer.Option(
+        None, "--target-error", min=0.0, max=1.0, help="The error rate (wrong / answered) to keep, e.g. 0.1."
     ),
+    gate: bool = typer.Option(
+        False,
+        "--gate",
+        help="Fit doubt first's sure_probability instead: the threshold that votes on the most questions while "
+        "the run's answers cost at most --budget times raw's (needs a raw arm and an arm that voted on every "
+        "question).",
+    ),
+    budget: float = typer.Option(
+        1.5, "--budget", min=1.0, help="With --gate: the cost per answer allowed, as a multiple of raw's."
+    ),
+    cost: str = typer.Option("model-seconds", "--cost", help="With --gate: what cost is: model-seconds or calls."),
     arm: str = typer.Option("selfpara", "--arm", help="The arm whose confidence to calibrate (its label in the run)."),
     confidence: float = typer.Option(
         0.95, "--confidence", min=0.0, max=1.0, help="The probability with which the target is kept."
@@ -56,8 +67,17 @@ def calibrate(
 ) -> None:
     """Choose the lowest confidence threshold whose answers keep --target-error with --confidence (a one-sided
     Clopper–Pearson bound on the error of the answers at or above it), check it on the questions held out,
-    print the coverage it expects, and write it where ask, the library and the proxy read it."""
+    print the coverage it expects, and write it where ask, the library and the proxy read it. With --gate,
+    choose doubt first's sure_probability under a cost budget instead."""
     setup_logging(verbose)
+    if gate:
+        measure = {"model-seconds": "model_s", "calls": "calls"}.get(cost)
+        if measure is None:
+            raise typer.BadParameter(f"--cost is model-seconds or calls, not {cost!r}")
+        _calibrate_gate(run_dir, arm, budget, measure, split, seed, out, as_json)
+        return
+    if target_error is None:
+        raise typer.BadParameter("give --target-error (a confidence threshold) or --gate (doubt first's threshold)")
     with clean_errors():
         from evaluation.calibrate import calibrate_run
         from evaluation.calibration_file import DEPLOYABLE_ARMS, write_calibration
@@ -138,3 +158,54 @@ _LEFT_OUT = {
     "not_attempted": "the arm declined to answer",
 }
 """How `calibrate` says why a question dropped out, by the reasons of `Calibration.left_out`."""
+
+
+def _calibrate_gate(
+    run_dir: Path, arm: str, budget: float, measure: str, split: float, seed: int, out: Path | None, as_json: bool
+) -> None:
+    """`calibrate --gate`: fit sure_probability on the run, print the choice and its check, write the file."""
+    with clean_errors():
+        from evaluation.calibration_file import write_gate
+        from evaluation.gate import fit_gate
+        from evaluation.rundir import read_config
+
+        fit = fit_gate(run_dir, arm=arm, budget=budget, measure=measure, split=split, seed=seed)
+        written = write_gate(out or run_dir / "gate.toml", fit, read_config(run_dir)) if fit.chosen else None
+    if as_json:
+        typer.echo(json.dumps({**fit.model_dump(mode="json"), "written": str(written) if written else None}))
+    else:
+        for line in gate_lines(fit.model_dump(mode="json")):
+            typer.echo(line)
+        if written:
+            typer.echo(f"written to {written}")
+    if fit.chosen is None:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def gate_lines(fit: dict[str, Any]) -> list[str]:
+    """What `calibrate --gate` prints: the budget, the threshold chosen with what it did, and its check."""
+
+    def point(p: dict[str, Any]) -> str:
+        strict = "" if p["a_strict"] is None else f", A_strict {p['a_strict']:.3f}"
+        seconds = "" if p["cost"] is None else f"{p['cost']:.2f}x raw's model-seconds, "
+        return (
+            f"voted on {100 * p['voted']:.0f}% of {p['wordings']} wordings, {seconds}{p['calls']:.2f}x its calls, "
+            f"A_orig {p['a_orig']:.3f}{strict}, {p['gained']} gained, {p['lost']} lost"
+        )
+
+    lines = [
+        f"arm {fit['arm']} of {fit['run']}: {fit['questions_choose']} questions choose, {fit['questions_check']} "
+        f"check; budget {fit['budget']:g}x raw's {_MEASURES[fit['measure']]} per answer",
+        f"always voting: {point(fit['curve'][0])}",
+    ]
+    if fit["chosen"] is None:
+        lines.append(f"no threshold from 0.50 up keeps the budget (at 0.50: {point(fit['curve'][-1])})")
+        return lines
+    lines.append(f"sure_probability {fit['chosen']['threshold']:.2f}: {point(fit['chosen'])}")
+    if fit["check"] is not None:
+        lines.append(f"held out: {point(fit['check'])}")
+        lines.append(f"held out, always voting: {point(fit['always_check'])}")
+    return lines
+
+
+_MEASURES = {"model_s": "model-seconds", "calls": "calls"}
