@@ -116,6 +116,12 @@ def classify_status(model: str, status: int, message: str, retry_after: str | No
 
 
 def _classified(model: str, status: int, message: str) -> UpstreamError:
+    if 300 <= status < 400:  # redirects are never followed: a hop could leave the allowed upstreams
+        return UpstreamError(
+            f"{model}: the upstream answered with a redirect (HTTP {status}), which is not followed: "
+            "give the address it redirects to as the base URL",
+            status=502,
+        )
     if status in (401, 403):  # 403: the key is valid but may not use this model or endpoint
         return UpstreamError(f"{model}: the upstream rejected the API key (HTTP {status})", status=401)
     if status == 404:
@@ -251,13 +257,14 @@ class HttpSessions:
                 data=json.dumps(body),
                 timeout=aiohttp.ClientTimeout(total=timeout_s),
                 headers=_headers(api_key),
+                allow_redirects=False,
             ) as response:
                 status = response.status
                 retry_after = response.headers.get("Retry-After")
                 raw = await self._read(model, response)
         except Exception as exc:
             raise classify_exception(model, exc) from None
-        if status >= 400:
+        if status >= 300:
             raise classify_status(model, status, _error_message(raw), retry_after)
         data = parse_json(model, raw)
         if not isinstance(data, dict):
@@ -309,10 +316,11 @@ class HttpSessions:
                 data=json.dumps({**body, "stream": True}),
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=timeout_s, sock_read=timeout_s),
                 headers=_headers(api_key),
+                allow_redirects=False,
             )
         except Exception as exc:
             raise classify_exception(model, exc) from None
-        if response.status >= 400:
+        if response.status >= 300:
             try:
                 raw = await self._read(model, response)
             except Exception as exc:
@@ -335,7 +343,7 @@ class HttpSessions:
             try:
                 async for payload in data_lines(response.content, model=model, limit=limit):
                     if payload == "[DONE]":
-                        return
+                        break
                     item = parse_json(model, payload)
                     if not isinstance(item, dict):
                         raise UpstreamInvalidResponse(f"{model}: upstream sent a stream event that is no JSON object")
@@ -347,7 +355,7 @@ class HttpSessions:
                 raise classify_exception(model, exc) from None
             finally:
                 response.release()
-            if events == 0:  # ended without an event or [DONE]: nothing was streamed
+            if events == 0:  # ended, or sent [DONE], before any event: nothing was streamed
                 raise UpstreamError(f"{model}: upstream ended the stream without sending an event", status=502)
 
         return chunks()

@@ -57,13 +57,14 @@ class LiteLLMBackend:
 
     Args:
         max_response_bytes: the byte cap of one response (or stream) of an `openai/...` model, enforced
-            while litellm reads it (`selfpara.models.litellm_clients`); None: none.
+            while litellm reads it (`selfpara.models.litellm_clients`, whose clients follow no redirect);
+            None: none.
     """
 
     raw_endpoints = frozenset({"chat/completions", "completions"})
 
     def __init__(self, max_response_bytes: int | None = None) -> None:
-        self._capped = CappedOpenAIClients(max_response_bytes) if max_response_bytes is not None else None
+        self._capped = CappedOpenAIClients(max_response_bytes)
 
     async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion:
         call = self._call("chat/completions")
@@ -114,9 +115,9 @@ class LiteLLMBackend:
 
     async def _target(self, model: str, params: dict[str, Any]) -> dict[str, Any]:
         """The call's model and parameters as litellm takes them (retries are ModelClient's), with a
-        capped OpenAI client for `openai/...` models whose key is known."""
+        capped OpenAI client that follows no redirect for `openai/...` models whose key is known."""
         target = {"model": model, "num_retries": 0, **params}
-        if self._capped is not None and model.startswith("openai/"):
+        if model.startswith("openai/"):
             env_base, env_key = endpoint_from_env(model)
             key = params.get("api_key") or env_key
             if key:
@@ -190,7 +191,7 @@ def _classify(model: str, exc: Exception) -> UpstreamError:
     if isinstance(exc, litellm.BadRequestError) and "LLM Provider NOT provided" in str(exc):
         return UpstreamError(f"unknown model {model!r}: name it as provider/model, e.g. openai/gpt-4o-mini", status=404)
     status = getattr(exc, "status_code", None)
-    if isinstance(status, int) and status >= 400:  # 403, 413, 429, 5xx, ...: as the http transport maps them
+    if isinstance(status, int) and status >= 300:  # 3xx, 403, 413, 429, 5xx, ...: as the http transport maps them
         return classify_status(model, status, message, _retry_after(exc))
     if isinstance(exc, litellm.AuthenticationError):
         return UpstreamError(f"{model}: the upstream rejected the API key ({name})", status=401)

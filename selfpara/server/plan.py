@@ -21,7 +21,7 @@ from selfpara.server.errors import ProxyError, bad_request
 from selfpara.server.schema import ChatCompletionRequest
 from selfpara.server.settings import ServerSettings
 from selfpara.server.state import Proxy
-from selfpara.server.upstreams import check_client_api_base
+from selfpara.server.upstreams import check_client_api_base, follows_no_redirect
 from selfpara.util.messages import content_text, is_text_content
 
 # Top-level request fields the wrapped path honours; the rest are listed as ignored.
@@ -234,6 +234,12 @@ async def plan_request(proxy: Proxy, req: ChatCompletionRequest, own: tuple[str,
             await check_client_api_base(opts.api_base, settings.client_bases(), own)
         except ValueError as exc:
             raise bad_request(str(exc), param="selfpara.api_base") from None
+        if not follows_no_redirect(cfg.transport, cfg.model, opts.api_base):
+            raise bad_request(
+                f"selfpara.api_base cannot be used with {cfg.model} over litellm, whose client follows redirects "
+                "(a redirect could lead off this proxy's list): only openai/ models, or the http transport",
+                param="selfpara.api_base",
+            )
         # The server's key never goes to a client-chosen host: the client's key or a dummy.
         api_base, api_key = opts.api_base, opts.api_key or "no-key"
         from selfpara.paraphraser import SelfParaphraser
