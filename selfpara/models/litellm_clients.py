@@ -49,6 +49,7 @@ def _capped_transport(cap: int | None) -> httpx.AsyncBaseTransport:
 
     if cap is None:
         return httpx.AsyncHTTPTransport()
+    limit: int = cap  # narrowed for the classes below
 
     class CappedStream(httpx.AsyncByteStream):
         def __init__(self, stream: Any) -> None:
@@ -58,7 +59,7 @@ def _capped_transport(cap: int | None) -> httpx.AsyncBaseTransport:
             size = 0
             async for chunk in self._stream:
                 size += len(chunk)
-                if size > cap:
+                if size > limit:
                     raise UpstreamResponseTooLarge(f"{TOO_LARGE} {cap} bytes (max_upstream_response_bytes)")
                 yield chunk
 
@@ -69,7 +70,7 @@ def _capped_transport(cap: int | None) -> httpx.AsyncBaseTransport:
         async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
             response = await super().handle_async_request(request)
             length = response.headers.get("content-length", "")
-            if length.isdigit() and int(length) > cap:
+            if length.isdigit() and int(length) > limit:
                 await response.aclose()
                 raise UpstreamResponseTooLarge(f"{TOO_LARGE} {cap} bytes (max_upstream_response_bytes)")
             response.stream = CappedStream(response.stream)
