@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from selfpara.errors import ConfigError, UpstreamError, UpstreamTimeout
 from selfpara.models.names import OPENAI_COMPATIBLE, is_embedded
 from selfpara.models.sse import data_lines
+from selfpara.models.unreachable import unreachable
 from selfpara.models.upstream_data import (
     UpstreamInvalidResponse,
     UpstreamResponseTooLarge,
@@ -134,13 +135,17 @@ def _classified(model: str, status: int, message: str) -> UpstreamError:
     return UpstreamError(f"{model}: the upstream rejected the request (HTTP {status}: {message})", status=400)
 
 
-def classify_exception(model: str, exc: BaseException) -> UpstreamError:
-    """A failure to reach the upstream as an UpstreamError (the exception's text is left out:
-    it may hold the URL)."""
+def classify_exception(model: str, exc: BaseException, url: str | None = None) -> UpstreamError:
+    """A failure to reach the upstream at `url` as an UpstreamError: no connection made is
+    UpstreamUnreachable, "cannot connect to URL (cause)" (the password masked), never retried; else the
+    exception's text is left out (it may hold the URL)."""
     import aiohttp
 
     if isinstance(exc, UpstreamError):
         return exc
+    no_connection = unreachable(model, exc, url)
+    if no_connection is not None:
+        return no_connection
     if isinstance(exc, asyncio.TimeoutError):  # aiohttp's timeouts are asyncio.TimeoutError subclasses
         return UpstreamTimeout(f"{model}: timed out ({type(exc).__name__})")
     if isinstance(exc, (aiohttp.ClientError, OSError)):
@@ -263,7 +268,7 @@ class HttpSessions:
                 retry_after = response.headers.get("Retry-After")
                 raw = await self._read(model, response)
         except Exception as exc:
-            raise classify_exception(model, exc) from None
+            raise classify_exception(model, exc, api_base) from None
         if status >= 300:
             raise classify_status(model, status, _error_message(raw), retry_after)
         data = parse_json(model, raw)
@@ -319,7 +324,7 @@ class HttpSessions:
                 allow_redirects=False,
             )
         except Exception as exc:
-            raise classify_exception(model, exc) from None
+            raise classify_exception(model, exc, api_base) from None
         if response.status >= 300:
             try:
                 raw = await self._read(model, response)

@@ -11,6 +11,7 @@ from selfpara.errors import UpstreamError, UpstreamTimeout
 from selfpara.models.http_backend import classify_status, endpoint_from_env
 from selfpara.models.litellm_clients import CappedOpenAIClients, too_large_error
 from selfpara.models.litellm_import import import_litellm
+from selfpara.models.unreachable import unreachable
 from selfpara.models.upstream_data import UpstreamInvalidResponse, UpstreamResponseTooLarge, check_logprobs, check_text
 from selfpara.result import Completion, Message
 
@@ -71,7 +72,7 @@ class LiteLLMBackend:
         try:
             response = await call(messages=messages, **await self._target(model, params))
         except Exception as exc:
-            raise _classify(model, exc) from None
+            raise _classify(model, exc, _base(model, params)) from None
         return completion_from_response(response)
 
     async def raw(self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
@@ -79,7 +80,7 @@ class LiteLLMBackend:
         try:
             response = await call(**_litellm_kwargs(await self._target(model, params), body))
         except Exception as exc:
-            raise _classify(model, exc) from None
+            raise _classify(model, exc, _base(model, params)) from None
         return _dump(response, exclude_none=False)
 
     async def raw_stream(
@@ -94,7 +95,7 @@ class LiteLLMBackend:
             except StopAsyncIteration:
                 first = None
         except Exception as exc:
-            raise _classify(model, exc) from None
+            raise _classify(model, exc, _base(model, params)) from None
 
         async def chunks() -> AsyncIterator[dict[str, Any]]:
             if first is None:
@@ -104,7 +105,7 @@ class LiteLLMBackend:
                 async for item in iterator:
                     yield _dump(item)
             except Exception as exc:
-                raise _classify(model, exc) from None
+                raise _classify(model, exc, _base(model, params)) from None
 
         return chunks()
 
@@ -177,13 +178,22 @@ def completion_from_response(response: Any) -> Completion:
     )
 
 
-def _classify(model: str, exc: Exception) -> UpstreamError:
-    """Map a litellm exception to an UpstreamError with a fitting status and retryability."""
+def _base(model: str, params: dict[str, Any]) -> str | None:
+    """The base URL a call of `model` goes to, where selfpara knows it (else litellm's provider default)."""
+    return params.get("api_base") or endpoint_from_env(model)[0]
+
+
+def _classify(model: str, exc: Exception, url: str | None = None) -> UpstreamError:
+    """Map a litellm exception to an UpstreamError with a fitting status and retryability (a call to
+    `url` that made no connection: UpstreamUnreachable, named so and not retried)."""
     litellm = import_litellm()
 
     capped = too_large_error(exc)
     if capped is not None:
         return UpstreamResponseTooLarge(f"{model}: {capped}")
+    no_connection = unreachable(model, exc, url)
+    if no_connection is not None:
+        return no_connection
     name = type(exc).__name__
     message = str(exc).splitlines()[0] if str(exc) else name
     if isinstance(exc, litellm.Timeout):
