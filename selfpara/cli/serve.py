@@ -36,6 +36,7 @@ from selfpara.util.envvars import (
     TRANSPORT_ENV,
 )
 from selfpara.util.extras import install_note
+from selfpara.util.redaction import redact
 
 
 class LogFormat(str, Enum):
@@ -247,7 +248,8 @@ def serve(
             public["upstream"] = settings.upstream.public_dict()
             public["auth"] = settings.api_key is not None
             public["upstream_key"] = "set" if settings.upstream.api_key is not None else "provider environment"
-            typer.echo(json.dumps(public, indent=2, default=str))
+            # a password in a URL (--api-base, the cache's) is masked like every other secret
+            typer.echo(redact(json.dumps(public, indent=2, default=str), settings.secrets()))
             return
 
         import uvicorn

@@ -28,6 +28,7 @@ from selfpara.result import Message, Usage
 from selfpara.server.endpoint import Call
 from selfpara.server.errors import ProxyError, too_large
 from selfpara.server.output import SSE_HEADERS, GuardedStream, ScrubbedJSON, iterate, scrub
+from selfpara.server.stream_scrub import StreamScrubber
 from selfpara.server.streaming import DONE, answer_events, error_event, event, responses_error_event
 from selfpara.util.messages import content_text
 
@@ -87,6 +88,7 @@ async def respond(
     # 502 with its real status, not a 200 of no event.
     opening = await call.guarded(_opening(iterator, model))
     responses_api = endpoint == "responses"
+    scrubber = StreamScrubber(secrets)
     finished = False  # the stream's outcome is logged (else the client hung up first)
 
     def error_events(err: ProxyError) -> list[bytes]:
@@ -111,13 +113,14 @@ async def respond(
                     for piece in error_events(err):
                         yield piece
                     return
-                data = event(mark(item, first))  # raises the 502 of an event JSON cannot carry
-                first = False
-                sent += 1
-                size += len(data)
-                if size > cap:
-                    raise too_large()
-                yield data
+                for part in scrubber.events(item):  # a secret split across events is masked too
+                    data = event(mark(part, first))  # raises the 502 of an event JSON cannot carry
+                    first = False
+                    sent += 1
+                    size += len(data)
+                    if size > cap:
+                        raise too_large()
+                    yield data
         except SelfparaError as exc:  # the upstream broke off mid-stream, or sent what cannot be relayed
             finished = True
             for piece in error_events(call.failed(exc, stream=True)):
@@ -133,6 +136,9 @@ async def respond(
             close = getattr(iterator, "aclose", None)
             if close is not None:  # frees the upstream connection at once, whatever ended the stream
                 await close()
+        for part in scrubber.rest():  # text held back at the end of a stream cut short of its finish
+            sent += 1
+            yield event(mark(part, first))
         finished = True
         call.done(200, mode="passthrough", reason=reason, stream=True, events=sent)
         yield DONE

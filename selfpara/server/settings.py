@@ -49,6 +49,26 @@ MIN_PROXY_KEY_CHARS = 16
 (selfpara.util.redaction.MIN_MASKED_CHARS). `openssl rand -hex 24` makes a 48-character one."""
 
 
+def check_proxy_key(key: SecretStr | None, what: str = "the proxy key") -> SecretStr | None:
+    """`key`, or ValueError (never showing it) when no client could send it or it is too short: a key
+    with whitespace or a control character (a trailing newline from `echo`, 16 spaces) or a non-ASCII
+    one never matches what arrives in `Authorization: Bearer ...`, so every client would get 401."""
+    if key is None:
+        return key
+    value = key.get_secret_value()
+    if not all("!" <= c <= "~" for c in value):
+        raise ValueError(
+            f"{what} holds a character no client can send in an Authorization header (whitespace, a line "
+            "break, a control character or a non-ASCII letter); use printable ASCII only "
+            "(`openssl rand -hex 24` makes one)"
+        )
+    if len(value) < MIN_PROXY_KEY_CHARS:
+        raise ValueError(
+            f"{what} is too short: use at least {MIN_PROXY_KEY_CHARS} characters (`openssl rand -hex 24` makes one)"
+        )
+    return key
+
+
 class ServerSettings(BaseModel):
     """Everything one proxy process needs. Immutable; one per `create_app` call."""
 
@@ -168,12 +188,7 @@ class ServerSettings(BaseModel):
     @field_validator("api_key")
     @classmethod
     def _long_enough(cls, key: SecretStr | None) -> SecretStr | None:
-        if key is not None and len(key.get_secret_value()) < MIN_PROXY_KEY_CHARS:
-            raise ValueError(
-                f"the proxy key is too short: use at least {MIN_PROXY_KEY_CHARS} characters "
-                "(`openssl rand -hex 24` makes one)"
-            )
-        return key
+        return check_proxy_key(key)
 
     @field_validator("client_api_bases")
     @classmethod
@@ -253,6 +268,7 @@ class ServerSettings(BaseModel):
         if self.router_config is not None:
             out += self.router_config.secrets()
         out.append(urlsplit(self.upstream.cache).password)  # a Redis URL's password
+        out.append(urlsplit(self.upstream.api_base or "").password)  # and the upstream's
         return out
 
 
