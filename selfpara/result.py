@@ -29,6 +29,9 @@ class Usage(BaseModel):
     cached_prompt_tokens: int = Field(0, description="Prompt tokens of the calls answered from the call cache.")
     cached_completion_tokens: int = Field(0, description="Completion tokens of the calls answered from the call cache.")
     cached_cost: float = Field(0.0, description="What the calls answered from the call cache cost when they were made.")
+    judge_failures: int = Field(
+        0, description="Equivalence judge calls that failed: their pairs were left to the cheaper functions."
+    )
 
     @property
     def total_tokens(self) -> int:
@@ -182,6 +185,7 @@ Flag = Literal[
     "low_vote_share",  # the vote share is below low_vote_share_threshold (see the low_vote_share policy)
     "low_confidence",  # the confidence is below confidence_threshold (the low_vote_share policy, calibrated)
     "cache_unavailable",  # the call cache was unreachable: calls went upstream (see usage.cache_errors)
+    "judge_failed",  # an LLM judge call failed: its pair was decided by the cheaper functions (usage.judge_failures)
 ]
 
 

@@ -437,6 +437,8 @@ class RequestState:
         self.flags.extend(decision.flags)
         if self.usage.cache_errors:
             self.flags.append("cache_unavailable")
+        if self.usage.judge_failures:
+            self.flags.append("judge_failed")
         return WrappedAnswer(
             answer=decision.answer,
             withheld_answer=decision.withheld,

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from selfpara.errors import ConfigError
+from selfpara.errors import ConfigError, UpstreamError
 from selfpara.pipeline import prompts
 from selfpara.pipeline.equivalence.answer_core import same_core
 from selfpara.pipeline.paraphrase import parse_yes_no
@@ -294,7 +294,9 @@ class Equivalence:
     async def decide(self, question: str, a: str, b: str, usage: Usage | None = None) -> tuple[bool, str]:
         """(whether answers `a` and `b` to `question` are equivalent, name of the function that decided).
 
-        A cached pair reports the function that decided it first.
+        A cached pair reports the function that decided it first. A function whose model call fails
+        (an LLM judge after its retries) decides nothing: the next function is asked, the failure counts
+        in `usage.judge_failures`, and a pair it leaves undecided is not cached.
         """
         first, second = sorted((a.strip(), b.strip()))
         key = (question, first, second)
@@ -302,12 +304,20 @@ class Equivalence:
             self.cache_hits += 1
             self._cache.move_to_end(key)
             return self._cache[key]
-        found = (False, self.UNDECIDED)
+        found, failed = (False, self.UNDECIDED), False
         for fn in self.functions:
-            decided = await fn(question, a, b, usage)
+            try:
+                decided = await fn(question, a, b, usage)
+            except UpstreamError:  # a judge's call failed: the pair is left to the others, counted, not cached
+                failed = True
+                if usage is not None:
+                    usage.judge_failures += 1
+                continue
             if decided is not None:
                 found = (decided, fn.name)
                 break
+        if failed and found[1] == self.UNDECIDED:
+            return found
         self._cache[key] = found
         if len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
