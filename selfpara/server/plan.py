@@ -215,6 +215,8 @@ async def plan_request(proxy: Proxy, req: ChatCompletionRequest, own: tuple[str,
     if opts.api_key is not None and opts.api_base is None:
         raise bad_request("selfpara.api_key only goes with selfpara.api_base", param="selfpara.api_key")
 
+    most = settings.upstream.max_calls
+    overrides["max_calls"] = min(most, settings.max_upstream_calls) if most else settings.max_upstream_calls
     if req.temperature is not None:
         overrides["temperature"] = req.temperature
     if max_tokens is not None:

@@ -97,6 +97,16 @@ class ServerSettings(BaseModel):
     max_messages: int = Field(256, ge=1, description="Most messages in one request.")
     max_k: int = Field(10, ge=1, le=MAX_K, description="Largest k a request may ask for.")
     max_max_tokens: int = Field(4096, ge=1, description="Largest max_tokens a request may ask for.")
+    max_prompts: int = Field(
+        32, ge=1, description="Most prompts in one /v1/completions request (each is a completion the upstream makes)."
+    )
+    max_upstream_calls: int = Field(
+        64,
+        ge=1,
+        description="Most upstream calls one wrapped request may make, retries included (the request's "
+        "max_calls); calls beyond it are not made: an LLM judge's pair stays undecided, an answer fails, and the "
+        "answer is flagged call_limit_reached. At least 3 max_k + 2, what a request of max_k needs without judges.",
+    )
     max_concurrent_requests: int = Field(64, ge=1, description="Requests handled at once; more get 429 at once.")
     upstream_concurrency: int = Field(
         256, ge=1, description="Upstream calls in flight at once, over all requests (one shared ModelClient)."
@@ -211,6 +221,11 @@ class ServerSettings(BaseModel):
     def _consistent(self) -> ServerSettings:
         if self.upstream.k > self.max_k:
             raise ValueError(f"upstream k={self.upstream.k} exceeds max_k={self.max_k}")
+        if self.max_upstream_calls < 3 * self.max_k + 2:
+            raise ValueError(
+                f"max_upstream_calls={self.max_upstream_calls} is below {3 * self.max_k + 2}, what a request of "
+                f"max_k={self.max_k} needs before any judge call (its paraphrases, their checks, k + 1 answers)"
+            )
         if self.upstream.max_tokens > self.max_max_tokens:
             raise ValueError(
                 f"upstream max_tokens={self.upstream.max_tokens} exceeds max_max_tokens={self.max_max_tokens}"
