@@ -129,8 +129,23 @@ def test_a_client_cannot_spend_the_key_on_another_model_of_the_provider(fake: Fa
 
 def test_the_servers_own_judge_and_paraphrase_models_may_be_named(fake: FakeUpstream) -> None:
     settings = settings_for(fake, {"judge_model": "openai/fake-judge"})
-    assert settings.helper_model_allowed("openai/fake-judge") and settings.helper_model_allowed("fake")
-    assert not settings.helper_model_allowed("openai/gpt-4o") and not settings.helper_model_allowed("local/smollm2")
+    assert settings.helper_model("openai/fake-judge") == "openai/fake-judge"
+    assert settings.helper_model("fake") == "openai/fake"
+    assert settings.helper_model("openai/gpt-4o") is None and settings.helper_model("local/smollm2") is None
+
+
+@pytest.mark.parametrize("alias", ["fake", "selfpara/fake", "selfpara/openai/fake"])
+def test_the_upstreams_aliases_as_helper_models_reach_the_upstream(fake: FakeUpstream, alias: str) -> None:
+    """The probe (issue 45, item 9): `fake` and `selfpara/fake` passed the allow-list, every check call then
+    failed "unknown model", and the answer was a silent 200 flagged no_paraphrases."""
+    with start(settings_for(fake)) as proxy:
+        options = {"judge_model": alias, "paraphrase_model": alias, "paraphrase_check": "llm"}
+        r = post(proxy, chat(selfpara=options))
+        assert r.status_code == 200, r.text
+        report = r.json()["selfpara"]
+        assert report["k_kept"] == 3 and "no_paraphrases" not in report["flags"]
+        assert not [x for x in report["rejected"] if x["reason"] == "check_failed"]
+        assert fake.calls_of("judge") and {c.body["model"] for c in fake.calls} == {"fake"}
 
 
 # ---- 2. the upstream a client may name ---------------------------------------------------------------------

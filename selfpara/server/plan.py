@@ -210,8 +210,11 @@ async def plan_request(proxy: Proxy, req: ChatCompletionRequest, own: tuple[str,
         raise bad_request(f"k={k} exceeds this proxy's limit {settings.max_k}", param="selfpara.k")
     for name in ("judge_model", "paraphrase_model"):
         value = overrides.get(name)
-        if value is not None and not settings.helper_model_allowed(value):
-            raise bad_request(f"{name} {value!r} is not allowed on this proxy", param=f"selfpara.{name}")
+        if value is not None:
+            model = settings.helper_model(value)
+            if model is None:
+                raise bad_request(f"{name} {value!r} is not allowed on this proxy", param=f"selfpara.{name}")
+            overrides[name] = model  # an alias of the upstream (`fake`, `selfpara/fake`) as its litellm string
     if opts.api_key is not None and opts.api_base is None:
         raise bad_request("selfpara.api_key only goes with selfpara.api_base", param="selfpara.api_key")
 

@@ -247,15 +247,18 @@ class ServerSettings(BaseModel):
     def serves(self, requested: str) -> bool:
         return bool(requested) and (self.any_model or requested in self.model_names())
 
-    def helper_model_allowed(self, name: str) -> bool:
-        """Whether a request may name `name` as its judge or paraphrase model: one the operator chose,
-        since it is called with the server's key (any model of the upstream's provider was allowed before:
-        a client spent the key on `openai/o1-pro`)."""
+    def helper_model(self, name: str) -> str | None:
+        """The model to call when a request names `name` as its judge or paraphrase model, or None when
+        it may not: one the operator chose, since it is called with the server's key (any model of the
+        upstream's provider was allowed before: a client spent the key on `openai/o1-pro`). A name the
+        proxy serves the upstream by (`fake`, `selfpara/fake`) is the upstream's litellm string: passed as
+        it was, every call of it failed "unknown model" and the answer was a silent `no_paraphrases`."""
+        if name in self.model_names():
+            return self.upstream.model
         allowed = self.allowed_helper_models
         if allowed is not None:
-            return "*" in allowed or name in allowed
-        own = {self.upstream.judge_model, self.upstream.paraphrase_model} - {None}
-        return name in own or name in self.model_names()
+            return name if "*" in allowed or name in allowed else None
+        return name if name in {self.upstream.judge_model, self.upstream.paraphrase_model} - {None} else None
 
     def client_bases(self) -> list[ClientBase]:
         """`client_api_bases`, parsed."""
