@@ -257,3 +257,12 @@ def test_a_proxy_key_no_client_can_send_is_a_startup_error(key: str) -> None:
     code, output = serve_check(SELFPARA_PROXY_KEY=key)
     assert code == 1 and "no client can send" in output
     assert key.strip() not in output or not key.strip()
+
+
+def test_serve_takes_the_metrics_key_from_the_variable_it_names() -> None:
+    code, output = serve_check("--metrics-key-env", "MK", MK="m" * 24)
+    assert code == 0 and json.loads(output)["metrics_key"] is True and "m" * 24 not in output
+    code, output = serve_check("--metrics-key-env", "MK", MK="m" * 24, SELFPARA_PROXY_KEY="m" * 24)
+    assert code == 1 and "must differ from the proxy key" in output
+    code, output = serve_check("--metrics-key-env", "MK", MK="")
+    assert code == 1 and "metrics key variable MK is not set" in output

@@ -19,6 +19,7 @@ from selfpara.server.upstreams import ClientBase, parse_client_bases
 from tests.fake_upstream import FakeUpstream, serve_fake
 from tests.helpers.proxy import (  # fake, reset_fake: the module's fake upstream, reset before each test
     AUTH,
+    PROXY_KEY,
     UPSTREAM_KEY,
     assert_openai_error,
     chat,
@@ -110,6 +111,32 @@ def test_clients_cannot_tell_a_cached_answer_the_operator_can(
         made = int(first.headers["x-selfpara-calls"])
         assert metric(proxy, "selfpara_cache_hits_total") >= made + 1  # the operator sees the hits
         assert f"cache_hits={made}" in caplog.text
+
+
+OPERATOR_SERIES = (
+    "selfpara_cache_hits",
+    "selfpara_cache_errors",
+    "selfpara_upstream_calls",
+    "selfpara_upstream_errors",
+)
+
+
+def test_a_clients_metrics_say_nothing_of_what_others_asked(fake: FakeUpstream) -> None:
+    """The probe (issue 45, item 6): selfpara_cache_hits_total rose by 6 for a question asked earlier by
+    someone else and by 0 for a new one (and the upstream calls by 0 and 6), read with the proxy key
+    every client holds."""
+    with start(cached(fake, "memory")) as proxy:
+        post(proxy, chat())  # someone asks
+        client_view = httpx.get(f"{proxy.base}/metrics", headers=AUTH, timeout=10)
+        assert client_view.status_code == 200 and "selfpara_requests_total" in client_view.text
+        assert not any(name in client_view.text for name in OPERATOR_SERIES)
+        before = metric(proxy, "selfpara_cache_hits_total")
+        post(proxy, chat())  # the same question again: answered from the cache
+        assert metric(proxy, "selfpara_cache_hits_total") > before  # the operator's key still sees it
+        assert metric(proxy, "selfpara_upstream_calls_total", kind="answer") > 0
+        assert metric(proxy, "selfpara_cache_hits_total", key=PROXY_KEY) == 0  # absent for the proxy key
+    with pytest.raises(ValueError, match="must differ from the proxy key"):
+        settings_for(fake, metrics_key=PROXY_KEY)
 
 
 # ---- 4. models a client may name ---------------------------------------------------------------------------

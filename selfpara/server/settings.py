@@ -9,6 +9,7 @@ File layout (TOML; JSON with the same structure works too):
     max_concurrent_requests = 64
     max_k = 10
     api_key_env = "SELFPARA_PROXY_KEY"      # the proxy's own key, read from this variable
+    metrics_key_env = "SELFPARA_METRICS_KEY"  # the operator's key for all of /metrics
     upstream_key_env = "VLLM_API_KEY"       # the upstream's key (default: litellm's provider variable)
 
     [upstream]                              # any WrapConfig field but api_key
@@ -76,6 +77,12 @@ class ServerSettings(BaseModel):
 
     upstream: WrapConfig = Field(default_factory=WrapConfig, description="The wrapped model and default settings.")
     api_key: SecretStr | None = Field(None, description="Proxy key clients must send as `Authorization: Bearer ...`.")
+    metrics_key: SecretStr | None = Field(
+        None,
+        description="The operator's key for /metrics: with it, /metrics also serves the series that count the "
+        "call cache's hits and the upstream calls (a client reading them could tell whether a question was "
+        "asked before); the proxy key, or none, opens the rest only.",
+    )
 
     any_model: bool = Field(
         False, description="Serve every requested model name with the upstream (default: only its own names, else 404)."
@@ -200,6 +207,14 @@ class ServerSettings(BaseModel):
     def _long_enough(cls, key: SecretStr | None) -> SecretStr | None:
         return check_proxy_key(key)
 
+    @field_validator("metrics_key")
+    @classmethod
+    def _metrics_key(cls, key: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        proxy_key = info.data.get("api_key")
+        if key is not None and proxy_key is not None and key.get_secret_value() == proxy_key.get_secret_value():
+            raise ValueError("the metrics key must differ from the proxy key, which every client holds")
+        return check_proxy_key(key, "the metrics key")
+
     @field_validator("client_api_bases")
     @classmethod
     def _bases(cls, entries: list[str]) -> list[str]:
@@ -279,7 +294,7 @@ class ServerSettings(BaseModel):
     def secrets(self) -> list[str | None]:
         """Secrets that must never appear in a response or a log line."""
         out: list[str | None] = []
-        for key in (self.api_key, self.upstream.api_key):
+        for key in (self.api_key, self.metrics_key, self.upstream.api_key):
             if key is not None:
                 out.append(key.get_secret_value())
         out.append(upstream_api_key(self))
@@ -299,6 +314,7 @@ def load_settings(
     upstream_key_env: str | None = None,
     environ: Mapping[str, str] | None = None,
     no_auth: bool = False,
+    metrics_key_env: str | None = None,
 ) -> ServerSettings:
     """Build ServerSettings from a file, explicit values (flags) and the environment.
 
@@ -311,6 +327,7 @@ def load_settings(
             reads the provider's own variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...).
         environ: the environment (default `os.environ`).
         no_auth: serve without a proxy key (`--no-auth`); a key variable named anyway is an error.
+        metrics_key_env: variable holding the operator's /metrics key (overrides the file's `metrics_key_env`).
 
     Raises ConfigError on any bad value, a key written into the file, a named
     variable that is not set, or a proxy key shorter than MIN_PROXY_KEY_CHARS.
@@ -321,6 +338,7 @@ def load_settings(
     file_upstream = dict(source.upstream) if source else {}
     file_key_env = data.pop("api_key_env", None)
     file_upstream_key_env = data.pop("upstream_key_env", None)
+    file_metrics_key_env = data.pop("metrics_key_env", None)
 
     up = {**file_upstream, **{k: v for k, v in (upstream or {}).items() if v is not None}}
     srv = {**data, **{k: v for k, v in (server or {}).items() if v is not None}}
@@ -328,17 +346,16 @@ def load_settings(
     key_env = api_key_env or file_key_env
     if no_auth and key_env:
         raise ConfigError(f"--no-auth, but the settings name a proxy key variable ({key_env}): drop one of them")
-    if key_env:
-        value = env.get(key_env)
-        if not value:
-            raise ConfigError(f"proxy key variable {key_env} is not set (or empty)")
-        srv["api_key"] = SecretStr(value)
-    up_key_env = upstream_key_env or file_upstream_key_env
-    if up_key_env:
-        value = env.get(up_key_env)
-        if not value:
-            raise ConfigError(f"upstream key variable {up_key_env} is not set (or empty)")
-        up["api_key"] = SecretStr(value)
+    for what, name, into in (
+        ("proxy", key_env, srv),
+        ("metrics", metrics_key_env or file_metrics_key_env, srv),
+        ("upstream", upstream_key_env or file_upstream_key_env, up),
+    ):
+        if name:
+            value = env.get(name)
+            if not value:
+                raise ConfigError(f"{what} key variable {name} is not set (or empty)")
+            into["metrics_key" if what == "metrics" else "api_key"] = SecretStr(value)
 
     wrap = build_config(**up)
     if source is not None:

@@ -19,12 +19,12 @@ _AUTHORIZATION = re.compile(r"""(?i)\b(authorization\\?["']?\s*[:=]\s*\\?["']?(?
 _URL_PASSWORD = re.compile(r"""(\b[a-z][a-z0-9+.\-]*://[^/\s:@"'<>]*):[^\s"'<>]*@""", re.IGNORECASE)
 # `password=...`, `"passwd": "..."`, `api_key: ...`, `aws_secret_access_key=...`, `\"password\": \"...\"`
 # (JSON escaped inside a string): the value after a secret's name, prefixed or not (`db_password`); a
-# quoted value to its closing quote
+# quoted value to its closing quote; a bare null, true or false is no secret (and JSON stays JSON)
 _NAMED = re.compile(
     r"""(?ix)\b((?:[a-z0-9]+[_-])*(?:
         pass(?:word|wd|phrase)?|pwd|secret(?:[_-]?access)?(?:[_-]?key)?|client[_-]?secret|private[_-]?key
         |api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token
-    ))(\\?["']?\s*[:=]\s*\\?["']?)(?:(?<=")[^"\\]+|(?<=')[^'\\]+|[^\s"',;&}\\]+)"""
+    ))(\\?["']?\s*[:=]\s*\\?["']?)(?:(?<=")[^"\\]+|(?<=')[^'\\]+|(?!(?:null|true|false)\b)[^\s"',;&}\\]+)"""
 )
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 _AWS_KEY_ID = re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b")
