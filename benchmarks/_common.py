@@ -10,6 +10,21 @@ from pathlib import Path
 RESULTS = Path(__file__).parent / "results"
 
 
+def serve_env() -> dict[str, str]:
+    """The environment a benchmark's `selfpara serve` process runs in: this checkout first on the path,
+    a dummy upstream key, litellm's offline price list, no proxy key (the servers serve loopback only)."""
+    import os
+
+    root = str(Path(__file__).resolve().parents[1])
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]),
+        "OPENAI_API_KEY": "sk-bench-dummy",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "SELFPARA_PROXY_KEY": "",
+    }
+
+
 def percentile(values: list[float], q: float) -> float:
     """The q-th percentile (0-100) by nearest rank."""
     ordered = sorted(values)

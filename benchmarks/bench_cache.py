@@ -55,6 +55,9 @@ TO_B = [f"Which city is the capital of {c}?" for c in COUNTRIES[20:25]]  # answe
 TO_A = [f"Which city is the capital of {c}?" for c in COUNTRIES[25:30]]  # answered by B, then asked of A
 
 
+METRICS_KEY = "bench-metrics-key-0123456789"
+
+
 def start_proxy(port: int, upstream: str, cache: str) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
@@ -62,8 +65,10 @@ def start_proxy(port: int, upstream: str, cache: str) -> subprocess.Popen[bytes]
         "OPENAI_API_KEY": "sk-bench-dummy",
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         "SELFPARA_PROXY_KEY": "",
+        "BENCH_METRICS_KEY": METRICS_KEY,
     }
     cmd = [sys.executable, "-c", "from selfpara.cli import main; main()", "serve", "--no-auth"]
+    cmd += ["--metrics-key-env", "BENCH_METRICS_KEY"]  # the cache's hits are the operator's to read
     cmd += ["--model", "openai/fake", "--api-base", upstream, "--port", str(port), "--k", "3"]
     cmd += ["--paraphrase-check", "off", "--equivalence", "exact", "--timeout", "30", "--cache", cache]
     log = open(Path(tempfile.gettempdir()) / f"selfpara-bench-cache-{port}.log", "wb")  # noqa: SIM115
@@ -76,7 +81,7 @@ async def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout_s: float 
 
 async def cache_hits_counted(http: httpx.AsyncClient) -> float:
     """The proxy's selfpara_cache_hits_total: responses do not say what the cache answered (docs/proxy.md)."""
-    text = (await http.get("/metrics")).text
+    text = (await http.get("/metrics", headers={"Authorization": f"Bearer {METRICS_KEY}"})).text
     return sum(float(line.split()[1]) for line in text.splitlines() if line.startswith("selfpara_cache_hits_total "))
 
 

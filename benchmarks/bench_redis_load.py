@@ -40,16 +40,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import percentile, stop_all, wait_up, write  # noqa: E402
+from _common import percentile, serve_env, stop_all, wait_up, write  # noqa: E402
 from redis_server import RedisServer, free_port  # noqa: E402
 
-ENV = {
-    **os.environ,
-    "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-    "OPENAI_API_KEY": "sk-bench-dummy",
-    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-    "SELFPARA_PROXY_KEY": "",
-}
+ENV = serve_env()
 
 
 def spawn(cmd: list[str], name: str) -> tuple[subprocess.Popen[bytes], Path]:

@@ -52,10 +52,12 @@ if command -v redis-server > /dev/null && "$PY" -c "import redis" 2> /dev/null; 
   CACHE=redis://127.0.0.1:6390/0
 fi
 
-# 4. two replicas of the proxy, each over both servers, sharing the cache
+# 4. two replicas of the proxy, each over both servers, sharing the cache; the operator's key
+# reads the whole of /metrics (the cache's hits are not for clients to see)
+export SELFPARA_METRICS_KEY="metrics-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
 for port in 8101 8102; do
   "$PY" -m selfpara serve --model openai/fake --router-config "$WORK/router.yaml" --cache "$CACHE" \
-    --port "$port" 2> "$WORK/replica-$port.log" &
+    --metrics-key-env SELFPARA_METRICS_KEY --port "$port" 2> "$WORK/replica-$port.log" &
 done
 
 # 5. the load balancer in front
@@ -87,7 +89,7 @@ done
 # 7. what each replica counted
 for port in 8101 8102; do
   echo "replica :$port"
-  curl -sf "http://127.0.0.1:$port/metrics" | grep -E \
+  curl -sf -H "Authorization: Bearer $SELFPARA_METRICS_KEY" "http://127.0.0.1:$port/metrics" | grep -E \
     '^selfpara_(requests_total\{endpoint="chat/completions"|cache_hits_total|deployment_(calls|cooldowns)_total)' \
     | sed 's/^/  /'
 done

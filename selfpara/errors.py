@@ -94,3 +94,10 @@ class UpstreamTimeout(UpstreamError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, status=504, retryable=True)
+
+
+class CallLimitReached(UpstreamError):
+    """The request made as many model calls as its settings allow (`max_calls`): this one was not made."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"not called: the request reached its limit of {limit} model calls (max_calls)", status=502)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
+
+from selfpara.errors import CallLimitReached
 
 Message = dict[str, object]
 """One chat message in OpenAI form: {"role": ..., "content": ...}."""
@@ -29,6 +31,26 @@ class Usage(BaseModel):
     cached_prompt_tokens: int = Field(0, description="Prompt tokens of the calls answered from the call cache.")
     cached_completion_tokens: int = Field(0, description="Completion tokens of the calls answered from the call cache.")
     cached_cost: float = Field(0.0, description="What the calls answered from the call cache cost when they were made.")
+    judge_failures: int = Field(
+        0, description="Equivalence judge calls that failed: their pairs were left to the cheaper functions."
+    )
+    refused_calls: int = Field(0, description="Calls not made because the request reached `max_calls`.")
+    _max_calls: int | None = PrivateAttr(None)
+
+    @classmethod
+    def limited(cls, max_calls: int | None) -> Usage:
+        """A Usage whose `count_call` refuses calls beyond `max_calls` (None: no limit)."""
+        usage = cls()
+        usage._max_calls = max_calls
+        return usage
+
+    def count_call(self) -> None:
+        """Count one model call (an attempt: retries count); CallLimitReached instead when `max_calls`
+        are made already (counted in `refused_calls`)."""
+        if self._max_calls is not None and self.calls >= self._max_calls:
+            self.refused_calls += 1
+            raise CallLimitReached(self._max_calls)
+        self.calls += 1
 
     @property
     def total_tokens(self) -> int:
@@ -187,6 +209,8 @@ Flag = Literal[
     "low_vote_share",  # the vote share is below low_vote_share_threshold (see the low_vote_share policy)
     "low_confidence",  # the confidence is below confidence_threshold (the low_vote_share policy, calibrated)
     "cache_unavailable",  # the call cache was unreachable: calls went upstream (see usage.cache_errors)
+    "judge_failed",  # an LLM judge call failed: its pair was decided by the cheaper functions (usage.judge_failures)
+    "call_limit_reached",  # the request reached max_calls: calls beyond it were not made (usage.refused_calls)
 ]
 
 

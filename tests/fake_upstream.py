@@ -81,7 +81,7 @@ _SUFFIXES = [
 @dataclass
 class Fault:
     kind: str  # "status" | "hang" | "hold" | "malformed" | "not_sse" | "raw"
-    when: str = "any"  # "any" | "answer" | "paraphrase" | "judge"
+    when: str = "any"  # "any" (a chat call) | "answer" | "paraphrase" | "judge" | "completion" | "response" ("raw")
     status: int = 500
     delay_s: float = 0.0
     times: int | None = 1  # None: every matching call
@@ -159,6 +159,7 @@ class FakeUpstream:
         self.delay_s = delay_s
         self.faults: list[Fault] = []
         self.calls: list[Call] = []
+        self.requests: list[tuple[str, str]] = []  # (method, path) of every HTTP request, any route
         self.finish_reason = "stop"
         self.stream_s = 0.0  # a streamed reply's words spread over this many seconds (0: all at once)
         self.light = False  # keep only kinds in `calls` (long benchmark runs)
@@ -183,6 +184,7 @@ class FakeUpstream:
             self.stream_s = 0.0
             self.faults.clear()
             self.calls.clear()
+            self.requests.clear()
 
     def fail(
         self,
@@ -334,8 +336,8 @@ class FakeUpstream:
                     continue
                 if fault.times is not None and fault.times <= 0:
                     continue
-                if fault.when not in ("any", kind):
-                    continue
+                if fault.when != kind and (fault.when != "any" or kind in ("completion", "response")):
+                    continue  # "any" is any chat call; /completions and /responses take faults named for them
                 if fault.variant is not None and fault.variant != variant:
                     continue
                 if fault.times is not None:
@@ -380,6 +382,8 @@ class FakeUpstream:
         if scope["type"] != "http":
             return
         path = scope["path"]
+        with self._lock:
+            self.requests.append((scope["method"], path))
         if path == "/_stats":  # for the benchmark: calls by kind since the last reset
             with self._lock:
                 counts: dict[str, int] = {}
@@ -526,10 +530,14 @@ class FakeUpstream:
     async def _other_route(self, send: Any, route: str, body: dict[str, Any], authorization: str | None) -> None:
         """/completions (the prompt echoed back after "echo:") and /responses."""
         kind = "completion" if route == "completions" else "response"
+        fault = self._take_fault(kind, None, str(body.get("prompt") or body.get("input")))
         with self._lock:
             self.calls.append(
                 Call(kind, None, str(body.get("prompt") or body.get("input"))[:200], "ok", authorization, body)
             )
+        if fault is not None and fault.kind == "raw":  # scripted with when="completion" / "response"
+            await _scripted(send, fault, self._held)
+            return
         model = body.get("model", "fake")
         if kind == "completion":
             text = f"echo: {body.get('prompt')}"

@@ -14,6 +14,7 @@ from selfpara.cli import app as cli_app
 from selfpara.config import build_config
 from selfpara.server import ServerSettings, create_app
 from tests.fake_upstream import FakeUpstream, ThreadedServer, serve_fake
+from tests.helpers.proxy import METRICS_KEY
 
 Q = "What is the capital of France?"
 UPSTREAM_KEY = "sk-upstream-cache-test-0123456789"
@@ -33,7 +34,7 @@ def settings(upstream: FakeUpstream, cache: str = "memory", **server: Any) -> Se
     up = build_config(
         model="openai/fake", api_base=upstream.url, api_key=UPSTREAM_KEY, k=3, retries=0, timeout_s=5.0, cache=cache
     )
-    return ServerSettings(upstream=up, backoff_s=0.01, **server)
+    return ServerSettings(upstream=up, backoff_s=0.01, metrics_key=METRICS_KEY, **server)
 
 
 def ask(server: ThreadedServer, question: str = Q, **extra: Any) -> httpx.Response:
@@ -44,8 +45,8 @@ def ask(server: ThreadedServer, question: str = Q, **extra: Any) -> httpx.Respon
 
 
 def hits_counted(server: ThreadedServer) -> float:
-    """The proxy's selfpara_cache_hits_total (/metrics, open: these proxies have no key)."""
-    text = httpx.get(f"{server.base}/metrics", timeout=10).text
+    """The proxy's selfpara_cache_hits_total (/metrics with the operator's key: these proxies have no proxy key)."""
+    text = httpx.get(f"{server.base}/metrics", headers={"Authorization": f"Bearer {METRICS_KEY}"}, timeout=10).text
     return sum(float(line.split()[1]) for line in text.splitlines() if line.startswith("selfpara_cache_hits_total "))
 
 

@@ -206,3 +206,28 @@ async def test_the_store_drops_an_undecodable_value(redis_url: str) -> None:
     finally:
         raw.close()
         await store.aclose()
+
+
+async def test_a_value_of_the_wrong_type_is_a_miss_for_that_key_not_an_outage(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The probe of issue 45: a list under one key made every request `cache_unavailable` for 30 s (and
+    /ready unavailable): Redis's WRONGTYPE answer was taken for Redis being down."""
+    import redis
+
+    first = await paraphraser(FakeBackend(), redis_url).aanswer(Q)
+    raw = redis.Redis.from_url(redis_url)
+    try:
+        bad = list(raw.scan_iter(KEY_PREFIX + "*"))[0]
+        raw.delete(bad)
+        raw.rpush(bad, "not", "a", "string")
+        cached = paraphraser(FakeBackend(), redis_url)
+        with caplog.at_level(logging.WARNING, logger="selfpara"):
+            second = await cached.aanswer(Q)
+        assert "cache_unavailable" not in second.flags and second.usage.cache_errors == 0
+        assert second.usage.cache_hits == first.usage.calls - 1 and second.usage.calls == 1  # that key missed
+        assert cached.client.cache is not None and cached.client.cache.state()[0] == "ok"
+        assert raw.type(bad) == b"string"  # and was stored again over the list
+        assert "unavailable" not in caplog.text
+    finally:
+        raw.close()

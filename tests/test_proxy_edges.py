@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 from typing import Any
 
 import httpx
@@ -210,3 +211,27 @@ def test_completions_refuse_selfpara_settings_they_cannot_apply(fake: FakeUpstre
         assert fake.calls == []
         body["selfpara"] = {"enabled": False}
         assert httpx.post(f"{server.base}/v1/completions", json=body, headers=AUTH, timeout=10).status_code == 200
+
+
+# ---- a body framed two ways (issue 45, item 11) ----------------------------------------------------------------
+
+
+def test_a_body_with_both_transfer_encoding_and_content_length_is_refused_and_the_connection_closed(
+    fake: FakeUpstream,
+) -> None:
+    """The probe: such a body was answered 200 and the connection kept open; behind a front proxy that goes by
+    Content-Length, the rest of the chunked body would be read as the next request (request smuggling)."""
+    body = json.dumps(chat()).encode()
+    chunked = f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n"
+    head = (
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Authorization: Bearer {PROXY_KEY}\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n"
+    )
+    with start(settings_for(fake)) as server, socket.create_connection(("127.0.0.1", server.port)) as s:
+        s.settimeout(30)  # a bound on a hang: the server closes the connection after its answer
+        s.sendall(head.encode() + chunked)
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400 ") and b"ambiguous_body_length" in answer
+    assert fake.calls == []

@@ -98,9 +98,11 @@ def test_one_long_stream_line_under_the_cap_is_relayed(fake: FakeUpstream) -> No
         assert json.loads(lines[0][len("data: ") :])["choices"][0]["delta"]["content"] == "x" * 1_000_000
         fake.reset()
         fake.raw(sse(CHUNK + '{"content":"' + "x" * 5_000_000 + '"}}]}', "[DONE]"), stream=True, times=None)
-        lines = sse_lines(post(server, chat(stream=True, selfpara={"enabled": False})))
-        assert lines[-1] == "data: [DONE]"  # past the 4 MiB cap: the stream ends with the error event
-        assert json.loads(lines[-2][len("data: ") :])["error"]["code"] == "upstream_response_too_large"
+        # past the 4 MiB cap, and the stream's first event: a 502 before the stream starts (issue 45: the first
+        # event is read before the response, so a stream that cannot open is an error with its own status)
+        assert_openai_error(
+            post(server, chat(stream=True, selfpara={"enabled": False})), 502, "upstream_response_too_large"
+        )
 
 
 # ---- shutdown ------------------------------------------------------------------------------------------

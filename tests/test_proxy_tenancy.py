@@ -19,6 +19,7 @@ from selfpara.server.upstreams import ClientBase, parse_client_bases
 from tests.fake_upstream import FakeUpstream, serve_fake
 from tests.helpers.proxy import (  # fake, reset_fake: the module's fake upstream, reset before each test
     AUTH,
+    PROXY_KEY,
     UPSTREAM_KEY,
     assert_openai_error,
     chat,
@@ -112,6 +113,32 @@ def test_clients_cannot_tell_a_cached_answer_the_operator_can(
         assert f"cache_hits={made}" in caplog.text
 
 
+OPERATOR_SERIES = (
+    "selfpara_cache_hits",
+    "selfpara_cache_errors",
+    "selfpara_upstream_calls",
+    "selfpara_upstream_errors",
+)
+
+
+def test_a_clients_metrics_say_nothing_of_what_others_asked(fake: FakeUpstream) -> None:
+    """The probe (issue 45, item 6): selfpara_cache_hits_total rose by 6 for a question asked earlier by
+    someone else and by 0 for a new one (and the upstream calls by 0 and 6), read with the proxy key
+    every client holds."""
+    with start(cached(fake, "memory")) as proxy:
+        post(proxy, chat())  # someone asks
+        client_view = httpx.get(f"{proxy.base}/metrics", headers=AUTH, timeout=10)
+        assert client_view.status_code == 200 and "selfpara_requests_total" in client_view.text
+        assert not any(name in client_view.text for name in OPERATOR_SERIES)
+        before = metric(proxy, "selfpara_cache_hits_total")
+        post(proxy, chat())  # the same question again: answered from the cache
+        assert metric(proxy, "selfpara_cache_hits_total") > before  # the operator's key still sees it
+        assert metric(proxy, "selfpara_upstream_calls_total", kind="answer") > 0
+        assert metric(proxy, "selfpara_cache_hits_total", key=PROXY_KEY) == 0  # absent for the proxy key
+    with pytest.raises(ValueError, match="must differ from the proxy key"):
+        settings_for(fake, metrics_key=PROXY_KEY)
+
+
 # ---- 4. models a client may name ---------------------------------------------------------------------------
 
 
@@ -129,8 +156,23 @@ def test_a_client_cannot_spend_the_key_on_another_model_of_the_provider(fake: Fa
 
 def test_the_servers_own_judge_and_paraphrase_models_may_be_named(fake: FakeUpstream) -> None:
     settings = settings_for(fake, {"judge_model": "openai/fake-judge"})
-    assert settings.helper_model_allowed("openai/fake-judge") and settings.helper_model_allowed("fake")
-    assert not settings.helper_model_allowed("openai/gpt-4o") and not settings.helper_model_allowed("local/smollm2")
+    assert settings.helper_model("openai/fake-judge") == "openai/fake-judge"
+    assert settings.helper_model("fake") == "openai/fake"
+    assert settings.helper_model("openai/gpt-4o") is None and settings.helper_model("local/smollm2") is None
+
+
+@pytest.mark.parametrize("alias", ["fake", "selfpara/fake", "selfpara/openai/fake"])
+def test_the_upstreams_aliases_as_helper_models_reach_the_upstream(fake: FakeUpstream, alias: str) -> None:
+    """The probe (issue 45, item 9): `fake` and `selfpara/fake` passed the allow-list, every check call then
+    failed "unknown model", and the answer was a silent 200 flagged no_paraphrases."""
+    with start(settings_for(fake)) as proxy:
+        options = {"judge_model": alias, "paraphrase_model": alias, "paraphrase_check": "llm"}
+        r = post(proxy, chat(selfpara=options))
+        assert r.status_code == 200, r.text
+        report = r.json()["selfpara"]
+        assert report["k_kept"] == 3 and "no_paraphrases" not in report["flags"]
+        assert not [x for x in report["rejected"] if x["reason"] == "check_failed"]
+        assert fake.calls_of("judge") and {c.body["model"] for c in fake.calls} == {"fake"}
 
 
 # ---- 2. the upstream a client may name ---------------------------------------------------------------------

@@ -21,6 +21,7 @@ from selfpara.server import ServerSettings, create_app
 from tests.fake_upstream import FakeUpstream, ThreadedServer
 
 PROXY_KEY = "proxy-key-for-scaleout-tests"
+METRICS_KEY = "metrics-key-for-scaleout-tests"
 GOOD_KEY = "sk-good-deployment-0123456789"
 BAD_KEY = "sk-bad-deployment-9876543210"
 Q = "What is the capital of France?"
@@ -87,7 +88,13 @@ def proxy_settings(router_config: str | None, transport: str = "auto", **server:
         renamings=False,  # the tests count the model's paraphrase calls too
     )
     return ServerSettings(
-        upstream=upstream, router_config=router_config, api_key=PROXY_KEY, backoff_s=0.01, keepalive_s=0.2, **server
+        upstream=upstream,
+        router_config=router_config,
+        api_key=PROXY_KEY,
+        metrics_key=METRICS_KEY,
+        backoff_s=0.01,
+        keepalive_s=0.2,
+        **server,
     )
 
 
@@ -108,8 +115,8 @@ async def ask_many(base: str, n: int, concurrency: int, **extra: Any) -> list[ht
 
 
 def metrics_of(base: str) -> dict[str, list[Any]]:
-    """The proxy's /metrics parsed by prometheus_client: samples by metric family name."""
-    response = httpx.get(f"{base}/metrics", headers=headers(), timeout=10)
+    """The proxy's /metrics, all of it (the operator's key), parsed by prometheus_client: samples by family name."""
+    response = httpx.get(f"{base}/metrics", headers=headers(METRICS_KEY), timeout=10)
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
     return {family.name: family.samples for family in text_string_to_metric_families(response.text)}
 
@@ -200,7 +207,13 @@ def test_streams_fail_over_too(tmp_path: Path, upstreams: tuple[FakeUpstream, Fa
             chunk = {**body, "selfpara": {"enabled": not passthrough}}
             with httpx.stream("POST", f"{server.base}/v1/chat/completions", json=chunk, headers=headers()) as r:
                 text = r.read().decode()
-            assert r.status_code == 200 and "Paris" in text and 'data: {"error"' not in text
+            said = "".join(  # the deltas joined: a piece that could begin a key waits for the next event
+                (c.get("delta") or {}).get("content") or ""
+                for line in text.splitlines()
+                if line.startswith("data: {")
+                for c in json.loads(line[len("data: ") :]).get("choices") or []
+            )
+            assert r.status_code == 200 and "Paris" in said and 'data: {"error"' not in text
     # least-busy took it first and its failure cooled it down: the passthrough stream went elsewhere.
     # (A wrapped request answers paraphrases while the paraphrase reply still streams, so more than
     # one of its calls may reach the broken deployment before its first failure comes back.)
@@ -229,7 +242,9 @@ def test_ready_while_one_deployment_answers(tmp_path: Path, upstreams: tuple[Fak
 def test_metrics_need_the_key_count_per_app_and_can_be_off(upstreams: tuple[FakeUpstream, FakeUpstream]) -> None:
     good, _ = upstreams
     upstream = build_config(model="openai/fake", api_base=good.url, k=2, equivalence="exact")  # type: ignore[attr-defined]
-    one = ThreadedServer(create_app(ServerSettings(upstream=upstream, api_key=PROXY_KEY))).start()
+    one = ThreadedServer(
+        create_app(ServerSettings(upstream=upstream, api_key=PROXY_KEY, metrics_key=METRICS_KEY))
+    ).start()
     two = ThreadedServer(create_app(ServerSettings(upstream=upstream))).start()
     off = ThreadedServer(create_app(ServerSettings(upstream=upstream, metrics=False))).start()
     try:

@@ -85,16 +85,16 @@ def test_model_routing_and_helper_models() -> None:
     assert settings.serves("llama") and settings.serves("selfpara/llama") and not settings.serves("gpt-4o")
     assert ServerSettings(upstream=build_config(model="openai/llama"), any_model=True).serves("gpt-4o")
     # only models the operator chose: another model of the provider would be paid with the server's key
-    assert settings.helper_model_allowed("llama") and not settings.helper_model_allowed("openai/judge")
-    assert not settings.helper_model_allowed("anthropic/claude") and not settings.helper_model_allowed("local/smollm2")
+    assert settings.helper_model("llama") == "openai/llama" and settings.helper_model("openai/judge") is None
+    assert settings.helper_model("anthropic/claude") is None and settings.helper_model("local/smollm2") is None
     listed = ServerSettings(upstream=build_config(model="openai/llama"), allowed_helper_models=["anthropic/c"])
-    assert listed.helper_model_allowed("anthropic/c") and not listed.helper_model_allowed("openai/judge")
+    assert listed.helper_model("anthropic/c") == "anthropic/c" and listed.helper_model("openai/judge") is None
+    assert listed.helper_model("selfpara/llama") == "openai/llama"  # the upstream's aliases always resolve
     embedded = ServerSettings(upstream=build_config(model="local/smollm2"))
     assert embedded.model_names()[:2] == ["local/smollm2", "smollm2"]
     assert ServerSettings().model_names()[:2] == ["local/qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b"]  # the default
-    assert embedded.helper_model_allowed("local/smollm2") and not embedded.helper_model_allowed(
-        "local/qwen2.5-coder-1.5b"
-    )
+    assert embedded.helper_model("smollm2") == "local/smollm2"
+    assert embedded.helper_model("local/qwen2.5-coder-1.5b") is None
 
 
 def test_default_client_sends_the_upstream_key_only_to_its_provider() -> None:

@@ -40,6 +40,7 @@ from selfpara.util.envvars import (
     TRANSPORT_ENV,
 )
 from selfpara.util.extras import install_note
+from selfpara.util.redaction import redact
 
 
 class LogFormat(str, Enum):
@@ -79,6 +80,14 @@ def serve(
         help="Environment variable holding the proxy's own key; "
         f"clients then must send `Authorization: Bearer <key>`. Default: {PROXY_KEY_ENV} when it is set, "
         "else the settings file's api_key_env, else no key.",
+    ),
+    metrics_key_env: Optional[str] = typer.Option(
+        None,
+        "--metrics-key-env",
+        metavar="NAME",
+        help="Environment variable holding the operator's key for /metrics: only with it does /metrics serve the "
+        "call cache's hits and the upstream calls, which would tell a client what others asked (the proxy key "
+        "opens the rest). Default: the settings file's metrics_key_env, else none.",
     ),
     no_auth: bool = typer.Option(
         False,
@@ -241,17 +250,20 @@ def serve(
             api_key_env=api_key_env,
             upstream_key_env=upstream_key_env,
             no_auth=no_auth,
+            metrics_key_env=metrics_key_env,
         )
         if settings.router_config is not None:  # the judge's deployments are checked when built: now, not in a worker
             from selfpara.server.state import default_client
 
             default_client(settings)
         if check:
-            public = settings.model_dump(mode="json", exclude={"api_key", "upstream"})
+            public = settings.model_dump(mode="json", exclude={"api_key", "metrics_key", "upstream"})
             public["upstream"] = settings.upstream.public_dict()
             public["auth"] = settings.api_key is not None
+            public["metrics_key"] = settings.metrics_key is not None
             public["upstream_key"] = "set" if settings.upstream.api_key is not None else "provider environment"
-            typer.echo(json.dumps(public, indent=2, default=str))
+            # a password in a URL (--api-base, the cache's) is masked like every other secret
+            typer.echo(redact(json.dumps(public, indent=2, default=str), settings.secrets()))
             return
 
         import uvicorn
@@ -310,6 +322,7 @@ def serve(
                     "api_key_env": api_key_env,
                     "upstream_key_env": upstream_key_env,
                     "no_auth": no_auth,
+                    "metrics_key_env": metrics_key_env,
                     "log_format": log_format.value,
                     "verbose": verbose,
                 }

@@ -82,7 +82,7 @@ def read_settings_file(path: str | Path) -> SettingsFile:
         raise ConfigError(f"config file {p}: `upstream` must be a table/object")
     if calibration is not None and not isinstance(calibration, dict):
         raise ConfigError(f"config file {p}: `calibration` must be a table/object")
-    if "api_key" in server or "api_key" in upstream:
+    if "api_key" in server or "api_key" in upstream or "metrics_key" in server:
         raise ConfigError(
             f"config file {p}: keys do not belong in files; name an environment variable with "
             "`api_key_env` / `upstream_key_env` instead"

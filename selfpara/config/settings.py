@@ -231,6 +231,13 @@ class WrapConfig(BaseModel):
     )
     retries: int = Field(3, ge=0, le=10, description="Retries of a transient model failure.")
     concurrency: int = Field(16, ge=1, le=1024, description="Model calls in flight at once per SelfParaphraser.")
+    max_calls: int | None = Field(
+        None,
+        ge=1,
+        description="Most model calls one request may make, retries included; beyond it a call is not made "
+        "(a judge's pair stays undecided, an answer fails) and the answer is flagged call_limit_reached. "
+        "None: no limit (the proxy sets its max_upstream_calls).",
+    )
     cache: str = Field(
         "memory",
         description="Cache of identical deterministic model calls (temperature 0, or seeded) across requests: "

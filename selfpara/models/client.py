@@ -221,7 +221,7 @@ class ModelClient:
             async for attempt in self._retrying():
                 with attempt:
                     if usage is not None:
-                        usage.calls += 1
+                        usage.count_call()  # CallLimitReached past the request's max_calls
                     result = await self._observed(kind, self._attempt(backend, model, messages, params))
         except UpstreamError as exc:
             if usage is not None:
@@ -310,7 +310,7 @@ class ModelClient:
 
         def attempt() -> Awaitable[AsyncIterator[dict[str, Any]]]:
             if usage is not None:
-                usage.calls += 1
+                usage.count_call()
             return backend.raw_stream(model, endpoint, body, params)
 
         try:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from selfpara.errors import ConfigError, UpstreamError, UpstreamTimeout
 from selfpara.models.names import OPENAI_COMPATIBLE, is_embedded
 from selfpara.models.sse import data_lines
+from selfpara.models.unreachable import unreachable
 from selfpara.models.upstream_data import (
     UpstreamInvalidResponse,
     UpstreamResponseTooLarge,
@@ -116,6 +117,12 @@ def classify_status(model: str, status: int, message: str, retry_after: str | No
 
 
 def _classified(model: str, status: int, message: str) -> UpstreamError:
+    if 300 <= status < 400:  # redirects are never followed: a hop could leave the allowed upstreams
+        return UpstreamError(
+            f"{model}: the upstream answered with a redirect (HTTP {status}), which is not followed: "
+            "give the address it redirects to as the base URL",
+            status=502,
+        )
     if status in (401, 403):  # 403: the key is valid but may not use this model or endpoint
         return UpstreamError(f"{model}: the upstream rejected the API key (HTTP {status})", status=401)
     if status == 404:
@@ -128,13 +135,17 @@ def _classified(model: str, status: int, message: str) -> UpstreamError:
     return UpstreamError(f"{model}: the upstream rejected the request (HTTP {status}: {message})", status=400)
 
 
-def classify_exception(model: str, exc: BaseException) -> UpstreamError:
-    """A failure to reach the upstream as an UpstreamError (the exception's text is left out:
-    it may hold the URL)."""
+def classify_exception(model: str, exc: BaseException, url: str | None = None) -> UpstreamError:
+    """A failure to reach the upstream at `url` as an UpstreamError: no connection made is
+    UpstreamUnreachable, "cannot connect to URL (cause)" (the password masked), never retried; else the
+    exception's text is left out (it may hold the URL)."""
     import aiohttp
 
     if isinstance(exc, UpstreamError):
         return exc
+    no_connection = unreachable(model, exc, url)
+    if no_connection is not None:
+        return no_connection
     if isinstance(exc, asyncio.TimeoutError):  # aiohttp's timeouts are asyncio.TimeoutError subclasses
         return UpstreamTimeout(f"{model}: timed out ({type(exc).__name__})")
     if isinstance(exc, (aiohttp.ClientError, OSError)):
@@ -251,13 +262,14 @@ class HttpSessions:
                 data=json.dumps(body),
                 timeout=aiohttp.ClientTimeout(total=timeout_s),
                 headers=_headers(api_key),
+                allow_redirects=False,
             ) as response:
                 status = response.status
                 retry_after = response.headers.get("Retry-After")
                 raw = await self._read(model, response)
         except Exception as exc:
-            raise classify_exception(model, exc) from None
-        if status >= 400:
+            raise classify_exception(model, exc, api_base) from None
+        if status >= 300:
             raise classify_status(model, status, _error_message(raw), retry_after)
         data = parse_json(model, raw)
         if not isinstance(data, dict):
@@ -309,10 +321,11 @@ class HttpSessions:
                 data=json.dumps({**body, "stream": True}),
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=timeout_s, sock_read=timeout_s),
                 headers=_headers(api_key),
+                allow_redirects=False,
             )
         except Exception as exc:
-            raise classify_exception(model, exc) from None
-        if response.status >= 400:
+            raise classify_exception(model, exc, api_base) from None
+        if response.status >= 300:
             try:
                 raw = await self._read(model, response)
             except Exception as exc:
@@ -335,7 +348,7 @@ class HttpSessions:
             try:
                 async for payload in data_lines(response.content, model=model, limit=limit):
                     if payload == "[DONE]":
-                        return
+                        break
                     item = parse_json(model, payload)
                     if not isinstance(item, dict):
                         raise UpstreamInvalidResponse(f"{model}: upstream sent a stream event that is no JSON object")
@@ -347,7 +360,7 @@ class HttpSessions:
                 raise classify_exception(model, exc) from None
             finally:
                 response.release()
-            if events == 0:  # ended without an event or [DONE]: nothing was streamed
+            if events == 0:  # ended, or sent [DONE], before any event: nothing was streamed
                 raise UpstreamError(f"{model}: upstream ended the stream without sending an event", status=502)
 
         return chunks()

@@ -11,6 +11,7 @@ from selfpara.errors import UpstreamError, UpstreamTimeout
 from selfpara.models.http_backend import classify_status, endpoint_from_env
 from selfpara.models.litellm_clients import CappedOpenAIClients, too_large_error
 from selfpara.models.litellm_import import import_litellm
+from selfpara.models.unreachable import unreachable
 from selfpara.models.upstream_data import UpstreamInvalidResponse, UpstreamResponseTooLarge, check_logprobs, check_text
 from selfpara.result import Completion, Message
 
@@ -57,20 +58,21 @@ class LiteLLMBackend:
 
     Args:
         max_response_bytes: the byte cap of one response (or stream) of an `openai/...` model, enforced
-            while litellm reads it (`selfpara.models.litellm_clients`); None: none.
+            while litellm reads it (`selfpara.models.litellm_clients`, whose clients follow no redirect);
+            None: none.
     """
 
     raw_endpoints = frozenset({"chat/completions", "completions"})
 
     def __init__(self, max_response_bytes: int | None = None) -> None:
-        self._capped = CappedOpenAIClients(max_response_bytes) if max_response_bytes is not None else None
+        self._capped = CappedOpenAIClients(max_response_bytes)
 
     async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion:
         call = self._call("chat/completions")
         try:
             response = await call(messages=messages, **await self._target(model, params))
         except Exception as exc:
-            raise _classify(model, exc) from None
+            raise _classify(model, exc, _base(model, params)) from None
         return completion_from_response(response)
 
     async def raw(self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
@@ -78,7 +80,7 @@ class LiteLLMBackend:
         try:
             response = await call(**_litellm_kwargs(await self._target(model, params), body))
         except Exception as exc:
-            raise _classify(model, exc) from None
+            raise _classify(model, exc, _base(model, params)) from None
         return _dump(response, exclude_none=False)
 
     async def raw_stream(
@@ -93,7 +95,7 @@ class LiteLLMBackend:
             except StopAsyncIteration:
                 first = None
         except Exception as exc:
-            raise _classify(model, exc) from None
+            raise _classify(model, exc, _base(model, params)) from None
 
         async def chunks() -> AsyncIterator[dict[str, Any]]:
             if first is None:
@@ -103,7 +105,7 @@ class LiteLLMBackend:
                 async for item in iterator:
                     yield _dump(item)
             except Exception as exc:
-                raise _classify(model, exc) from None
+                raise _classify(model, exc, _base(model, params)) from None
 
         return chunks()
 
@@ -114,9 +116,9 @@ class LiteLLMBackend:
 
     async def _target(self, model: str, params: dict[str, Any]) -> dict[str, Any]:
         """The call's model and parameters as litellm takes them (retries are ModelClient's), with a
-        capped OpenAI client for `openai/...` models whose key is known."""
+        capped OpenAI client that follows no redirect for `openai/...` models whose key is known."""
         target = {"model": model, "num_retries": 0, **params}
-        if self._capped is not None and model.startswith("openai/"):
+        if model.startswith("openai/"):
             env_base, env_key = endpoint_from_env(model)
             key = params.get("api_key") or env_key
             if key:
@@ -176,13 +178,22 @@ def completion_from_response(response: Any) -> Completion:
     )
 
 
-def _classify(model: str, exc: Exception) -> UpstreamError:
-    """Map a litellm exception to an UpstreamError with a fitting status and retryability."""
+def _base(model: str, params: dict[str, Any]) -> str | None:
+    """The base URL a call of `model` goes to, where selfpara knows it (else litellm's provider default)."""
+    return params.get("api_base") or endpoint_from_env(model)[0]
+
+
+def _classify(model: str, exc: Exception, url: str | None = None) -> UpstreamError:
+    """Map a litellm exception to an UpstreamError with a fitting status and retryability (a call to
+    `url` that made no connection: UpstreamUnreachable, named so and not retried)."""
     litellm = import_litellm()
 
     capped = too_large_error(exc)
     if capped is not None:
         return UpstreamResponseTooLarge(f"{model}: {capped}")
+    no_connection = unreachable(model, exc, url)
+    if no_connection is not None:
+        return no_connection
     name = type(exc).__name__
     message = str(exc).splitlines()[0] if str(exc) else name
     if isinstance(exc, litellm.Timeout):
@@ -190,7 +201,7 @@ def _classify(model: str, exc: Exception) -> UpstreamError:
     if isinstance(exc, litellm.BadRequestError) and "LLM Provider NOT provided" in str(exc):
         return UpstreamError(f"unknown model {model!r}: name it as provider/model, e.g. openai/gpt-4o-mini", status=404)
     status = getattr(exc, "status_code", None)
-    if isinstance(status, int) and status >= 400:  # 403, 413, 429, 5xx, ...: as the http transport maps them
+    if isinstance(status, int) and status >= 300:  # 3xx, 403, 413, 429, 5xx, ...: as the http transport maps them
         return classify_status(model, status, message, _retry_after(exc))
     if isinstance(exc, litellm.AuthenticationError):
         return UpstreamError(f"{model}: the upstream rejected the API key ({name})", status=401)

@@ -1,4 +1,4 @@
-"""OpenAI clients for litellm whose responses stop at a byte cap.
+"""OpenAI clients for litellm whose responses stop at a byte cap and that follow no redirect.
 
 litellm reads a whole response body before it returns, so the proxy's `max_upstream_response_bytes`
 could only be checked afterwards: a 200 MB reply took the process to 1.1 GB, four at once to 3.4 GB.
@@ -6,6 +6,10 @@ For `openai/...` models litellm takes the OpenAI client to call with (its `clien
 made here read through a transport that counts the bytes of each response as they arrive and fails
 the call past the cap (a body announcing more fails before a byte of it is read). Other providers
 read through litellm's own clients: uncapped until the reply is in (docs/proxy.md).
+
+They never follow a redirect (the OpenAI client's own default does): a hop could lead from an upstream
+on the proxy's allow-list to one that is not, and a 301/302 would turn the POST into a GET. A 3xx is
+the upstream's answer, mapped as the http transport maps it (`classify_status`).
 """
 
 from __future__ import annotations
@@ -40,8 +44,12 @@ def too_large_error(exc: BaseException) -> UpstreamResponseTooLarge | None:
     return None
 
 
-def _capped_transport(cap: int) -> httpx.AsyncBaseTransport:
+def _capped_transport(cap: int | None) -> httpx.AsyncBaseTransport:
     import httpx
+
+    if cap is None:
+        return httpx.AsyncHTTPTransport()
+    limit: int = cap  # narrowed for the classes below
 
     class CappedStream(httpx.AsyncByteStream):
         def __init__(self, stream: Any) -> None:
@@ -51,7 +59,7 @@ def _capped_transport(cap: int) -> httpx.AsyncBaseTransport:
             size = 0
             async for chunk in self._stream:
                 size += len(chunk)
-                if size > cap:
+                if size > limit:
                     raise UpstreamResponseTooLarge(f"{TOO_LARGE} {cap} bytes (max_upstream_response_bytes)")
                 yield chunk
 
@@ -62,7 +70,7 @@ def _capped_transport(cap: int) -> httpx.AsyncBaseTransport:
         async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
             response = await super().handle_async_request(request)
             length = response.headers.get("content-length", "")
-            if length.isdigit() and int(length) > cap:
+            if length.isdigit() and int(length) > limit:
                 await response.aclose()
                 raise UpstreamResponseTooLarge(f"{TOO_LARGE} {cap} bytes (max_upstream_response_bytes)")
             response.stream = CappedStream(response.stream)
@@ -75,10 +83,10 @@ class CappedOpenAIClients:
     """One capped OpenAI client per event loop and (base URL, key), closed with its loop.
 
     Args:
-        cap: most bytes of one response (or whole stream).
+        cap: most bytes of one response (or whole stream); None: no cap (redirects are still not followed).
     """
 
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int | None) -> None:
         self.cap = cap
         self._clients: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop,
@@ -94,7 +102,7 @@ class CappedOpenAIClients:
         import httpx
         import openai
 
-        http = httpx.AsyncClient(transport=_capped_transport(self.cap), timeout=None, follow_redirects=True)
+        http = httpx.AsyncClient(transport=_capped_transport(self.cap), timeout=None, follow_redirects=False)
         # openai's newest releases type it as their httpx2 client and still take an httpx one (and older ones only that)
         client = openai.AsyncOpenAI(base_url=api_base, api_key=api_key, http_client=http, max_retries=0)  # type: ignore[arg-type,unused-ignore]
         guard = _closer(client)

@@ -112,7 +112,7 @@ class RequestState:
     ) -> None:
         self.owner, self.cfg, self.messages, self.question = owner, cfg, messages, question
         self.given, self.seeds = given, list(seeds or [])
-        self.usage = Usage()
+        self.usage = Usage.limited(cfg.max_calls)
         self.timings = Timings()
         self.flags: list[Flag] = ["judge_is_model_under_test"] if cfg.judge_is_model_under_test else []
         self.failures: list[UpstreamError] = []
@@ -451,6 +451,10 @@ class RequestState:
         self.flags.extend(decision.flags)
         if self.usage.cache_errors:
             self.flags.append("cache_unavailable")
+        if self.usage.judge_failures:
+            self.flags.append("judge_failed")
+        if self.usage.refused_calls:
+            self.flags.append("call_limit_reached")
         return WrappedAnswer(
             answer=decision.answer,
             withheld_answer=decision.withheld,

@@ -223,6 +223,7 @@ def app_from_env() -> FastAPI:
         api_key_env=spec.get("api_key_env"),
         upstream_key_env=spec.get("upstream_key_env"),
         no_auth=bool(spec.get("no_auth")),
+        metrics_key_env=spec.get("metrics_key_env"),
     )
     if spec.get("log_format"):
         setup_server_logging(spec["log_format"], bool(spec.get("verbose")), settings.secrets())

@@ -31,6 +31,15 @@ class CompletionRequest(BaseModel):
     stream: bool = Field(False, strict=True)
     max_tokens: int | None = Field(None, ge=0, strict=True)
     n: int | None = Field(None, ge=1, strict=True)
+    best_of: int | None = Field(None, ge=1, strict=True)
+
+
+def prompt_count(prompt: str | list[Any]) -> int:
+    """How many prompts `prompt` holds: a string or one list of token ids is one, a list of strings or
+    of token-id lists is one each."""
+    if isinstance(prompt, str) or all(isinstance(p, int) and not isinstance(p, bool) for p in prompt):
+        return 1
+    return len(prompt)
 
 
 async def completions(request: Request) -> Response:
@@ -54,6 +63,11 @@ async def _completions(call: Call, body: dict[str, Any]) -> Response:
         )
     if (req.n or 1) > settings.max_k + 1:
         raise bad_request(f"n={req.n} exceeds this proxy's limit {settings.max_k + 1}", param="n")
+    if (req.best_of or 1) > settings.max_k + 1:  # the upstream makes best_of completions to return n
+        raise bad_request(f"best_of={req.best_of} exceeds this proxy's limit {settings.max_k + 1}", param="best_of")
+    prompts = prompt_count(req.prompt)
+    if prompts > settings.max_prompts:
+        raise bad_request(f"{prompts} prompts; this proxy's limit is {settings.max_prompts}", param="prompt")
     options = body.get("selfpara")
     if options is not None and (not isinstance(options, dict) or set(options) - {"enabled"}):
         # Nothing is wrapped here: a per-request upstream (api_base) or any setting would be ignored silently.

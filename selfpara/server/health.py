@@ -7,16 +7,20 @@ make the proxy call its upstream) and its result, good or bad, is reused for
 `ready_cache_s`: the upstream sees at most one probe per period however often it is
 called. With a router config, it probes every deployment of the upstream's group and is
 ready when one answers. /metrics needs the key too when one is set: its counts tell how
-the proxy is used (Prometheus sends it with `authorization: {credentials: ...}`)."""
+the proxy is used (Prometheus sends it with `authorization: {credentials: ...}`); the series
+that would tell a client whether a question was asked before (the cache's hits, the upstream
+calls) need the operator's metrics key (`metrics_key`), which no client holds."""
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import time
 from typing import Any
 
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response
+from pydantic import SecretStr
 
 from selfpara.models.names import is_embedded
 from selfpara.server.errors import ProxyError, error_response
@@ -48,14 +52,26 @@ async def ready(request: Request) -> Response:
 
 
 async def metrics(request: Request) -> Response:
-    """GET /metrics: the app's Prometheus metrics in the text exposition format."""
+    """GET /metrics: the app's Prometheus metrics in the text exposition format; the operator's series
+    (the cache's hits, the upstream calls: `ProxyMetrics`) only to the metrics key."""
     from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
     proxy: Proxy = request.app.state.proxy
-    if (refused := _refused(request, proxy)) is not None:
-        return refused
     assert proxy.metrics is not None  # the route exists only with metrics on
-    return Response(generate_latest(proxy.metrics.registry), headers={"Content-Type": CONTENT_TYPE_LATEST})
+    text = generate_latest(proxy.metrics.registry)
+    if _bearer_is(request, proxy.settings.metrics_key):
+        text += generate_latest(proxy.metrics.operator_registry)
+    elif (refused := _refused(request, proxy)) is not None:
+        return refused
+    return Response(text, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+def _bearer_is(request: Request, key: SecretStr | None) -> bool:
+    """Whether the request sends `key` as its bearer token (compared in constant time; False without a key)."""
+    if key is None:
+        return False
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), key.get_secret_value().encode())
 
 
 async def models(request: Request) -> Response:

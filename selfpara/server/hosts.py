@@ -1,4 +1,5 @@
-"""Which `Host` headers the proxy serves (`allowed_hosts`): the guard against DNS rebinding.
+"""Request heads refused before any route: a `Host` the proxy does not serve (`allowed_hosts`: the
+guard against DNS rebinding), and a body framed two ways (request smuggling).
 
 A web page on attacker.example can make its DNS name resolve to 127.0.0.1 and then send
 requests to a proxy on loopback from the visitor's browser, as if same-origin, and read
@@ -6,6 +7,10 @@ the answers (`/metrics`, `/ready`, completions on the operator's upstream key). 
 requests carry the page's name in `Host`, so a proxy reached on a loopback address
 serves only loopback names by default: `localhost` (and `*.localhost`), `127.x.y.z`,
 `::1`. On other interfaces any name is served unless `allowed_hosts` lists them.
+
+A request with both `Transfer-Encoding` and `Content-Length` is refused (400 `ambiguous_body_length`)
+and its connection closed (RFC 9112 §6.3): the server here reads the chunked body, but a front proxy
+that went by Content-Length would take the rest of it for the next request on the connection.
 """
 
 from __future__ import annotations
@@ -69,7 +74,8 @@ def host_ok(header: str | None, local_address: str | None, patterns: Sequence[st
 
 
 class HostCheckMiddleware:
-    """Refuses (400 `invalid_host`) a request whose Host header `host_ok` refuses, before any route runs."""
+    """Refuses, before any route runs, a request whose Host header `host_ok` refuses (400 `invalid_host`)
+    and one with both Transfer-Encoding and Content-Length (400 `ambiguous_body_length`, connection closed)."""
 
     def __init__(self, app: Any, patterns: Sequence[str] | None) -> None:
         self.app = app
@@ -79,25 +85,32 @@ class HostCheckMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        rid = (scope.get("state") or {}).get("request_id", "-")
+        names = {k for k, _ in scope["headers"]}
+        if b"transfer-encoding" in names and b"content-length" in names:
+            log.warning(
+                "request_id=%s status=400 refused a body framed two ways (Transfer-Encoding and Content-Length)", rid
+            )
+            message = "send Transfer-Encoding or Content-Length, not both (the body's length would be ambiguous)"
+            await _refuse(send, "ambiguous_body_length", message, close=True)
+            return
         header = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), None)
         server = scope.get("server")
         local = str(server[0]) if server else None
         if host_ok(header, local, self.patterns):
             await self.app(scope, receive, send)
             return
-        log.warning(
-            "request_id=%s status=400 refused Host %s (allowed_hosts)",
-            (scope.get("state") or {}).get("request_id", "-"),
-            printable(header, 200),
+        log.warning("request_id=%s status=400 refused Host %s (allowed_hosts)", rid, printable(header, 200))
+        message = (
+            "this proxy does not serve this Host name (allowed_hosts; a loopback proxy serves "
+            "localhost, 127.0.0.1 and ::1 by default)"
         )
-        body = {
-            "error": {
-                "message": "this proxy does not serve this Host name (allowed_hosts; a loopback proxy serves "
-                "localhost, 127.0.0.1 and ::1 by default)",
-                "type": "invalid_request_error",
-                "param": None,
-                "code": "invalid_host",
-            }
-        }
-        await send({"type": "http.response.start", "status": 400, "headers": [(b"content-type", b"application/json")]})
-        await send({"type": "http.response.body", "body": json.dumps(body).encode()})
+        await _refuse(send, "invalid_host", message)
+
+
+async def _refuse(send: Any, code: str, message: str, *, close: bool = False) -> None:
+    """A 400 with `code` in the OpenAI error format; `close`: and the connection closed after it."""
+    body = {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": code}}
+    headers = [(b"content-type", b"application/json"), *([(b"connection", b"close")] if close else [])]
+    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.body", "body": json.dumps(body).encode()})

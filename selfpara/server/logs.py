@@ -8,6 +8,7 @@ import json
 import logging
 import re
 import time
+from typing import TextIO
 
 from selfpara.util.redaction import redact
 
@@ -21,14 +22,16 @@ def printable(value: object, limit: int | None = None) -> str:
 
 
 class TextFormatter(logging.Formatter):
-    """`time level logger: message` per line; control characters escaped in the whole record,
-    so a multi-line message or a traceback stays on the record's one line (as `\\n`)."""
+    """`time level logger: message` per line; secrets redacted and control characters escaped in the
+    whole record (its traceback too), so a multi-line message or a traceback stays on the record's one
+    line (as `\\n`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, secrets: list[str | None] | None = None) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+        self._secrets = list(secrets or [])
 
     def format(self, record: logging.LogRecord) -> str:
-        return printable(super().format(record))
+        return printable(redact(super().format(record), self._secrets))
 
 
 class JsonFormatter(logging.Formatter):
@@ -77,11 +80,18 @@ class RedactingFilter(logging.Filter):
         return True
 
 
+def server_log_handler(fmt: str, secrets: list[str | None], stream: TextIO | None = None) -> logging.Handler:
+    """The handler `selfpara serve` logs through (to `stream`, default stderr): JSON or text, secrets
+    redacted from every record, tracebacks included."""
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter(secrets) if fmt == "json" else TextFormatter(secrets))
+    handler.addFilter(RedactingFilter(secrets))
+    return handler
+
+
 def setup_server_logging(fmt: str, verbose: bool, secrets: list[str | None]) -> None:
     """Configure the root logger for `selfpara serve`: request lines at INFO, JSON or text."""
-    handler = logging.StreamHandler()
-    handler.setFormatter(JsonFormatter(secrets) if fmt == "json" else TextFormatter())
-    handler.addFilter(RedactingFilter(secrets))
+    handler = server_log_handler(fmt, secrets)
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, handlers=[handler], force=True)
     for name in ("selfpara.server", "uvicorn", "uvicorn.error"):
         logging.getLogger(name).setLevel(logging.INFO)

@@ -24,6 +24,13 @@ so several apps in one process (tests, benchmarks) count apart. Counted:
 - `selfpara_requests_in_flight`: requests holding a place under max_concurrent_requests;
 - `selfpara_deployment_*{group,deployment}`: calls, failures, cooldowns, calls in flight
   and cooling-down state of each deployment of a router config served by the lean pool.
+
+The operator's series are kept apart (`operator_registry`) and served only to the metrics key: the
+call cache's hits and errors, the upstream calls and errors, the deployments'. A question answered
+from the cache makes no upstream call, so any of them moving by 0 instead of 6 (or 6 instead of 0)
+for a client's request told it whether someone else had asked that question, as the removed
+`X-Selfpara-Cache-Hits` header did. The rest moves alike for every request (or by latency, which the
+client sees anyway).
 """
 
 from __future__ import annotations
@@ -84,7 +91,8 @@ class ProxyMetrics:
 
     def __init__(self, *, in_flight: Any = None, client: Any = None) -> None:
         self.registry = CollectorRegistry()
-        r = self.registry
+        self.operator_registry = CollectorRegistry()  # what tells whether a question was cached: the metrics key's
+        r, own = self.registry, self.operator_registry
         self.requests = Counter(
             "selfpara_requests",
             "HTTP requests answered, by endpoint and status code.",
@@ -108,13 +116,13 @@ class ProxyMetrics:
             "selfpara_upstream_calls",
             "Upstream call attempts by kind (paraphrase, answer, judge, passthrough); each retry counts.",
             ["kind"],
-            registry=r,
+            registry=own,
         )
         self.upstream_errors = Counter(
             "selfpara_upstream_errors",
             "Failed upstream call attempts by kind and reason.",
             ["kind", "reason"],
-            registry=r,
+            registry=own,
         )
         self.stage_seconds = Histogram(
             "selfpara_stage_duration_seconds",
@@ -133,12 +141,12 @@ class ProxyMetrics:
             registry=r,
         )
         self.cache_hits = Counter(
-            "selfpara_cache_hits", "Model calls of wrapped answers answered from the call cache.", registry=r
+            "selfpara_cache_hits", "Model calls of wrapped answers answered from the call cache.", registry=own
         )
         self.cache_errors = Counter(
             "selfpara_cache_errors",
             "Cacheable model calls of wrapped answers made without the cache because it was unreachable.",
-            registry=r,
+            registry=own,
         )
         if in_flight is not None:
             gauge = Gauge(
@@ -146,7 +154,7 @@ class ProxyMetrics:
             )
             gauge.set_function(in_flight)
         if client is not None:
-            r.register(_DeploymentCollector(client))
+            own.register(_DeploymentCollector(client))
 
     def observe_call(self, kind: str, error: UpstreamError | None) -> None:
         """A `selfpara.models.backends.CallObserver`: one upstream attempt."""

@@ -22,12 +22,13 @@ from typing import Any
 
 from fastapi.responses import Response, StreamingResponse
 
-from selfpara.errors import SelfparaError
+from selfpara.errors import SelfparaError, UpstreamError
 from selfpara.models.client import ModelClient
 from selfpara.result import Message, Usage
 from selfpara.server.endpoint import Call
 from selfpara.server.errors import ProxyError, too_large
 from selfpara.server.output import SSE_HEADERS, GuardedStream, ScrubbedJSON, iterate, scrub
+from selfpara.server.stream_scrub import StreamScrubber
 from selfpara.server.streaming import DONE, answer_events, error_event, event, responses_error_event
 from selfpara.util.messages import content_text
 
@@ -82,7 +83,12 @@ async def respond(
         return answer
 
     chunks = await call.guarded(client.raw_stream(model, body, endpoint=endpoint))  # raises before a byte is sent
+    iterator = chunks.__aiter__()
+    # The first event before the response starts: a stream that fails or ends at once is the client's
+    # 502 with its real status, not a 200 of no event.
+    opening = await call.guarded(_opening(iterator, model))
     responses_api = endpoint == "responses"
+    scrubber = StreamScrubber(secrets)
     finished = False  # the stream's outcome is logged (else the client hung up first)
 
     def error_events(err: ProxyError) -> list[bytes]:
@@ -94,11 +100,10 @@ async def respond(
         nonlocal finished
         first = True
         sent = size = 0
-        iterator = chunks.__aiter__()
         try:
             while True:
                 try:
-                    item = await _next_within(iterator, max(call.left(), 0.0))
+                    item = opening.pop(0) if opening else await _next_within(iterator, max(call.left(), 0.0))
                 except StopAsyncIteration:
                     break
                 except asyncio.TimeoutError:  # the whole-request deadline, however slowly the upstream trickles
@@ -108,13 +113,14 @@ async def respond(
                     for piece in error_events(err):
                         yield piece
                     return
-                data = event(mark(item, first))  # raises the 502 of an event JSON cannot carry
-                first = False
-                sent += 1
-                size += len(data)
-                if size > cap:
-                    raise too_large()
-                yield data
+                for part in scrubber.events(item):  # a secret split across events is masked too
+                    data = event(mark(part, first))  # raises the 502 of an event JSON cannot carry
+                    first = False
+                    sent += 1
+                    size += len(data)
+                    if size > cap:
+                        raise too_large()
+                    yield data
         except SelfparaError as exc:  # the upstream broke off mid-stream, or sent what cannot be relayed
             finished = True
             for piece in error_events(call.failed(exc, stream=True)):
@@ -130,6 +136,9 @@ async def respond(
             close = getattr(iterator, "aclose", None)
             if close is not None:  # frees the upstream connection at once, whatever ended the stream
                 await close()
+        for part in scrubber.rest():  # text held back at the end of a stream cut short of its finish
+            sent += 1
+            yield event(mark(part, first))
         finished = True
         call.done(200, mode="passthrough", reason=reason, stream=True, events=sent)
         yield DONE
@@ -147,6 +156,40 @@ async def respond(
 
     slot.handed_off = True
     return GuardedStream(sse(), on_close=on_close, headers={**headers, **SSE_HEADERS})
+
+
+async def _opening(iterator: AsyncIterator[dict[str, Any]], model: str) -> list[dict[str, Any]]:
+    """A stream's first event (and the next, when the first says nothing): UpstreamError, a 502, when
+    the stream ends before an event that says something (it opened with `data: [DONE]`, say; over
+    litellm that arrives as litellm's own closing chunk). The iterator is closed when this fails."""
+    events: list[dict[str, Any]] = []
+    try:
+        while not events or (len(events) == 1 and _says_nothing(events[0])):
+            events.append(await iterator.__anext__())
+    except StopAsyncIteration:
+        if not events or _says_nothing(events[0]):
+            raise UpstreamError(f"{model}: upstream ended the stream without sending an event", status=502) from None
+    except BaseException:
+        close = getattr(iterator, "aclose", None)
+        if close is not None:
+            await close()
+        raise
+    return events
+
+
+def _says_nothing(event: dict[str, Any]) -> bool:
+    """Whether a chat or text completion stream event carries no role, text or call: a closing chunk
+    (only a finish reason). Events of other streams (the Responses API's) always say something."""
+    choices = event.get("choices")
+    if not isinstance(choices, list) or not choices or event.get("usage"):
+        return False
+    for choice in choices:
+        if not isinstance(choice, dict) or choice.get("text") is not None:
+            return False
+        delta = choice.get("delta")
+        if isinstance(delta, dict) and any(delta.get(k) for k in ("role", "content", "tool_calls", "function_call")):
+            return False
+    return True
 
 
 async def _next_within(iterator: AsyncIterator[dict[str, Any]], seconds: float) -> dict[str, Any]:

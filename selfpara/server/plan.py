@@ -21,7 +21,7 @@ from selfpara.server.errors import ProxyError, bad_request
 from selfpara.server.schema import ChatCompletionRequest
 from selfpara.server.settings import ServerSettings
 from selfpara.server.state import Proxy
-from selfpara.server.upstreams import check_client_api_base
+from selfpara.server.upstreams import check_client_api_base, follows_no_redirect
 from selfpara.util.messages import content_text, is_text_content
 
 # Top-level request fields the wrapped path honours; the rest are listed as ignored.
@@ -210,11 +210,16 @@ async def plan_request(proxy: Proxy, req: ChatCompletionRequest, own: tuple[str,
         raise bad_request(f"k={k} exceeds this proxy's limit {settings.max_k}", param="selfpara.k")
     for name in ("judge_model", "paraphrase_model"):
         value = overrides.get(name)
-        if value is not None and not settings.helper_model_allowed(value):
-            raise bad_request(f"{name} {value!r} is not allowed on this proxy", param=f"selfpara.{name}")
+        if value is not None:
+            model = settings.helper_model(value)
+            if model is None:
+                raise bad_request(f"{name} {value!r} is not allowed on this proxy", param=f"selfpara.{name}")
+            overrides[name] = model  # an alias of the upstream (`fake`, `selfpara/fake`) as its litellm string
     if opts.api_key is not None and opts.api_base is None:
         raise bad_request("selfpara.api_key only goes with selfpara.api_base", param="selfpara.api_key")
 
+    most = settings.upstream.max_calls
+    overrides["max_calls"] = min(most, settings.max_upstream_calls) if most else settings.max_upstream_calls
     if req.temperature is not None:
         overrides["temperature"] = req.temperature
     if max_tokens is not None:
@@ -234,6 +239,12 @@ async def plan_request(proxy: Proxy, req: ChatCompletionRequest, own: tuple[str,
             await check_client_api_base(opts.api_base, settings.client_bases(), own)
         except ValueError as exc:
             raise bad_request(str(exc), param="selfpara.api_base") from None
+        if not follows_no_redirect(cfg.transport, cfg.model, opts.api_base):
+            raise bad_request(
+                f"selfpara.api_base cannot be used with {cfg.model} over litellm, whose client follows redirects "
+                "(a redirect could lead off this proxy's list): only openai/ models, or the http transport",
+                param="selfpara.api_base",
+            )
         # The server's key never goes to a client-chosen host: the client's key or a dummy.
         api_base, api_key = opts.api_base, opts.api_key or "no-key"
         from selfpara.paraphraser import SelfParaphraser

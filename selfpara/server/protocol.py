@@ -1,11 +1,13 @@
-"""uvicorn's HTTP protocol with a header read timeout.
+"""uvicorn's HTTP protocol with a header read timeout, and a shutdown that reads before it closes.
 
 uvicorn bounds idle keep-alive connections but not a client that opens a connection
 and sends its request head slowly (or never): each such connection is held forever,
 which lets a few hundred slow clients tie up the server. These protocols close a
 connection whose request head has not fully arrived within `header_timeout_s` of the
 connection opening or of the previous response ending. The body has its own limit in
-the app (`body_timeout_s`, answered with 408).
+the app (`body_timeout_s`, answered with 408). At shutdown, a connection is judged idle only once
+what its client already sent has been read, so a request sent just before SIGTERM is answered, not
+dropped with its connection.
 
     uvicorn.run(app, **uvicorn_options(settings))
 
@@ -20,6 +22,8 @@ import re
 from typing import Any
 
 _NAME = re.compile(r"^(H11|HttpTools)_(\d+)$")
+SHUTDOWN_READ_S = 0.01
+"""How long after the server's shutdown began a connection is judged idle (and closed) or busy (answered)."""
 _CLASSES: dict[str, type] = {}
 
 
@@ -35,6 +39,12 @@ def _with_header_timeout(base: type, timeout_s: float, name: str) -> type:
             super().on_response_complete()
             if not self.transport.is_closing():
                 self._arm_header_timer()
+
+        def shutdown(self) -> None:
+            # uvicorn closes a connection it sees idle at once, and with it a request the client sent just
+            # before the shutdown that still waits unread in the socket (under load: dozens, each a client's
+            # error). Decide once the loop has read what is there: that request is then answered.
+            self.loop.call_later(SHUTDOWN_READ_S, super().shutdown)
 
         def connection_lost(self, exc: Exception | None) -> None:
             timer = getattr(self, "_header_timer", None)

@@ -9,6 +9,7 @@ File layout (TOML; JSON with the same structure works too):
     max_concurrent_requests = 64
     max_k = 10
     api_key_env = "SELFPARA_PROXY_KEY"      # the proxy's own key, read from this variable
+    metrics_key_env = "SELFPARA_METRICS_KEY"  # the operator's key for all of /metrics
     upstream_key_env = "VLLM_API_KEY"       # the upstream's key (default: litellm's provider variable)
 
     [upstream]                              # any WrapConfig field but api_key
@@ -49,6 +50,26 @@ MIN_PROXY_KEY_CHARS = 16
 (selfpara.util.redaction.MIN_MASKED_CHARS). `openssl rand -hex 24` makes a 48-character one."""
 
 
+def check_proxy_key(key: SecretStr | None, what: str = "the proxy key") -> SecretStr | None:
+    """`key`, or ValueError (never showing it) when no client could send it or it is too short: a key
+    with whitespace or a control character (a trailing newline from `echo`, 16 spaces) or a non-ASCII
+    one never matches what arrives in `Authorization: Bearer ...`, so every client would get 401."""
+    if key is None:
+        return key
+    value = key.get_secret_value()
+    if not all("!" <= c <= "~" for c in value):
+        raise ValueError(
+            f"{what} holds a character no client can send in an Authorization header (whitespace, a line "
+            "break, a control character or a non-ASCII letter); use printable ASCII only "
+            "(`openssl rand -hex 24` makes one)"
+        )
+    if len(value) < MIN_PROXY_KEY_CHARS:
+        raise ValueError(
+            f"{what} is too short: use at least {MIN_PROXY_KEY_CHARS} characters (`openssl rand -hex 24` makes one)"
+        )
+    return key
+
+
 class ServerSettings(BaseModel):
     """Everything one proxy process needs. Immutable; one per `create_app` call."""
 
@@ -56,6 +77,12 @@ class ServerSettings(BaseModel):
 
     upstream: WrapConfig = Field(default_factory=WrapConfig, description="The wrapped model and default settings.")
     api_key: SecretStr | None = Field(None, description="Proxy key clients must send as `Authorization: Bearer ...`.")
+    metrics_key: SecretStr | None = Field(
+        None,
+        description="The operator's key for /metrics: with it, /metrics also serves the series that count the "
+        "call cache's hits and the upstream calls (a client reading them could tell whether a question was "
+        "asked before); the proxy key, or none, opens the rest only.",
+    )
 
     any_model: bool = Field(
         False, description="Serve every requested model name with the upstream (default: only its own names, else 404)."
@@ -77,6 +104,16 @@ class ServerSettings(BaseModel):
     max_messages: int = Field(256, ge=1, description="Most messages in one request.")
     max_k: int = Field(10, ge=1, le=MAX_K, description="Largest k a request may ask for.")
     max_max_tokens: int = Field(4096, ge=1, description="Largest max_tokens a request may ask for.")
+    max_prompts: int = Field(
+        32, ge=1, description="Most prompts in one /v1/completions request (each is a completion the upstream makes)."
+    )
+    max_upstream_calls: int = Field(
+        64,
+        ge=1,
+        description="Most upstream calls one wrapped request may make, retries included (the request's "
+        "max_calls); calls beyond it are not made: an LLM judge's pair stays undecided, an answer fails, and the "
+        "answer is flagged call_limit_reached. At least 3 max_k + 2, what a request of max_k needs without judges.",
+    )
     max_concurrent_requests: int = Field(64, ge=1, description="Requests handled at once; more get 429 at once.")
     upstream_concurrency: int = Field(
         256, ge=1, description="Upstream calls in flight at once, over all requests (one shared ModelClient)."
@@ -168,12 +205,15 @@ class ServerSettings(BaseModel):
     @field_validator("api_key")
     @classmethod
     def _long_enough(cls, key: SecretStr | None) -> SecretStr | None:
-        if key is not None and len(key.get_secret_value()) < MIN_PROXY_KEY_CHARS:
-            raise ValueError(
-                f"the proxy key is too short: use at least {MIN_PROXY_KEY_CHARS} characters "
-                "(`openssl rand -hex 24` makes one)"
-            )
-        return key
+        return check_proxy_key(key)
+
+    @field_validator("metrics_key")
+    @classmethod
+    def _metrics_key(cls, key: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        proxy_key = info.data.get("api_key")
+        if key is not None and proxy_key is not None and key.get_secret_value() == proxy_key.get_secret_value():
+            raise ValueError("the metrics key must differ from the proxy key, which every client holds")
+        return check_proxy_key(key, "the metrics key")
 
     @field_validator("client_api_bases")
     @classmethod
@@ -196,6 +236,11 @@ class ServerSettings(BaseModel):
     def _consistent(self) -> ServerSettings:
         if self.upstream.k > self.max_k:
             raise ValueError(f"upstream k={self.upstream.k} exceeds max_k={self.max_k}")
+        if self.max_upstream_calls < 3 * self.max_k + 2:
+            raise ValueError(
+                f"max_upstream_calls={self.max_upstream_calls} is below {3 * self.max_k + 2}, what a request of "
+                f"max_k={self.max_k} needs before any judge call (its paraphrases, their checks, k + 1 answers)"
+            )
         if self.upstream.max_tokens > self.max_max_tokens:
             raise ValueError(
                 f"upstream max_tokens={self.upstream.max_tokens} exceeds max_max_tokens={self.max_max_tokens}"
@@ -217,15 +262,18 @@ class ServerSettings(BaseModel):
     def serves(self, requested: str) -> bool:
         return bool(requested) and (self.any_model or requested in self.model_names())
 
-    def helper_model_allowed(self, name: str) -> bool:
-        """Whether a request may name `name` as its judge or paraphrase model: one the operator chose,
-        since it is called with the server's key (any model of the upstream's provider was allowed before:
-        a client spent the key on `openai/o1-pro`)."""
+    def helper_model(self, name: str) -> str | None:
+        """The model to call when a request names `name` as its judge or paraphrase model, or None when
+        it may not: one the operator chose, since it is called with the server's key (any model of the
+        upstream's provider was allowed before: a client spent the key on `openai/o1-pro`). A name the
+        proxy serves the upstream by (`fake`, `selfpara/fake`) is the upstream's litellm string: passed as
+        it was, every call of it failed "unknown model" and the answer was a silent `no_paraphrases`."""
+        if name in self.model_names():
+            return self.upstream.model
         allowed = self.allowed_helper_models
         if allowed is not None:
-            return "*" in allowed or name in allowed
-        own = {self.upstream.judge_model, self.upstream.paraphrase_model} - {None}
-        return name in own or name in self.model_names()
+            return name if "*" in allowed or name in allowed else None
+        return name if name in {self.upstream.judge_model, self.upstream.paraphrase_model} - {None} else None
 
     def client_bases(self) -> list[ClientBase]:
         """`client_api_bases`, parsed."""
@@ -246,13 +294,14 @@ class ServerSettings(BaseModel):
     def secrets(self) -> list[str | None]:
         """Secrets that must never appear in a response or a log line."""
         out: list[str | None] = []
-        for key in (self.api_key, self.upstream.api_key):
+        for key in (self.api_key, self.metrics_key, self.upstream.api_key):
             if key is not None:
                 out.append(key.get_secret_value())
         out.append(upstream_api_key(self))
         if self.router_config is not None:
             out += self.router_config.secrets()
         out.append(urlsplit(self.upstream.cache).password)  # a Redis URL's password
+        out.append(urlsplit(self.upstream.api_base or "").password)  # and the upstream's
         return out
 
 
@@ -265,6 +314,7 @@ def load_settings(
     upstream_key_env: str | None = None,
     environ: Mapping[str, str] | None = None,
     no_auth: bool = False,
+    metrics_key_env: str | None = None,
 ) -> ServerSettings:
     """Build ServerSettings from a file, explicit values (flags) and the environment.
 
@@ -277,6 +327,7 @@ def load_settings(
             reads the provider's own variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...).
         environ: the environment (default `os.environ`).
         no_auth: serve without a proxy key (`--no-auth`); a key variable named anyway is an error.
+        metrics_key_env: variable holding the operator's /metrics key (overrides the file's `metrics_key_env`).
 
     Raises ConfigError on any bad value, a key written into the file, a named
     variable that is not set, or a proxy key shorter than MIN_PROXY_KEY_CHARS.
@@ -287,6 +338,7 @@ def load_settings(
     file_upstream = dict(source.upstream) if source else {}
     file_key_env = data.pop("api_key_env", None)
     file_upstream_key_env = data.pop("upstream_key_env", None)
+    file_metrics_key_env = data.pop("metrics_key_env", None)
 
     up = {**file_upstream, **{k: v for k, v in (upstream or {}).items() if v is not None}}
     srv = {**data, **{k: v for k, v in (server or {}).items() if v is not None}}
@@ -294,17 +346,16 @@ def load_settings(
     key_env = api_key_env or file_key_env
     if no_auth and key_env:
         raise ConfigError(f"--no-auth, but the settings name a proxy key variable ({key_env}): drop one of them")
-    if key_env:
-        value = env.get(key_env)
-        if not value:
-            raise ConfigError(f"proxy key variable {key_env} is not set (or empty)")
-        srv["api_key"] = SecretStr(value)
-    up_key_env = upstream_key_env or file_upstream_key_env
-    if up_key_env:
-        value = env.get(up_key_env)
-        if not value:
-            raise ConfigError(f"upstream key variable {up_key_env} is not set (or empty)")
-        up["api_key"] = SecretStr(value)
+    for what, name, into in (
+        ("proxy", key_env, srv),
+        ("metrics", metrics_key_env or file_metrics_key_env, srv),
+        ("upstream", upstream_key_env or file_upstream_key_env, up),
+    ):
+        if name:
+            value = env.get(name)
+            if not value:
+                raise ConfigError(f"{what} key variable {name} is not set (or empty)")
+            into["metrics_key" if what == "metrics" else "api_key"] = SecretStr(value)
 
     wrap = build_config(**up)
     if source is not None:

@@ -21,6 +21,8 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from selfpara.models.http_backend import Transport, resolve_transport
+
 _HOST = re.compile(r"^(\*|\*\.[a-z0-9-]+(\.[a-z0-9-]+)*|[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?|\[[0-9a-f:.]+\])$")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -85,6 +87,14 @@ async def check_client_api_base(url: str, bases: list[ClientBase], own: tuple[st
         why = _forbidden(address, port, own)
         if why is not None:
             raise ValueError(f"selfpara.api_base reaches {why}, which a request may not name unless it is listed")
+
+
+def follows_no_redirect(transport: Transport, model: str, api_base: str) -> bool:
+    """Whether calls to `model` at a request's own `api_base` go through a client that follows no
+    redirect: the http transport, or litellm for `openai/...` models (`selfpara.models.litellm_clients`).
+    litellm's own clients for other providers follow redirects, and a hop could leave the list."""
+    resolved = resolve_transport(transport, model, api_base)
+    return resolved == "http" or (resolved == "litellm" and model.startswith("openai/"))
 
 
 def _host_port(url: str) -> tuple[str, int] | None:

@@ -21,6 +21,8 @@ from tests.helpers.waiting import wait_until
 UPSTREAM_KEY = "sk-upstream-secret-0123456789abcdef"
 PROXY_KEY = "proxy-key-for-tests"
 AUTH = {"Authorization": f"Bearer {PROXY_KEY}"}
+METRICS_KEY = "metrics-key-of-the-operator"
+"""The operator's /metrics key: only it reads the series that count cache hits and upstream calls."""
 Q = "What is the capital of France?"
 
 
@@ -53,6 +55,7 @@ def settings_for(fake: FakeUpstream, upstream: dict[str, Any] | None = None, **s
     }
     srv = {
         "api_key": PROXY_KEY,
+        "metrics_key": METRICS_KEY,
         "backoff_s": 0.01,
         "keepalive_s": 0.2,
         "max_k": 5,
@@ -155,9 +158,9 @@ def assert_openai_error(response: httpx.Response, status: int, code: str | None 
     return error
 
 
-def metric(server: ThreadedServer, name: str, **labels: str) -> float:
-    """One sample of the proxy's /metrics (0 when absent)."""
-    text = httpx.get(f"{server.base}/metrics", headers=AUTH, timeout=10).text
+def metric(server: ThreadedServer, name: str, *, key: str = METRICS_KEY, **labels: str) -> float:
+    """One sample of the proxy's /metrics read with `key` (0 when absent)."""
+    text = httpx.get(f"{server.base}/metrics", headers={"Authorization": f"Bearer {key}"}, timeout=10).text
     want = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
     for line in text.splitlines():
         m = re.match(r"^(\w+)(?:\{(.*)\})? (\S+)$", line)

@@ -105,6 +105,9 @@ class RedisStore:
             client = await self._client()
             value = await client.get(self.prefix + key)
         except Exception as exc:
+            if _wrong_type(exc):  # a list or hash under the key: a miss for it (`put`'s SET replaces it); Redis is fine
+                log.warning("call cache %s: an entry holds a Redis value that is not a string: a miss", self.name)
+                return None
             raise self._error("read", exc) from None
         if not isinstance(value, bytes):
             return value
@@ -137,6 +140,13 @@ class RedisStore:
         entry = self._clients.pop(asyncio.get_running_loop(), None)
         if entry is not None:
             await entry[1].aclose()
+
+
+def _wrong_type(exc: Exception) -> bool:
+    """Whether Redis answered WRONGTYPE: the key holds another kind of value (a list, a hash, ...)."""
+    from redis.exceptions import ResponseError
+
+    return isinstance(exc, ResponseError) and str(exc).startswith("WRONGTYPE")
 
 
 async def _closer(client: Any) -> AsyncGenerator[None, None]:

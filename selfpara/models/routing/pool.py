@@ -41,6 +41,7 @@ from typing import Any, TypeVar
 from selfpara.errors import UpstreamError
 from selfpara.models.backends import RawBackend
 from selfpara.models.routing.model_list import POOL_STRATEGIES, Deployment
+from selfpara.models.unreachable import UpstreamUnreachable
 from selfpara.result import Completion, Message
 
 log = logging.getLogger(__name__)
@@ -206,7 +207,9 @@ class DeploymentPool:
                 result = await call(state.backend, state.deployment)
             except BaseException as exc:
                 state.in_flight -= 1
-                if not isinstance(exc, UpstreamError) or not (exc.retryable or exc.status in _FAILOVER):
+                if not isinstance(exc, UpstreamError) or not (
+                    exc.retryable or exc.status in _FAILOVER or isinstance(exc, UpstreamUnreachable)
+                ):
                     # Cancelled, or the request's own fault (400): no other deployment will take it,
                     # and a probe that ended so told nothing.
                     state.probing = False

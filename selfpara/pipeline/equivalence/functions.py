@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from selfpara.errors import ConfigError
+from selfpara.errors import ConfigError, UpstreamError
 from selfpara.pipeline import prompts
 from selfpara.pipeline.equivalence.answer_core import same_core
 from selfpara.pipeline.paraphrase import parse_yes_no
@@ -300,7 +300,9 @@ class Equivalence:
         in ("The sea that separates the United Kingdom from Scandinavia is the North Sea." to a wording that
         says "uk"), so the functions that read text without a model take every wording's words as asked;
         a model that judges (NLI, LLM) is shown the question itself. A cached pair reports the function
-        that decided it first.
+        that decided it first. A function whose model call fails (an LLM judge after its retries) decides
+        nothing: the next function is asked, the failure counts in `usage.judge_failures`, and a pair it
+        leaves undecided is not cached.
         """
         heard = heard_question(question, wordings)
         first, second = sorted((a.strip(), b.strip()))
@@ -309,14 +311,22 @@ class Equivalence:
             self.cache_hits += 1
             self._cache.move_to_end(key)
             return self._cache[key]
-        found = (False, self.UNDECIDED)
+        found, failed = (False, self.UNDECIDED), False
         for fn in self.functions:
             entry = EQUIVALENCE_FUNCTIONS.get(fn.name) if fn.name in EQUIVALENCE_FUNCTIONS else None
             asked = question if entry is None or entry.calls_model else heard
-            decided = await fn(asked, a, b, usage)
+            try:
+                decided = await fn(asked, a, b, usage)
+            except UpstreamError:  # a judge's call failed: the pair is left to the others, counted, not cached
+                failed = True
+                if usage is not None:
+                    usage.judge_failures += 1
+                continue
             if decided is not None:
                 found = (decided, fn.name)
                 break
+        if failed and found[1] == self.UNDECIDED:
+            return found
         self._cache[key] = found
         if len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
