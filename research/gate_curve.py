@@ -14,7 +14,7 @@ from pathlib import Path
 from evaluation.gate import gate_point, pairs_of
 from evaluation.rundir import SAMPLES_FILE, latest_records, read_samples
 
-THRESHOLDS = (None, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.01)
+THRESHOLDS = (None, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6, 0.55, 0.5, 0.0)
 
 
 def main() -> None:
@@ -26,12 +26,12 @@ def main() -> None:
     for run in args.runs:
         for key, pair in pairs_of(latest_records(read_samples(run / SAMPLES_FILE)), args.arm).items():
             pairs[(f"{run.name}/{key[0]}", key[1])] = pair
-    print(f"{len(pairs)} wordings; cost = model-seconds per answer / raw's (1.01: never vote)")
+    print(f"{len(pairs)} wordings; cost = model-seconds per answer / raw's")
     print("threshold  voted  A_orig  A_strict  gained  lost  calls  cost")
     for t in THRESHOLDS:
         p = gate_point(pairs, t)
         strict = "   -" if p.a_strict is None else f"{p.a_strict:.3f}"
-        name = "always" if t is None else f">= {t:.2f}"
+        name = "always" if t is None else "never" if t == 0.0 else f">= {t:.2f}"
         print(
             f"{name:9s}  {p.voted:5.2f}  {p.a_orig:6.3f}  {strict:>8s}  {p.gained:6d}  {p.lost:4d}  "
             f"{p.calls:5.2f}  {p.cost:5.2f}"

@@ -1,0 +1,105 @@
+"""What a run's votes heard and who carried them: the clustering against the grader's labels, and the sources
+of the wordings (issue 47's reporting protocol, data/public/README.md).
+
+For every record of a voting arm (selfpara, oracle), each answer in its evidence is graded against the item's
+gold with the run's grader; then, over the answers of one vote:
+
+- right pairs left apart: two right answers in different clusters (the vote did not hear them agree);
+- right–wrong pairs merged: a right and a wrong answer in one cluster (it heard agreement that was not there);
+
+counted over all items and over items whose gold is one answer (ComQA lists several for "what three
+countries ..."; two right answers may then differ). And for the selfpara arm: the share of wordings whose
+vote held a rewording of each source (renaming, form, list, verified, own words), and for each answer that
+changed against raw (wrong → right, right → wrong) the sources of the winning cluster's rewordings.
+
+    python research/vote_anatomy.py runs/held-comqa [--arm selfpara --arm oracle]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+from collections import Counter
+from pathlib import Path
+
+from evaluation.graders import grader_for
+from evaluation.records import Item
+from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_samples
+from selfpara.pipeline.independence import same_words
+
+
+def source_kind(variant: dict, question: str) -> str:
+    source = variant.get("source") or ("given" if variant.get("index") else "original")
+    kind = source.split(":")[0]
+    if kind == "form" and same_words(question, variant["text"]):
+        return "form (own words)"
+    return "list (verified)" if kind == "list" and variant.get("verified") else kind
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("run", type=Path)
+    ap.add_argument("--arm", action="append", default=None)
+    args = ap.parse_args()
+    arms = args.arm or ["selfpara", "oracle"]
+    items = {
+        i.id: i
+        for i in (Item.model_validate_json(line) for line in (args.run / ITEMS_FILE).read_text().splitlines() if line)
+    }
+    records = latest_records(read_samples(args.run / SAMPLES_FILE))
+    raw = {(r.item_id, r.variant_id): r for r in records if r.arm == "raw"}
+    one_answer = {i.id for i in items.values() if len(i.meta.get("answers", [None])) == 1}
+    for arm in arms:
+        mine = [r for r in records if r.arm == arm and isinstance(r.details.get("evidence"), dict)]
+        if not mine:
+            continue
+        pairs = Counter()
+        wordings_with = Counter()
+        carried = {"wrong -> right": Counter(), "right -> wrong": Counter()}
+        for r in mine:
+            item = items[r.item_id]
+            grader = grader_for(item.kind)
+            ev = r.details["evidence"]
+            answers = [a for a in ev["answers"] if a.get("error") is None and a.get("text") is not None]
+            right = {a["variant"]: (await grader.grade(item, a["text"])) == "correct" for a in answers}
+            cluster = {a["variant"]: a.get("cluster") for a in answers}
+            for x, y in itertools.combinations(sorted(right), 2):
+                same = cluster[x] == cluster[y]
+                scope = ["all"] + (["one answer"] if r.item_id in one_answer else [])
+                for s in scope:
+                    if right[x] and right[y]:
+                        pairs[(s, "right pairs")] += 1
+                        pairs[(s, "left apart")] += not same
+                    elif right[x] != right[y]:
+                        pairs[(s, "right-wrong pairs")] += 1
+                        pairs[(s, "merged")] += same
+            question = ev["variants"][0]["text"]
+            kinds = {v["index"]: source_kind(v, question) for v in ev["variants"]}
+            for kind in set(kinds.values()) - {"original"}:
+                wordings_with[kind] += 1
+            before = raw.get((r.item_id, r.variant_id))
+            if before is not None and before.label != r.label and "correct" in (before.label, r.label):
+                way = "wrong -> right" if r.label == "correct" else "right -> wrong"
+                winner = next((c for c in ev["clusters"] if c["id"] == ev["winner"]), {"members": []})
+                carried[way].update(kinds[m] for m in winner["members"] if m)
+                carried[way]["(answers)"] += 1
+        print(f"== {arm}: {len(mine)} wordings")
+        for s in ("all", "one answer"):
+            rp, ra, wp, wm = (pairs[(s, k)] for k in ("right pairs", "left apart", "right-wrong pairs", "merged"))
+            if rp or wp:
+                print(
+                    f"  {s:10s}: right pairs left apart {ra}/{rp} = {ra / max(rp, 1):.3f}; "
+                    f"right-wrong pairs merged {wm}/{wp} = {wm / max(wp, 1):.3f}"
+                )
+        if wordings_with:
+            print("  wordings whose vote held a rewording of each source: " + ", ".join(
+                f"{k} {n} ({n / len(mine):.1%})" for k, n in wordings_with.most_common()))  # fmt: skip
+        for way, counter in carried.items():
+            if counter:
+                n = counter.pop("(answers)")
+                print(f"  {way}: {n} answers, winning rewordings by source: {dict(counter)}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
