@@ -64,6 +64,8 @@ def arm_config(config: dict[str, Any], arm: str) -> WrapConfig:
     # selfpara records its whole config; a voting baseline (sc) only its own settings.
     recorded = described.get("config") or {**described.get("settings", {}), "model": described.get("model")}
     known = {k: v for k, v in recorded.items() if k in WrapConfig.model_fields and v is not None}
+    if "sure_probability" in recorded and recorded["sure_probability"] is None:
+        known["sure_probability"] = "off"  # recorded before it took "auto"/"off": None was off
     return build_config(**known)
 
 
@@ -80,7 +82,7 @@ def _check_replayable(before: WrapConfig, after: WrapConfig) -> None:
         )
     if model_free(after.equivalence_functions) != after.equivalence_functions:
         raise ConfigError("the re-vote runs no model: use cheap equivalence functions (exact, numeric, ...)")
-    if before.sure_probability is not None and after.sure_probability != before.sure_probability:
+    if before.sure_threshold is not None and after.sure_threshold != before.sure_threshold:
         raise ConfigError("the re-vote can set sure_probability only on an arm that voted on every question")
 
 
@@ -185,14 +187,15 @@ async def revote_run(
     records = latest_records(read_samples(src / SAMPLES_FILE))
     _check_settled(records, arm, before, after)
     raw = {(r.item_id, r.variant_id): r for r in records if r.arm == "raw"}
-    if after.sure_probability is not None and not raw:
+    replay_gate = after.sure_threshold is not None and after.sure_threshold != before.sure_threshold
+    if replay_gate and not raw:
         raise ConfigError("re-voting sure_probability needs the run's raw arm: its records are what one call costs")
     new: list[SampleRecord] = []
     changed: list[Change] = []
     for r in records:
         if r.arm != arm:
             continue
-        one_call = raw.get((r.item_id, r.variant_id)) if sure(r, after.sure_probability) else None
+        one_call = raw.get((r.item_id, r.variant_id)) if replay_gate and sure(r, after.sure_threshold) else None
         if one_call is not None:  # doubt first: the original's own answer, at the cost of its one call
             cost = {f: getattr(one_call, f) for f in _COST}
             alone = answer_confidence(1, 1, _original_logprob(r))

@@ -284,7 +284,7 @@ class WrappedAnswer(BaseModel):
         description="What to know about this answer (see `Flag`).",
     )
     doubt: Doubt = Field(
-        default_factory=lambda: Doubt(voted=True, reason="vote on every question (sure_probability off)"),
+        default_factory=lambda: Doubt(voted=True, reason="vote on every question (doubt first off)"),
         description="Whether the vote ran, and why (doubt first).",
     )
     skipped_paraphrases: list[str] = Field(

@@ -100,3 +100,24 @@ def test_the_proxy_says_whether_the_vote_ran_in_its_headers_and_report() -> None
         assert sure.json()["selfpara"]["doubt"]["voted"] is False
         assert doubtful.headers["X-Selfpara-Voted"] == "true" and int(doubtful.headers["X-Selfpara-Calls"]) > 1
         assert doubtful.headers["X-Selfpara-Doubt"] == "in doubt: p = 0.61 < 0.70"
+
+
+def test_auto_is_the_measured_threshold_on_embedded_models_and_off_on_remote_ones() -> None:
+    from selfpara.config import WrapConfig
+    from selfpara.config.settings import SURE_PROBABILITY
+
+    assert WrapConfig().sure_probability == "auto" and WrapConfig().sure_threshold == SURE_PROBABILITY
+    assert WrapConfig(model="openai/gpt-4o-mini").sure_threshold is None  # not measured: vote on every question
+    assert WrapConfig(sure_probability="off").sure_threshold is None
+    assert WrapConfig(model="openai/x", sure_probability=0.8).sure_threshold == 0.8
+    assert WrapConfig().wants_logprobs is False  # embedded models report them without being asked
+    assert WrapConfig(model="openai/x", sure_probability=0.8).wants_logprobs is True
+
+
+def test_ask_takes_off_auto_or_a_number() -> None:
+    from typer.testing import CliRunner
+
+    from selfpara.cli import app
+
+    bad = CliRunner().invoke(app, ["ask", QUESTION, "--model", "openai/fake", "--sure-probability", "sometimes"])
+    assert bad.exit_code == 2 and "--sure-probability" in bad.output and "auto or off" in bad.output

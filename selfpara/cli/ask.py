@@ -16,6 +16,7 @@ from selfpara.cli.common import clean_errors, err_console, setup_logging, stdout
 from selfpara.cli.conventions import Command
 from selfpara.cli.presets import default
 from selfpara.config import MAX_K
+from selfpara.config.settings import SURE_PROBABILITY
 from selfpara.models.names import EMBEDDED_MODEL
 from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.util.envvars import API_BASE_ENV, EQUIVALENCE_ENV, JUDGE_MODEL_ENV, K_ENV, MODEL_ENV, TRANSPORT_ENV
@@ -72,12 +73,12 @@ def ask(
         help="Votes another answer needs over the original's to overrule it "
         f"(default {default('overrule_margin', 'ask'):g}).",
     ),
-    sure_probability: Optional[float] = typer.Option(
+    sure_probability: Optional[str] = typer.Option(
         None,
-        min=0.0,
-        max=1.0,
+        callback=lambda value: _sure_probability(value),
         help="Doubt first: answer the question first and skip the vote when the answer's token probability "
-        "reaches this (default: vote on every question).",
+        "reaches this number; off: vote on every question; auto (default): "
+        f"{SURE_PROBABILITY:g} on embedded models, off on remote ones.",
     ),
     max_tokens: int = typer.Option(default("max_tokens", "ask"), help="Max tokens per answer."),
     api_base: Optional[str] = typer.Option(
@@ -214,3 +215,16 @@ _WARNINGS = {
     "judge_is_model_under_test": "the answer judge is the small/local model under test itself; its "
     "same/different verdicts are weak (set --judge-model to a stronger model)",
 }
+
+
+def _sure_probability(value: str | None) -> str | float | None:
+    """`--sure-probability`: auto, off, or a number from 0 to 1."""
+    if value is None or value in ("auto", "off"):
+        return value
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not 0.0 <= number <= 1.0:
+        raise typer.BadParameter(f"{value!r}: give a number from 0 to 1, auto or off")
+    return number

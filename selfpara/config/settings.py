@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
@@ -21,6 +21,11 @@ MAX_K = 20
 
 _SIZE_TAG = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z])")
 _LOOPBACK = re.compile(r"^[a-z]+://(localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|\[::1\])(:|/|$)", re.I)
+SURE_PROBABILITY = 0.55
+"""Doubt first's threshold on embedded models: on the development splits (NQ-open, ComQA) the vote changed no
+answer at any threshold, and 0.55 is the highest whose calls and model-seconds per answer stay within 1.5x raw's
+(docs/results/public-sets.md)."""
+
 SMALL_MODEL_B = 14.0
 """Models whose name says they have at most this many billion parameters count as small judges."""
 
@@ -131,14 +136,14 @@ class WrapConfig(BaseModel):
         description="Votes by which another cluster must lead the original's cluster to overrule the "
         "original's answer (1: plain majority; 2: at k=3 one pair of drifted paraphrases cannot flip it).",
     )
-    sure_probability: float | None = Field(
-        None,
-        ge=0.0,
-        le=1.0,
+    sure_probability: Annotated[float, Field(ge=0.0, le=1.0)] | Literal["auto", "off"] = Field(
+        "auto",
         description="Doubt first: the original is answered first, and when the answer's token probability "
         "(geometric mean over its tokens, where the model reports log-probabilities) reaches this, it is "
-        "returned with no vote (one call); below it, or when the model reports none, the vote runs. None: "
-        "vote on every question.",
+        "returned with no vote (one call); below it, or when the model reports none, the vote runs. off: vote "
+        "on every question. auto: SURE_PROBABILITY for embedded models (chosen on the development curve, "
+        "docs/results/public-sets.md), off for remote ones (not measured here: fit one with `selfpara "
+        "calibrate --gate`).",
     )
     vote_weighting: Literal["count", "logprob"] = Field(
         "count", description="count: one vote per answer; logprob: each answer weighs exp(mean token logprob)."
@@ -333,6 +338,15 @@ class WrapConfig(BaseModel):
         return [] if self.drift_checks == "off" else self.drift_checks.split(",")
 
     @property
+    def sure_threshold(self) -> float | None:
+        """The doubt-first threshold in force (`sure_probability` resolved): None votes on every question."""
+        if self.sure_probability == "off":
+            return None
+        if self.sure_probability == "auto":
+            return SURE_PROBABILITY if is_embedded(self.model) else None
+        return float(self.sure_probability)
+
+    @property
     def verifies_paraphrases(self) -> bool:
         """Whether a capable model checks each paraphrase: the LLM paraphrase check, with a judge that is neither
         embedded nor named as small (whose YES then counts as a wording the paraphrase call could not steer
@@ -373,7 +387,7 @@ class WrapConfig(BaseModel):
     def wants_logprobs(self) -> bool:
         """Whether answer calls ask for token log-probabilities (the vote uses them, and the model takes the
         parameter; embedded models report them anyway)."""
-        uses = self.sure_probability is not None or self.vote_weighting == "logprob"
+        uses = self.sure_threshold is not None or self.vote_weighting == "logprob"
         return uses and takes_openai_params(self.model) and not is_embedded(self.model)
 
     def with_overrides(self, **changes: object) -> WrapConfig:

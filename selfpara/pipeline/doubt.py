@@ -23,7 +23,7 @@ def doubt_of(original: Answer, sure_above: float | None) -> Doubt:
         sure_above: the probability at or above which the answer is returned without a vote (None: always vote).
     """
     if sure_above is None:
-        return Doubt(voted=True, reason="vote on every question (sure_probability off)")
+        return Doubt(voted=True, reason="vote on every question (doubt first off)")
     if not original.ok:
         return Doubt(voted=True, sure_above=sure_above, reason="the original's answer call failed: the vote decides")
     if original.logprob is None:

@@ -142,8 +142,8 @@ class RequestState:
     async def execute(self) -> WrappedAnswer:
         started = time.perf_counter()
         self.original = asyncio.create_task(self._answer(0, self.question))
-        if self.given is None and self.cfg.sure_probability is not None:  # doubt first: the original decides
-            self.doubt = doubt_of(await self.original, self.cfg.sure_probability)
+        if self.given is None and self.cfg.sure_threshold is not None:  # doubt first: the original decides
+            self.doubt = doubt_of(await self.original, self.cfg.sure_threshold)
             if not self.doubt.voted:
                 result = await self._vote([Variant(index=0, text=self.question)], [], [self.original.result()])
                 result.timings.total_s = time.perf_counter() - started
