@@ -149,7 +149,8 @@ def test_the_report_puts_the_arms_confidences_side_by_side_at_their_calls(tmp_pa
         for c, g in (("France", "Paris"), ("Peru", "Lima"))
     ]
     data = save_items(items, tmp_path / "d.jsonl")
-    arms = ["raw", "se", "selfpara[adaptive=false]", "hybrid"]
+    # doubt first off: the arms are compared at the calls each spends on every question
+    arms = ["raw", "se", "selfpara[adaptive=false;sure_probability=off]", "hybrid"]
     client, _ = client_for(_bench_responder)
     config = BenchConfig(dataset=str(data), model=MODEL, arms=arms, k=3, limit=None)
     result = asyncio.run(run_bench(config, tmp_path / "run", RunOptions(progress=False, client=client)))
@@ -158,7 +159,7 @@ def test_the_report_puts_the_arms_confidences_side_by_side_at_their_calls(tmp_pa
     assert set(report["confidence"]) == set(arms)
     calls = {a: report["totals"][a]["calls_per_answer"] for a in arms}
     # hybrid spends selfpara's calls (its form calls, the same ones, and k + 1 answers); se, k + 2 samples
-    assert calls == {"raw": 1.0, "se": 5.0, "selfpara[adaptive=false]": 7.0, "hybrid": 7.0}
+    assert calls == {"raw": 1.0, "se": 5.0, "selfpara[adaptive=false;sure_probability=off]": 7.0, "hybrid": 7.0}
     for arm in arms:
         signal = report["confidence"][arm]["signals"]["confidence"]
         assert signal["auroc"] == 1.0 and signal["prr"] == pytest.approx(1.0)  # every arm is surer when right
