@@ -26,7 +26,7 @@ from typing import Any
 
 from evaluation.datasets.items import load_items
 from evaluation.rundir import latest_records, read_samples
-from selfpara.util.text import normalize_answer
+from selfpara.pipeline.lexicon.text import normalize_answer
 
 
 def _pair_key(item_id: str, a: str, b: str) -> tuple[str, str, str]:

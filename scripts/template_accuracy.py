@@ -21,7 +21,7 @@ from pathlib import Path
 from evaluation.graders import grader_for
 from evaluation.records import Item
 from selfpara import SelfParaphraser
-from selfpara.pipeline.paraphrase.renamings import RENAMINGS, renamings
+from selfpara.pipeline.lexicon.renamings import RENAMINGS, renamings
 
 
 async def answer_all(items: list[Item], out: Path) -> None:

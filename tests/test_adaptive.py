@@ -10,9 +10,9 @@ import pytest
 
 from selfpara.pipeline.adaptive import answers_to_settle, first_stage, settled
 from selfpara.pipeline.equivalence import Equivalence, ExactMatch
+from selfpara.pipeline.lexicon.text import is_abstention
 from selfpara.pipeline.vote import VoteRule, choose_winner, cluster_answers, guard_original, weigh
 from selfpara.result import Answer, Cluster
-from selfpara.util.text import is_abstention
 
 ABSTAIN = "I don't know"
 FAIL = None

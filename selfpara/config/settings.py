@@ -71,7 +71,7 @@ class WrapConfig(BaseModel):
         True,
         description="Fill vote slots first with rewordings made without a model that name the asked-for thing or "
         "relation another way ('seat of government' for 'capital', '74 protons' for 'atomic number 74', 'the "
-        "author of' for 'wrote'; selfpara.pipeline.paraphrase.renamings), through the same checks.",
+        "author of' for 'wrote'; selfpara.pipeline.lexicon.renamings), through the same checks.",
     )
     paraphrase_method: Literal["auto", "forms", "list"] = Field(
         "auto",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from selfpara.pipeline.lexicon.text import sentences
 from selfpara.result import Message
 
 PARAPHRASE_MARKER = "Rewrite the question"
@@ -214,13 +215,12 @@ WORD_PROBLEM_FORMS: tuple[Form, ...] = (
 """Forms of a word problem (a question of more than LONG_QUESTION_WORDS words)."""
 
 
-_SENTENCE_END = re.compile(r"[.!?](?:\s+)(?=\S)")
 _STARTS = {"which": ("which",), "name": ("name",), "tell": ("tell me",), "could you": ("could you", "can you")}
 
 
 def is_word_problem(question: str) -> bool:
     """A question with facts before it: more than one sentence, or over LONG_QUESTION_WORDS words."""
-    return len(question.split()) > LONG_QUESTION_WORDS or bool(_SENTENCE_END.search(question.strip()))
+    return len(question.split()) > LONG_QUESTION_WORDS or len(sentences(question)) > 1
 
 
 def forms_for(question: str) -> tuple[Form, ...]:

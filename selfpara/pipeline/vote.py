@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from selfpara.pipeline.confidence import winner_confidence
 from selfpara.pipeline.equivalence import Equivalence
+from selfpara.pipeline.lexicon.text import is_abstention
 from selfpara.result import Answer, Cluster, Comparison, Usage
-from selfpara.util.text import is_abstention
 
 ORIGINAL = 0
 """Variant index of the original question's answer."""

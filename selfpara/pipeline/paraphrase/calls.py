@@ -7,9 +7,9 @@ from typing import Any
 from selfpara.config import WrapConfig
 from selfpara.models.names import takes_openai_params
 from selfpara.pipeline import prompts
+from selfpara.pipeline.lexicon.text import words
 from selfpara.pipeline.prompts import Form
 from selfpara.result import Message
-from selfpara.util.text import words
 
 Call = tuple[str, list[Message], dict[str, Any]]
 """(model, messages, call parameters)."""

@@ -23,9 +23,9 @@ from typing import Protocol
 
 from selfpara.config import WrapConfig
 from selfpara.errors import UpstreamError
+from selfpara.pipeline.lexicon import renamings
 from selfpara.pipeline.paraphrase.filter import LexicalFilter, drift_rejection
 from selfpara.pipeline.paraphrase.parse import LineParser, parse_line
-from selfpara.pipeline.paraphrase.renamings import renamings
 from selfpara.pipeline.prompts import Form, forms_for
 from selfpara.result import Flag, RejectedParaphrase, Timings, Usage
 
