@@ -102,7 +102,7 @@ def test_help_names_the_environment_variables(command: str, names: list[str]) ->
 @pytest.mark.parametrize(
     "flag, environment, in_file, expected",
     [
-        (None, None, None, 5),  # the default (WrapConfig's)
+        (None, None, None, 3),  # the default (WrapConfig's)
         (None, None, 4, 4),  # the settings file
         (None, "7", 4, 7),  # the environment beats the file
         ("2", "7", 4, 2),  # the flag beats both

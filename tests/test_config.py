@@ -40,7 +40,7 @@ def test_bad_values_are_one_clear_error(values):
 def test_overrides_return_a_new_object_and_key_stays_secret():
     cfg = build_config(model="openai/x", api_key="sk-abcdef123456")
     other = cfg.with_overrides(k=2)
-    assert (cfg.k, other.k) == (5, 2)
+    assert (cfg.k, other.k) == (3, 2)
     assert other.api_key.get_secret_value() == "sk-abcdef123456"
     assert "abcdef" not in repr(cfg) and "api_key" not in cfg.public_dict()
 
@@ -51,7 +51,9 @@ def test_overrides_return_a_new_object_and_key_stays_secret():
         ("agreement", "renamed to 'equivalence'"),
         ("low_agreement", "renamed to 'low_vote_share'"),
         ("low_agreement_threshold", "renamed to 'low_vote_share_threshold'"),
-        ("adaptive_agreement", "renamed to 'adaptive_vote_share'"),
+        ("adaptive_agreement", "removed with 'adaptive_vote_share'"),
+        ("vote_weighting", "removed: weighing answers by token probability"),
+        ("adaptive_first", "removed: adaptive k's stages"),
         ("paraphrase_calls", "removed: over-generation"),
         ("paraphrase_pick", "removed with paraphrase_calls"),
         ("overrule_rule", "removed: the evidence rule"),

@@ -10,7 +10,7 @@ import pytest
 
 from evaluation.datasets import save_items
 from evaluation.records import Item, ItemVariant
-from evaluation.regrade import regrade_run
+from evaluation.revote import regrade_run
 from evaluation.runner import BenchConfig, RunOptions, run_bench
 from selfpara.errors import ConfigError
 from selfpara.models.client import ModelClient

@@ -1,4 +1,5 @@
-"""Replaying adaptive k on a recorded run: checked against a live adaptive arm of the same run (fake model)."""
+"""Re-voting a fixed-k arm with adaptive k (`evaluation.revote`): checked against a live adaptive arm of the same run
+(fake model)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.adaptive_replay import Policy, replay_run
 from evaluation.bench_config import BenchConfig, RunOptions
 from evaluation.datasets import save_items
 from evaluation.records import Item, ItemVariant
+from evaluation.revote import revote_run
 from evaluation.rundir import read_samples
 from evaluation.runner import run_bench
 from selfpara.models.client import ModelClient
@@ -81,43 +82,24 @@ def test_the_bench_arm_takes_the_adaptive_setting(run_dir: Path) -> None:
     assert any(r.details["evidence"]["calls_saved"] > 0 for r in records)
 
 
-def test_the_replay_is_what_a_live_adaptive_run_does(run_dir: Path) -> None:
-    report = replay_run(run_dir, [Policy("default stages")], arm=FIXED)
-    assert report.left_out == {} and report.complete_items == len(COUNTRIES)
-    live = {(r.item_id, r.variant_id): r for r in read_samples(run_dir / "samples.jsonl") if r.arm != FIXED}
-    (policy,) = report.policies
-    assert len(policy.replayed) == 2 * len(COUNTRIES)
-    for replayed in policy.replayed:
-        r = live[(replayed.record.item_id, replayed.record.variant_id)]
-        assert (replayed.answer, replayed.label, replayed.calls_adaptive) == (r.answer, r.label, r.calls)
-        assert replayed.answers_adaptive == 1 + r.details["evidence"]["k_kept"]
-    summary = policy.summary()
-    assert 0 < summary["paraphrase_and_answer_calls"]["reduction"] < 1
-    assert summary["answers_changed"] == 0 and summary["stopped_after_first_stage"] > 0
-    assert summary["metrics"]["A_exp"]["adaptive"] == summary["metrics"]["A_exp"]["fixed"]
+def test_the_replay_is_what_a_live_adaptive_run_does(run_dir: Path, tmp_path: Path) -> None:
+    asyncio.run(revote_run(run_dir, tmp_path / "replayed", {"adaptive": True}, arm=FIXED, label="replayed"))
+    records = read_samples(tmp_path / "replayed" / "samples.jsonl")
+    live = {(r.item_id, r.variant_id): r for r in records if r.arm == "selfpara[adaptive=true]"}
+    fixed = {(r.item_id, r.variant_id): r for r in records if r.arm == FIXED}
+    replayed = [r for r in records if r.arm == "replayed"]
+    assert len(replayed) == 2 * len(COUNTRIES)
+    for r in replayed:
+        lived = live[(r.item_id, r.variant_id)]
+        assert (r.answer, r.label, r.calls) == (lived.answer, lived.label, lived.calls)
+        assert r.details["k_kept"] == lived.details["evidence"]["k_kept"]
+        assert r.skipped_paraphrases == lived.skipped_paraphrases
+    saved = sum(fixed[key].calls - r.calls for key, r in ((k, live[k]) for k in live))
+    assert 0 < saved == sum(f.calls for f in fixed.values()) - sum(r.calls for r in replayed)
 
 
-def test_samples_that_cannot_be_replayed_are_left_out_and_named(run_dir: Path, tmp_path: Path) -> None:
-    broken = tmp_path / "run"
-    broken.mkdir()
-    for name in ("config.json", "items.jsonl"):
-        (broken / name).write_text((run_dir / name).read_text())
-    lines = []
-    for line in (run_dir / "samples.jsonl").read_text().splitlines():
-        data = json.loads(line)
-        if data["arm"] == FIXED and data["item_id"] == "cap-peru" and data["variant_id"] == 1:
-            data["details"]["evidence"]["winner"] = 7  # a vote that its clusters do not give
-        lines.append(json.dumps(data))
-    (broken / "samples.jsonl").write_text("\n".join(lines) + "\n")
-    report = replay_run(broken, [Policy("default stages")], arm=FIXED)
-    assert list(report.left_out.values()) == [1] and "does not come out of its own clusters" in next(
-        iter(report.left_out)
-    )
-    assert len(report.policies[0].replayed) == 2 * (len(COUNTRIES) - 1)  # the whole item is left out
-
-
-def test_an_arm_that_already_adapted_is_not_replayed(run_dir: Path) -> None:
+def test_an_arm_that_already_adapted_is_not_replayed_as_fixed_k(run_dir: Path, tmp_path: Path) -> None:
     from selfpara.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="already ran adaptive k"):
-        replay_run(run_dir, [Policy("default stages")], arm="selfpara[adaptive=true]")
+    with pytest.raises(ConfigError, match="ran adaptive k"):
+        asyncio.run(revote_run(run_dir, tmp_path / "x", {"adaptive": False}, arm="selfpara[adaptive=true]"))
