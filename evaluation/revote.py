@@ -51,13 +51,21 @@ from evaluation.records import Item, SampleRecord
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, load_bench_config, read_config, read_samples
 from selfpara.config import WrapConfig, build_config
 from selfpara.errors import ConfigError
-from selfpara.pipeline.adaptive import answers_to_settle, first_stage, settled
-from selfpara.pipeline.confidence import answer_confidence
-from selfpara.pipeline.decision import decide_answer, withhold_below
-from selfpara.pipeline.equivalence import Equivalence, build_equivalence, model_free
-from selfpara.pipeline.independence import independent_wordings
-from selfpara.pipeline.paraphrase import drift_filter
-from selfpara.pipeline.vote import cluster_answers, vote
+from selfpara.pipeline.offline import (
+    Equivalence,
+    answer_confidence,
+    answers_to_settle,
+    build_equivalence,
+    cluster_answers,
+    decide_answer,
+    drift_filter,
+    first_stage,
+    independent_wordings,
+    model_free,
+    settled,
+    vote,
+    withhold_below,
+)
 from selfpara.result import Answer, Comparison, RejectedParaphrase, Variant
 
 
