@@ -171,7 +171,7 @@ class WrapConfig(BaseModel):
         "still asks for k, form calls are made only as a stage needs them. The vote share is then that of the "
         "answers asked. None: on for embedded (local/...) models, where it saves calls and, with forms, time "
         "(replayed on recorded Qwen runs it saved 26-31% of answer calls with the same answers; "
-        "benchmarks/bench_wordings.py), unless top_up_temperature is set; off for remote "
+        "research/wordings.py), unless top_up_temperature is set; off for remote "
         "upstreams, where a later stage can add a round trip (docs/adaptive.md).",
     )
     stream_paraphrases: bool | None = Field(

@@ -12,7 +12,7 @@ sentence of it is tried, since some answers lead with context and say the answer
 `same_core` decides only "same" (or nothing): a core can miss that two answers differ, so
 it runs after the `distinct` check, which vetoes answers that name different things.
 Measured on hand-labelled pairs of the default model's answers by
-`benchmarks/bench_equivalence.py` (docs/guards.md).
+`research/equivalence.py` (docs/guards.md).
 """
 
 from __future__ import annotations

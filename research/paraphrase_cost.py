@@ -7,26 +7,22 @@ same for both (k rewordings of the question's length). A provider charges per to
 and a call's latency is its round trip plus its output: the forms' calls run at once, each writing
 one line, where the list writes all k one after another.
 
-    python benchmarks/bench_paraphrase_cost.py [--k 3 5]
+    python research/paraphrase_cost.py [--k 3 5]
 
-Prints the figures and writes benchmarks/results/paraphrase_cost.json.
+Prints the figures and writes research/results/paraphrase_cost.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import write
 
-from _common import write  # noqa: E402
-
-from evaluation.datasets import load_sample  # noqa: E402
-from selfpara.config import build_config  # noqa: E402
-from selfpara.pipeline.paraphrase.calls import form_request, list_request  # noqa: E402
-from selfpara.pipeline.prompts import forms_for  # noqa: E402
+from evaluation.datasets import load_sample
+from selfpara.config import build_config
+from selfpara.pipeline.paraphrase.calls import form_request, list_request
+from selfpara.pipeline.prompts import forms_for
 
 
 def tokenizer():  # type: ignore[no-untyped-def]

@@ -8,25 +8,22 @@
 2. NLI: the same patterns with a tiny randomly initialised NLI model (its verdicts mean
    nothing; what is counted is forward passes), equivalence and paraphrase check by NLI.
 
-Run: python benchmarks/bench_judge.py   (figures in benchmarks/results/judge.json)
+Run: python research/judge_calls.py   (figures in research/results/judge.json)
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+from _results import write
 
-from _common import write  # noqa: E402
-
-from selfpara import SelfParaphraser  # noqa: E402
-from selfpara.models.client import ModelClient  # noqa: E402
-from selfpara.pipeline.prompts import JUDGE_MARKER, PARAPHRASE_MARKER  # noqa: E402
-from selfpara.testing import FakeBackend, default_responder, last_user_text, tiny_nli_model  # noqa: E402
+from selfpara import SelfParaphraser
+from selfpara.models.client import ModelClient
+from selfpara.pipeline.prompts import JUDGE_MARKER, PARAPHRASE_MARKER
+from selfpara.testing import FakeBackend, default_responder, last_user_text, tiny_nli_model
 
 QUESTION = "Which river flows through the city of Vienna?"
 FILLER = "as the records of the city council and several travel guides written over many years describe it"

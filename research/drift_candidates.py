@@ -1,16 +1,16 @@
 """Generate real paraphrase candidates of the default model for hand-labelling the drift checks.
 
-    python scripts/drift_candidates.py --out benchmarks/data/drift_labels_round2.json
+    python research/drift_candidates.py --out research/data/drift_labels_round2.json
 
 Draws `--n` short factual items (kind "factual") of evaluation/data/sample.jsonl with a fixed
-seed, leaving out those already in benchmarks/data/guards_sample.json, and asks the configured
+seed, leaving out those already in research/data/guards_sample.json, and asks the configured
 model (default: the embedded one) for k rewordings of each item's first wording once per
 paraphrase temperature (default 0.7, with the default paraphrase seed, and 0). Each distinct
 candidate is written with what the filter did to it (kept, or the lexical or drift rejection
 and its detail), every drift check that fires on it alone, and `label: null`, to be labelled
 by hand (g a faithful rewording, c a copy, d drifted: asks something else). Running again
 with the same --out keeps the labels of candidates already there. The verdicts are this
-checkout's (its commit is written as `checks_at`); benchmarks/bench_guards.py rescores the
+checkout's (its commit is written as `checks_at`); research/guards.py rescores the
 labelled file with the checks of any revision.
 """
 
@@ -31,7 +31,7 @@ from selfpara.result import Usage
 
 ROOT = Path(__file__).parents[1]
 SAMPLE = ROOT / "evaluation" / "data" / "sample.jsonl"
-ALREADY_LABELLED = ROOT / "benchmarks" / "data" / "guards_sample.json"
+ALREADY_LABELLED = ROOT / "research" / "data" / "guards_sample.json"
 log = logging.getLogger("drift_candidates")
 
 

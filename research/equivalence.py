@@ -1,7 +1,7 @@
 """Every answer-equivalence function and chain scored on hand-labelled pairs of real answers.
 
-The pairs (benchmarks/data/answer_pairs.jsonl, made by scripts/make_answer_pairs.py from
-runs of the default model, labelled by hand: see benchmarks/data/answer_pairs.md) are
+The pairs (research/data/answer_pairs.jsonl, made by scripts/make_answer_pairs.py from
+runs of the default model, labelled by hand: see research/data/answer_pairs.md) are
 answers to one question whose texts differ, labelled `same` (they give the same answer)
 or `different`. For each function alone and each chain (first function that decides
 wins; a pair none decides counts as different, as in the vote):
@@ -18,8 +18,8 @@ too, as a candidate that ships as no function: alone at several thresholds, and 
 chain before `core` (it decides only the pairs that chain leaves open, so `distinct` keeps
 its veto).
 
-Run: python benchmarks/bench_equivalence.py [--judge local/qwen2.5-coder-1.5b] [--labelled final]
-     (figures in benchmarks/results/equivalence.json; --labelled scores one labelling round only)
+Run: python research/equivalence.py [--judge local/qwen2.5-coder-1.5b] [--labelled final]
+     (figures in research/results/equivalence.json; --labelled scores one labelling round only)
 """
 
 from __future__ import annotations
@@ -27,18 +27,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+from _results import DATA, write
 
-from _common import write  # noqa: E402
+from selfpara.models.client import ModelClient
+from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS, build_equivalence
 
-from selfpara.models.client import ModelClient  # noqa: E402
-from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS, build_equivalence  # noqa: E402
-
-PAIRS = Path(__file__).parent / "data" / "answer_pairs.jsonl"
+PAIRS = DATA / "answer_pairs.jsonl"
 CHEAP = ["exact", "numeric", "contains", "distinct", "core"]
 CHAINS = {
     "before (exact,numeric,contains,distinct)": ["exact", "numeric", "contains", "distinct"],
@@ -121,7 +118,7 @@ async def main() -> None:
     parser.add_argument("--pairs", type=Path, default=PAIRS)
     parser.add_argument("--labelled", help="score only the pairs of this labelling round (design, test, final, ...)")
     parser.add_argument("--judge", help="model for the llm judge (one call per pair); default: not scored")
-    parser.add_argument("--name", default="equivalence", help="results file name under benchmarks/results/")
+    parser.add_argument("--name", default="equivalence", help="results file name under research/results/")
     parser.add_argument("--embeddings", action="store_true", help="also score MiniLM cosine similarity")
     parser.add_argument(
         "--judge-alone", action="store_true", help="with --judge, also score the judge alone (a call for every pair)"

@@ -9,23 +9,19 @@ since `core` calls no model).
 
 The questions were written down before the first run and are not changed to suit it.
 
-Run: python benchmarks/bench_easy.py   (figures in benchmarks/results/easy.json)
+Run: python research/easy.py   (figures in research/results/easy.json)
 """
 
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+from _results import write
 
-from _common import write  # noqa: E402
-
-from selfpara import SelfParaphraser  # noqa: E402
-from selfpara.pipeline.equivalence import build_equivalence  # noqa: E402
-from selfpara.pipeline.vote import vote  # noqa: E402
+from selfpara import SelfParaphraser
+from selfpara.pipeline.equivalence import build_equivalence
+from selfpara.pipeline.vote import vote
 
 QUESTIONS = [
     "What is the capital of France?",  # the README's quick-start question

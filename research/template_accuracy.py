@@ -2,8 +2,8 @@
 entry that reads a wording is answered (adaptive k off), and the answers are graded by the bench's
 grader. This ordered the templates (the vote asks the first ones).
 
-    python scripts/template_accuracy.py ITEMS.jsonl [--skip OTHER_ITEMS.jsonl] OUT.jsonl   # answers (model)
-    python scripts/template_accuracy.py --read OUT.jsonl                                  # the table
+    python research/template_accuracy.py ITEMS.jsonl [--skip OTHER_ITEMS.jsonl] OUT.jsonl   # answers (model)
+    python research/template_accuracy.py --read OUT.jsonl                                  # the table
 
 The development set used: docs/results/wordings-held160.items.jsonl without the items of
 wordings-held54 (106 items no measured run used); its rows are docs/results/lexical-dev-templates.jsonl.

@@ -2,7 +2,7 @@
 kept because "every wording it holds came from the paraphrase call", grade the challenger's answer
 with the run's grader and say whether letting it win would have made the sample right or wrong.
 
-    python scripts/blocked_overrules.py RUN_DIR [--arm selfpara] [--own-words]
+    python research/blocked_overrules.py RUN_DIR [--arm selfpara] [--own-words]
 
 Reads the recorded answers and clusters only (no model call). Prints one line per such sample,
 the counts (right → wrong, wrong → right, unchanged labels), and the arm's A_strict (right under
@@ -19,15 +19,12 @@ import argparse
 import asyncio
 import collections
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from evaluation.graders import grader_for  # noqa: E402
-from evaluation.records import Item  # noqa: E402
-from selfpara.pipeline.independence import is_renaming  # noqa: E402
-from selfpara.result import Variant  # noqa: E402
+from evaluation.graders import grader_for
+from evaluation.records import Item
+from selfpara.pipeline.independence import is_renaming
+from selfpara.result import Variant
 
 BLOCKED = "came from the paraphrase call"
 

@@ -1,6 +1,6 @@
 """Recompute the guard tables of docs/guards.md offline from the recorded, hand-labelled sample.
 
-    python benchmarks/bench_guards.py [benchmarks/data/guards_sample.json] [--before REV]
+    python research/guards.py [research/data/guards_sample.json] [--before REV]
 
 No model runs: the paraphrase candidates, the judges' replies and the answer pairs were
 recorded from Qwen2.5-Coder-1.5B; the labels are by hand. The checks, the near-copy rule
@@ -8,13 +8,13 @@ and the cheap equivalence functions are selfpara's own code, so a change to them
 here at once. The drift checks are also run on the human-written wordings of the built-in
 sample set (evaluation/data/sample.jsonl, each a faithful rewording of its item's first):
 what a check rejects there is a good rewording lost. A second labelled set, the default
-model's own candidates of 50 factual questions (benchmarks/data/drift_labels_round2.json), is
-scored the same way as the first. Figures go to benchmarks/results/guards.json too.
+model's own candidates of 50 factual questions (research/data/drift_labels_round2.json), is
+scored the same way as the first. Figures go to research/results/guards.json too.
 
 With `--before REV` (a git revision), the drift checks as they were at REV are run on the same
 rows in the same run (from `git archive REV selfpara`, in a subprocess), each table gets a
 before column, and every candidate whose verdict under the default checks changed is listed.
-The unlabelled held-out candidates (benchmarks/data/guards_natural_heldout.json, real
+The unlabelled held-out candidates (research/data/guards_natural_heldout.json, real
 paraphrases of questions the rules were not written on) are scored too: what the default
 rejects there, and, with --before, which verdicts flipped, to be read by hand.
 """
@@ -32,17 +32,15 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+from _results import DATA, write
 
-from _common import write  # noqa: E402
+from selfpara.pipeline.drift import DRIFT_CHECKS
+from selfpara.pipeline.equivalence import ContainsMatch, DistinctAnswers, ExactMatch, NumericMatch
+from selfpara.pipeline.paraphrase import lexical_filter, parse_yes_no
 
-from selfpara.pipeline.drift import DRIFT_CHECKS  # noqa: E402
-from selfpara.pipeline.equivalence import ContainsMatch, DistinctAnswers, ExactMatch, NumericMatch  # noqa: E402
-from selfpara.pipeline.paraphrase import lexical_filter, parse_yes_no  # noqa: E402
-
-DEFAULT = Path(__file__).parent / "data" / "guards_sample.json"
-HELD_OUT = Path(__file__).parent / "data" / "guards_natural_heldout.json"
-ROUND2 = Path(__file__).parent / "data" / "drift_labels_round2.json"
+DEFAULT = DATA / "guards_sample.json"
+HELD_OUT = DATA / "guards_natural_heldout.json"
+ROUND2 = DATA / "drift_labels_round2.json"
 SAMPLE = Path(__file__).parents[1] / "evaluation" / "data" / "sample.jsonl"
 ROOT = Path(__file__).parents[1]
 COMBOS = (

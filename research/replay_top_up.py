@@ -8,7 +8,7 @@ original with every sc sample, and with both (`mixes`). Each combination is vote
 selfpara's own `vote`, at margins 1 and 2, its answer returned as the live run would (`decide_answer`,
 under the selfpara arm's low-vote-share policy), and graded like the run.
 
-    python scripts/replay_top_up.py RUN_DIR [SELFPARA_ARM]     # the selfpara arm's label, default selfpara
+    python research/replay_top_up.py RUN_DIR [SELFPARA_ARM]     # the selfpara arm's label, default selfpara
 
 Prints A_strict, A_orig and the questions raw answered right in every wording that each
 combination lost. This is how docs/results/qwen-gsm8k-topup.md replays the sample set.

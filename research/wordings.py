@@ -12,26 +12,22 @@ timed raw first then wrapped, so that neither finds the other's calls):
 Prints a row per question, the share of questions whose supply is >= k - 1 rewordings, and the ratio
 of the wrapped time to the raw time (median over questions, and the ratio of the sums).
 
-The questions are those of bench_easy.py, written down before any run of either.
+The questions are those of easy.py, written down before any run of either.
 
-    python benchmarks/bench_wordings.py        (figures in benchmarks/results/wordings.json)
+    python research/wordings.py        (figures in research/results/wordings.json)
 """
 
 from __future__ import annotations
 
 import asyncio
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+from _results import write
+from easy import QUESTIONS
 
-from _common import write  # noqa: E402
-from bench_easy import QUESTIONS  # noqa: E402
-
-from selfpara import SelfParaphraser  # noqa: E402
-from selfpara.result import Usage  # noqa: E402
+from selfpara import SelfParaphraser
+from selfpara.result import Usage
 
 K = 3
 MAX_TOKENS = 128

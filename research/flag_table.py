@@ -5,7 +5,7 @@ a vote share of 1, answers flagged (vote share below the threshold, as `low_vote
 them, recomputed so that re-voted arms count too), how many flagged answers are wrong
 (the flag's precision for wrong answers) and how many wrong answers it flags (recall).
 
-    python scripts/flag_table.py runs/natural-final [--threshold 0.6]
+    python research/flag_table.py runs/natural-final [--threshold 0.6]
 """
 
 from __future__ import annotations

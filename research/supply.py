@@ -1,14 +1,14 @@
 """Supply: how many rewordings the defaults make and keep for each wording of an items file, when every
 one is wanted (no answers, no vote), on the default model.
 
-    python benchmarks/bench_supply.py ITEMS.jsonl [--limit 40] [-k 3]
+    python research/supply.py ITEMS.jsonl [--limit 40] [-k 3]
 
 A bench run's supply counts only what adaptive k asked for (a vote settled by the first rewording
 counts 1); this asks for all k of every wording, as `SelfParaphraser().paraphrase` makes them:
 renamings first, then the model's forms, then the drift checks. Takes the first `--limit` items in
 file order (the held-out files are in a seeded shuffle) and all their wordings. Prints the share of
 wordings kept 0 … k, the share with ≥ k − 1, where the kept ones came from, and the rejections by
-reason; figures in benchmarks/results/supply.json.
+reason; figures in research/results/supply.json.
 """
 
 from __future__ import annotations
@@ -16,15 +16,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+from _results import write
 
-from _common import write  # noqa: E402
-
-from evaluation.datasets.items import load_items  # noqa: E402
-from selfpara import SelfParaphraser  # noqa: E402
+from evaluation.datasets.items import load_items
+from selfpara import SelfParaphraser
 
 
 async def main() -> None:
