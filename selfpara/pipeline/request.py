@@ -1,8 +1,9 @@
 """One request from question to WrappedAnswer: a short list of named stages over one state (`Request`).
 
-    start the original ─► doubt first ─► gather ─► vote
-                             │ sure: no vote     (paraphrase ─► filters ─► check ─► answer, as lines arrive;
-                             └──────────────────► adaptive k stops early; top-ups fill empty slots)
+    start the original ─► doubt first ─┬─ sure: its answer, no vote ─────────────┐
+                                       └─ in doubt: gather ──────────────────────┴─► vote
+                                            (paraphrase ─► filters ─► check ─► answer, as lines
+                                            arrive; adaptive k stops early; top-ups fill empty slots)
 
 `answer_request` is that list, read top to bottom; each stage is a function of its own over the request:
 `doubt_first` (here), `gather` (`selfpara.pipeline.gather`), `vote_on` (here: cluster, vote, decide). No
