@@ -4,8 +4,8 @@ the text analysers that read them, each once.
 - `en/`: the data, as TOML files the package ships: `words.toml` (word lists and tables, the one
   alias table among them), `patterns.toml` (phrases as regular expressions: the one sentence break,
   abstentions, the arithmetic shapes), `synonyms.toml` (what the drift checks read a phrase as) and
-  `renamings.toml` (the renamings table with its examples). A second language would be a second
-  folder beside it.
+  `renamings.toml` (the renamings table with its examples) and `prompts.toml` (every prompt the method
+  sends, its worked examples and forms). A second language would be a second folder beside it.
 - `tables`: reads a folder (`LEXICON`, the English one).
 - `text`: words, the one stemmer (`stem`), the one sentence splitter (`sentences`), names with their
   aliases and acronyms, negation, abstention, answer normalisation, the synonyms read.

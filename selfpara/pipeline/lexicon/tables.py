@@ -1,9 +1,10 @@
 """One language's data, read once: the word lists, tables and patterns of its folder (`lexicon/en/`).
 
 The folder holds TOML files: `words.toml` (word lists and tables), `patterns.toml` (phrases as regular
-expressions), `synonyms.toml` (what the drift checks read one phrase as) and `renamings.toml` (the
-renamings table). Every key is reached by its dotted path ("common.stopwords"); a path that names
-nothing is a KeyError when the module that reads it is imported, so a misspelt list fails at once.
+expressions), `synonyms.toml` (what the drift checks read one phrase as), `renamings.toml` (the
+renamings table) and `prompts.toml` (the prompts, their examples and forms). Every key is reached by
+its dotted path ("common.stopwords"); a path that names nothing is a KeyError when the module that
+reads it is imported, so a misspelt list fails at once.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from selfpara.util.extras import toml_reader
 
-FILES = ("words", "patterns", "synonyms", "renamings")
+FILES = ("words", "patterns", "synonyms", "renamings", "prompts")
 _REFERENCE = re.compile(r"\{([a-z_]+(?:\.[a-z_ ]+)+)\}")
 """`{section.name}` inside a pattern: another entry (never a regex quantifier such as `{2,5}`)."""
 
