@@ -1,7 +1,7 @@
 """The stages of one request, in the order a question meets them (METHOD §2), and what they read:
 
-    original ─► doubt first ─► paraphrase ─► drift ─► check ─► answer ─► equivalence ─► vote ─► decision
-                     └ sure: returned with no vote
+    doubt first ─► paraphrase ─► drift ─► check ─► answer ─► equivalence ─► vote ─► decision
+         └ the original answered first; a sure answer is returned with no vote
 
 - `request`: the list of stages, top to bottom (`answer_request`), over one state (`state.Request`);
 - `doubt`: doubt first, whether the original's answer is sure enough to return without a vote;

@@ -1,13 +1,14 @@
 """One request from question to WrappedAnswer: a short list of named stages over one state (`Request`).
 
-    start the original ─► doubt first ─┬─ sure: its answer, no vote ─────────────┐
-                                       └─ in doubt: gather ──────────────────────┴─► vote
-                                            (paraphrase ─► filters ─► check ─► answer, as lines
-                                            arrive; adaptive k stops early; top-ups fill empty slots)
+    doubt first ─┬─ sure: the original's answer, no vote ────────────┐
+                 └─ in doubt: gather ────────────────────────────────┴─► vote
+                      (paraphrase ─► filters ─► check ─► answer, as lines arrive;
+                       adaptive k stops early; top-ups fill empty slots)
 
 `answer_request` is that list, read top to bottom; each stage is a function of its own over the request:
-`doubt_first` (here), `gather` (`selfpara.pipeline.gather`), `vote_on` (here: cluster, vote, decide). No
-stage calls back into the runner: the request holds the client and the equivalence it was handed.
+`doubt_first` (here: the original answered first), `gather` (`selfpara.pipeline.gather`), `vote_on` (here:
+cluster, vote, decide). No stage calls back into the runner: the request holds the client and the
+equivalence it was handed.
 """
 
 from __future__ import annotations
@@ -35,8 +36,7 @@ async def answer_request(req: Request) -> WrappedAnswer:
         req: the request, as the runner made it (settings, question, client, equivalence, given wordings).
     """
     started = time.perf_counter()
-    start_original(req)  # the original's answer: at once, beside everything else
-    if await doubt_first(req):  # a sure original is returned as it is, with no vote
+    if await doubt_first(req):  # the original is answered first; a sure answer is returned with no vote
         await gather(req)  # rewordings made, filtered, checked and answered as they come; adaptive k; top-ups
     result = await vote_on(req)  # cluster the answers, vote, decide what is returned
     result.timings.total_s = time.perf_counter() - started
@@ -48,14 +48,12 @@ async def answer_request(req: Request) -> WrappedAnswer:
     return result
 
 
-def start_original(req: Request) -> None:
-    """Start answering the original wording (variant 0)."""
-    req.original = asyncio.create_task(answer_wording(req, 0, req.question))
-
-
 async def doubt_first(req: Request) -> bool:
-    """Whether a vote is spent: with `sure_probability` set (and wordings not given), the original's answer
-    decides, and a sure one is all that is voted on (`selfpara.pipeline.doubt`). Records why in `req.doubt`."""
+    """Start answering the original (variant 0), and say whether a vote is spent: with `sure_probability`
+    set (and wordings not given) the original's answer decides, and a sure one is all that is voted on
+    (`selfpara.pipeline.doubt`); otherwise the original's answer comes in beside the rewordings'. Records
+    why in `req.doubt`."""
+    req.original = asyncio.create_task(answer_wording(req, 0, req.question))
     if req.given is not None or req.cfg.sure_probability is None:
         return True
     req.doubt = doubt_of(await req.original_answer, req.cfg.sure_probability)
