@@ -11,11 +11,8 @@ import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from _common import write  # noqa: E402
+from _common import write
 
 QUESTION = "What is the capital of Italy?"
 

@@ -19,16 +19,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import write  # noqa: E402
+from _common import write
 
 PROMPTS = [
     "Explain why the sky is blue.",

@@ -34,7 +34,6 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import percentile, stop_all, wait_up, write  # noqa: E402
 from fake_upstream import FakeUpstream, ThreadedServer  # noqa: E402

@@ -33,9 +33,8 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import write  # noqa: E402
+from _common import write
 
 MODEL = "local/smollm2"
 PROMPTS = [

@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(ROOT))
 
 from _common import write  # noqa: E402

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(ROOT))
 
 from _common import free_port, serve_http, spawn_script, stop_all, wait_up, write  # noqa: E402

@@ -17,19 +17,14 @@ Run: python benchmarks/bench_metrics.py   (figures in benchmarks/results/metrics
 from __future__ import annotations
 
 import statistics
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
+from _common import write
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from _common import write  # noqa: E402
-
-from evaluation import stats  # noqa: E402
-from evaluation.metrics import LabelRow, compute_metrics  # noqa: E402
+from evaluation import stats
+from evaluation.metrics import LabelRow, compute_metrics
 
 QUESTIONS = 1000
 PARAPHRASES = 3

@@ -27,14 +27,12 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+from _common import percentile, write
 
-from _common import percentile, write  # noqa: E402
-
-from selfpara import SelfParaphraser  # noqa: E402
-from selfpara.models.client import ModelClient  # noqa: E402
-from selfpara.pipeline.prompts import PARAPHRASE_MARKER  # noqa: E402
-from selfpara.testing import FakeBackend, FakeStreamingBackend, default_responder, last_user_text  # noqa: E402
+from selfpara import SelfParaphraser
+from selfpara.models.client import ModelClient
+from selfpara.pipeline.prompts import PARAPHRASE_MARKER
+from selfpara.testing import FakeBackend, FakeStreamingBackend, default_responder, last_user_text
 
 QUESTION = "Which river flows through the city of Vienna?"  # the fake's rewordings keep "Vienna" (drift checks)
 SETTINGS = {"model": "openai/fake", "equivalence": "exact,numeric,contains", "paraphrase_check": "off"}

@@ -16,16 +16,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+from _common import write
 
-from _common import write  # noqa: E402
-
-import selfpara.models.engines.llamacpp as engine  # noqa: E402
-from selfpara.models.client import ModelClient  # noqa: E402
+import selfpara.models.engines.llamacpp as engine
+from selfpara.models.client import ModelClient
 
 LONG = "Rewrite the question below in three different ways, one per line. " + " ".join(
     ["Keep every number, name and qualifier; change the wording, the order of clauses and the voice."] * 14

@@ -38,7 +38,6 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import percentile, serve_env, stop_all, wait_up, write  # noqa: E402
 from redis_server import RedisServer, free_port  # noqa: E402

@@ -11,10 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from evaluation.arms import templates
 from evaluation.cache import BenchCache
 from evaluation.records import SampleRecord
-from selfpara.cli.presets import default
+from selfpara.cli.common import default
 from selfpara.config import MAX_K
-from selfpara.models.client import ModelClient
-from selfpara.models.names import EMBEDDED_MODEL
+from selfpara.models import EMBEDDED_MODEL, ModelClient
 
 
 def parse_shard(spec: str | None) -> tuple[int, int] | None:

@@ -24,12 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from selfpara.errors import ConfigError
-from selfpara.models.backends import Backend
-from selfpara.models.cache import CallCache, cacheable, call_key
-from selfpara.models.cache.sqlite_store import SQLiteStore
-from selfpara.models.client import ModelClient
+from selfpara.models import Backend, CallCache, ModelClient, SQLiteStore, cacheable, call_key
 from selfpara.result import Completion, Message
-from selfpara.util.envvars import cache_dir
+from selfpara.util import cache_dir
 
 CACHE_FILE = "bench-calls-v2.sqlite"
 

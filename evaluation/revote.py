@@ -14,6 +14,21 @@ that one call, which is the run's raw arm's record of the same wording (the same
 others keep the vote. So one always-on run gives the whole cost-gain curve of the gate
 (`research/gate_curve.py`).
 
+Adaptive k (`adaptive=true`) replays on an arm that ran fixed k: greedy clustering never moves an
+earlier answer, so its stages are replayed on the recorded answers in order (`selfpara.pipeline.adaptive`
+decides, as in a live run, the whole paraphrase reply taken as known at once), and the vote runs on the
+answers it would have asked for. A sample's calls lose those of the answers it skipped (an answer call,
+a check call where an LLM checked paraphrases, the judge calls that compared their answers); its tokens,
+cost and latency stay the fixed-k run's. This is the one offline replay: the re-vote is how a recorded
+run answers "what would this setting have done".
+
+`regrade_run` grades every sample of a run again with today's grader, nothing else changed: labels are
+written when a sample is answered, so a grader fixed later (or a re-vote, which grades the answers it
+changes with the grader of the moment) would leave a run graded two ways.
+
+    python -m evaluation.revote RUN OUT --arm selfpara --set drift_checks=numbers,entities,asks
+    python -m evaluation.revote RUN OUT --regrade
+
 Not replayable (the arm is refused): settings that would answer wordings the run never
 answered (fewer drift checks, a larger k), and equivalence or grading that needs a model.
 """
@@ -23,24 +38,35 @@ from __future__ import annotations
 import json
 import math
 import shutil
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from evaluation.arms.evidence import recorded_confidence
 from evaluation.arms.registry import ARMS
+from evaluation.datasets.items import load_items
 from evaluation.graders import grader_for
 from evaluation.records import Item, SampleRecord
-from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
+from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, load_bench_config, read_config, read_samples
 from selfpara.config import WrapConfig, build_config
 from selfpara.errors import ConfigError
-from selfpara.pipeline.confidence import answer_confidence
-from selfpara.pipeline.decision import decide_answer
-from selfpara.pipeline.equivalence import Equivalence, build_equivalence, model_free
-from selfpara.pipeline.independence import independent_wordings
-from selfpara.pipeline.paraphrase import drift_filter
-from selfpara.pipeline.vote import vote
-from selfpara.result import Answer, RejectedParaphrase, Variant
+from selfpara.pipeline.offline import (
+    Equivalence,
+    answer_confidence,
+    answers_to_settle,
+    build_equivalence,
+    cluster_answers,
+    decide_answer,
+    drift_filter,
+    first_stage,
+    independent_wordings,
+    model_free,
+    settled,
+    vote,
+    withhold_below,
+)
+from selfpara.result import Answer, Comparison, RejectedParaphrase, Variant
 
 
 @dataclass
@@ -84,6 +110,8 @@ def _check_replayable(before: WrapConfig, after: WrapConfig) -> None:
         raise ConfigError("the re-vote runs no model: use cheap equivalence functions (exact, numeric, ...)")
     if before.sure_threshold is not None and after.sure_threshold != before.sure_threshold:
         raise ConfigError("the re-vote can set sure_probability only on an arm that voted on every question")
+    if before.adapts and not after.adapts:
+        raise ConfigError("the arm ran adaptive k: the answers it skipped were never asked for")
 
 
 def _check_settled(records: list[SampleRecord], arm: str, before: WrapConfig, after: WrapConfig) -> None:
@@ -117,21 +145,56 @@ def sure(record: SampleRecord, threshold: float | None) -> bool:
 
 
 class Revoted(NamedTuple):
-    """One sample re-voted: its answer, the paraphrases the new drift checks dropped, the vote's figures."""
+    """One sample re-voted: its answer, the paraphrases the new drift checks dropped, the vote's figures, and
+    under adaptive k the kept paraphrases it did not answer and the calls that spared."""
 
     answer: str | None
     dropped: list[str]
     vote_share: float
     confidence: float | None
+    skipped: list[str] = []
+    calls_saved: int = 0
+
+
+async def adaptive_prefix(
+    question: str, answers: list[Answer], variants: list[Variant], cfg: WrapConfig, equivalence: Equivalence
+) -> int:
+    """How many paraphrases adaptive k answers of `answers` (the original's first, then each kept wording's in
+    order, `variants` their wordings): its stages replayed as a live request takes them (`selfpara.pipeline.gather`)."""
+    rule, share = cfg.vote_rule, withhold_below(cfg)
+    kept = len(answers) - 1
+    answered = min(first_stage(rule, cfg.k, share_threshold=share), kept)
+    while True:
+        prefix = answers[: 1 + answered]
+        wordings = [v.text for v in variants[1 : 1 + answered]]
+        clusters = await cluster_answers(question, prefix, equivalence, wordings=wordings)
+        independent = independent_wordings(variants[: 1 + answered])
+        remaining = kept - answered
+        if settled(clusters, prefix, rule, remaining, share_threshold=share, independent=independent):
+            return answered
+        answered = min(
+            kept, answered + max(1, answers_to_settle(clusters, prefix, rule, remaining, share_threshold=share))
+        )
+
+
+def _calls_spared(record: SampleRecord, skipped: set[int], cfg: WrapConfig) -> int:
+    """The calls a sample's skipped answers (their variants) had cost: each answer, its check where an LLM checked
+    paraphrases, and the judge calls that compared it."""
+    evidence = record.details.get("evidence") or {}
+    comparisons = [Comparison.model_validate(c) for c in evidence.get("comparisons", [])]
+    judged = sum(1 for c in comparisons if c.decided_by == "llm" and {c.a, c.b} & skipped)
+    checks = len(skipped) if cfg.resolved_paraphrase_check == "llm" else 0
+    return len(skipped) + checks + judged
 
 
 async def revote_sample(
-    record: SampleRecord, cfg: WrapConfig, equivalence: Equivalence, *, given: bool = False
+    record: SampleRecord, cfg: WrapConfig, equivalence: Equivalence, *, given: bool = False, adapt: bool = False
 ) -> Revoted:
     """`record` re-voted under `cfg` (as it was, where it holds no evidence to re-vote).
 
     `given`: the arm voted with wordings it was given (`Arm.given_wordings`, the oracle), which
-    the pipeline never filters; they are voted as they were, not drift-checked.
+    the pipeline never filters; they are voted as they were, not drift-checked. `adapt`: replay
+    adaptive k on the fixed-k record (not on given wordings or a topped-up vote, which it never runs on).
     """
     evidence = record.details.get("evidence")
     as_was = Revoted(
@@ -153,11 +216,23 @@ async def revote_sample(
     subset = [a for a in answers if a.variant in kept]
     if not any(a.ok for a in subset):
         return as_was._replace(dropped=[r.text for r in rejected])
-    independent = independent_wordings([Variant.model_validate(v) for v in evidence["variants"]], given=given)
+    recorded = [Variant.model_validate(v) for v in evidence["variants"]]
+    skipped: list[Variant] = []
+    if adapt and not given and not any(v.top_up for v in recorded):
+        ordered = [v for v in sorted(recorded, key=lambda v: v.index) if v.index in kept]
+        answered = await adaptive_prefix(question, subset, ordered, cfg, equivalence)
+        subset, skipped = subset[: 1 + answered], ordered[1 + answered :]
+        kept -= {v.index for v in skipped}
+    independent = independent_wordings(recorded, given=given)
     wordings = [variants[i] for i in sorted(kept) if i]
     outcome = await vote(question, subset, equivalence, None, cfg.vote_rule, independent=independent, wordings=wordings)
     return Revoted(
-        decide_answer(outcome, subset, cfg).answer, [r.text for r in rejected], outcome.vote_share, outcome.confidence
+        decide_answer(outcome, subset, cfg).answer,
+        [r.text for r in rejected],
+        outcome.vote_share,
+        outcome.confidence,
+        [v.text for v in skipped],
+        _calls_spared(record, {v.index for v in skipped}, cfg),
     )
 
 
@@ -210,7 +285,9 @@ async def revote_run(
                 changed.append(Change(r.item_id, r.variant_id, [], r.answer, answer, r.label, lab))
             new.append(r.model_copy(update={"arm": label, "answer": answer, "label": lab, "details": details, **cost}))
             continue
-        answer, dropped, share, confidence = await revote_sample(r, after, equivalence, given=given)
+        answer, dropped, share, confidence, skipped, saved = await revote_sample(
+            r, after, equivalence, given=given, adapt=after.adapts and not before.adapts
+        )
         lab = r.label
         if answer != r.answer:
             item = items[r.item_id]
@@ -219,7 +296,11 @@ async def revote_run(
         details = {**r.details, "vote_share": share, "revote": {"from": arm, "dropped": dropped}}
         if confidence is not None:
             details["confidence"] = confidence
-        new.append(r.model_copy(update={"arm": label, "answer": answer, "label": lab, "details": details}))
+        if skipped:  # adaptive k: what the live arm reports of the paraphrases it did not answer
+            details["k_kept"] = int(details.get("k_kept", 0)) - len(skipped)
+            details["evidence"] = {**details["evidence"], "skipped_paraphrases": skipped, "calls_saved": saved}
+        update = {"arm": label, "answer": answer, "label": lab, "details": details, "calls": r.calls - saved}
+        new.append(r.model_copy(update=update))
     shutil.copytree(src, dst)
     with (dst / SAMPLES_FILE).open("a", encoding="utf-8") as f:
         for r in new:
@@ -229,12 +310,37 @@ async def revote_run(
     return changed
 
 
+async def regrade_run(run_dir: str | Path, out: str | Path) -> Counter[tuple[str, str]]:
+    """Copy `run_dir` to `out` with every sample graded again; returns (old label, new label) counts.
+
+    Args:
+        run_dir: a bench run directory (config.json, items.jsonl, samples.jsonl).
+        out: where the regraded copy goes; must not exist.
+    """
+    src, dst = Path(run_dir), Path(out)
+    if dst.exists():
+        raise ConfigError(f"{dst} exists; choose a new directory for the regraded run")
+    grader_name = load_bench_config(src).grader
+    items = {item.id: item for item in load_items(src / ITEMS_FILE)}
+    moves: Counter[tuple[str, str]] = Counter()
+    regraded = []
+    for r in latest_records(read_samples(src / SAMPLES_FILE)):
+        item = items[r.item_id]
+        label = r.label if r.error else await grader_for(item.kind, grader_name).grade(item, r.answer)
+        moves[(r.label, label)] += 1
+        regraded.append(r.model_copy(update={"label": label}))
+    shutil.copytree(src, dst)
+    (dst / SAMPLES_FILE).write_text("".join(r.model_dump_json() + "\n" for r in regraded), encoding="utf-8")
+    return moves
+
+
 _COST = ("calls", "prompt_tokens", "completion_tokens", "cost", "latency_s", "model_s", "queue_s")
 """What a record says an answer cost: taken from the raw record where doubt first makes one call."""
 
 
 def main() -> None:
-    """`python -m evaluation.revote RUN OUT --arm selfpara --set equivalence=exact,numeric [--label L]`."""
+    """`python -m evaluation.revote RUN OUT --arm selfpara --set equivalence=exact,numeric [--label L]`, or
+    `... RUN OUT --regrade`."""
     import argparse
     import asyncio
 
@@ -244,7 +350,12 @@ def main() -> None:
     parser.add_argument("--arm", default="selfpara", help="the recorded arm to re-vote")
     parser.add_argument("--set", dest="changes", action="append", default=[], metavar="SETTING=VALUE")
     parser.add_argument("--label", help="the new arm's label (default: ARM+SETTING=VALUE,...)")
+    parser.add_argument("--regrade", action="store_true", help="grade every sample again instead, nothing else")
     args = parser.parse_args()
+    if args.regrade:
+        for (before, after), n in sorted(asyncio.run(regrade_run(args.run, args.out)).items()):
+            print(f"{before:>14} -> {after:<14} {n}")
+        return
     changes: dict[str, Any] = {}
     for pair in args.changes:
         key, sep, value = pair.partition("=")

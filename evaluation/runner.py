@@ -26,8 +26,7 @@ from evaluation.records import Item, ItemVariant, Label, SampleRecord
 from evaluation.rundir import SAMPLES_FILE, latest_records, prepare_run_dir, read_samples, write_config
 from evaluation.variants import build_items
 from selfpara.errors import ConfigError
-from selfpara.models.client import ModelClient
-from selfpara.models.names import is_embedded
+from selfpara.models import ModelClient, is_embedded
 from selfpara.result import Usage
 
 __all__ = ["BenchConfig", "RunOptions", "RunResult", "job_order", "run_bench"]
@@ -74,7 +73,7 @@ class _Graders:
                 if not self.config.nli_model:
                     raise ConfigError("the nli grader needs --nli-model (a local NLI model directory)")
                 if self._nli is None:
-                    from selfpara.pipeline.equivalence.nli import load_nli
+                    from selfpara.pipeline.offline import load_nli
 
                     self._nli = load_nli(self.config.nli_model)
                 nli = self._nli

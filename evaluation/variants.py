@@ -18,7 +18,7 @@ from evaluation.records import Item, ItemVariant
 from evaluation.rundir import ITEMS_FILE
 from selfpara.config import MAX_K
 from selfpara.errors import ConfigError
-from selfpara.models.client import ModelClient
+from selfpara.models import ModelClient
 from selfpara.result import Usage
 
 DEFAULT_ARMS = ("raw", "selfpara")
@@ -96,8 +96,8 @@ async def generate_variants(
     items: list[Item], n: int, client: ModelClient, model: str, check: str, usage: Usage, concurrency: int
 ) -> list[Item]:
     """Each item's original plus up to `n` paraphrases made and verified by selfpara's own paraphrase step."""
+    from selfpara import SelfParaphraser
     from selfpara.config import build_config
-    from selfpara.paraphraser import SelfParaphraser
 
     cfg = build_config(model=model, k=n, paraphrase_check=check)
     sp = SelfParaphraser(cfg, client=client)

@@ -26,8 +26,8 @@ from evaluation.graders import grader_for
 from evaluation.metrics.signals import auroc
 from evaluation.records import Item, ItemVariant
 from selfpara.pipeline.equivalence import build_equivalence
-from selfpara.pipeline.equivalence.answer_core import FRAMING, NEGATIONS
-from selfpara.util.text import STOPWORDS, words
+from selfpara.pipeline.equivalence.answer_core import FRAMING
+from selfpara.pipeline.lexicon.text import STOPWORDS, is_negation, words
 
 _WORD = re.compile(r"[A-Za-z0-9']+")
 
@@ -52,7 +52,7 @@ def answer_tokens_probability(question: str, token_logprobs: list[dict]) -> floa
     carried = [
         lp
         for text, lps in spans
-        if any(_base(w) not in quiet or w.lower() in NEGATIONS for w in _WORD.findall(text))
+        if any(_base(w) not in quiet or is_negation(w.lower()) for w in _WORD.findall(text))
         for lp in lps
     ]
     chosen = carried or [float(e.get("logprob") or 0.0) for e in token_logprobs]

@@ -1,6 +1,6 @@
 """Label a round of answer pairs from what each of its distinct answers states (read by hand).
 
-The stated file (benchmarks/data/answer_pairs_<round>_stated.json) lists, per item, what every
+The stated file (research/data/answer_pairs_<round>_stated.json) lists, per item, what every
 distinct answer of that item states, in the order the answers first appear in the pairs file;
 a pair is `same` when its two answers state the same thing, whatever else they say, and
 `different` otherwise (another answer, or none). `notes` holds the judgement calls, keyed
@@ -8,9 +8,9 @@ a pair is `same` when its two answers state the same thing, whatever else they s
 function is scored on the round.
 
     python scripts/make_answer_pairs.py RUN ... --round final3 \\
-        --seen benchmarks/data/answer_pairs.jsonl --out benchmarks/data/answer_pairs_final3.jsonl
-    python scripts/label_answer_pairs.py benchmarks/data/answer_pairs_final3.jsonl \\
-        benchmarks/data/answer_pairs_final3_stated.json
+        --seen research/data/answer_pairs.jsonl --out research/data/answer_pairs_final3.jsonl
+    python scripts/label_answer_pairs.py research/data/answer_pairs_final3.jsonl \\
+        research/data/answer_pairs_final3_stated.json
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Build the answer pairs behind benchmarks/data/answer_pairs.jsonl from recorded bench runs.
+"""Build the answer pairs behind research/data/answer_pairs.jsonl from recorded bench runs.
 
 Every pair of answers to one item whose normalised texts differ (identical ones are
 trivially the same answer and would only inflate the merge rate) becomes one row:
@@ -11,9 +11,9 @@ null, to be labelled by hand, and `labelled` set to --round. With --seen, pairs 
 another labelled file are left out (a new round holds only pairs never labelled).
 
     python scripts/make_answer_pairs.py runs/pairs-a80 runs/pairs-gsm16 \\
-        --labels benchmarks/data/answer_pairs.jsonl --out benchmarks/data/answer_pairs.jsonl
+        --labels research/data/answer_pairs.jsonl --out research/data/answer_pairs.jsonl
     python scripts/make_answer_pairs.py runs/natural-held50 --round final2 \\
-        --seen benchmarks/data/answer_pairs.jsonl --out benchmarks/data/answer_pairs_final2.jsonl
+        --seen research/data/answer_pairs.jsonl --out research/data/answer_pairs_final2.jsonl
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 
 from evaluation.datasets.items import load_items
 from evaluation.rundir import latest_records, read_samples
-from selfpara.util.text import normalize_answer
+from selfpara.pipeline.lexicon.text import normalize_answer
 
 
 def _pair_key(item_id: str, a: str, b: str) -> tuple[str, str, str]:
@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument(
         "--guards",
         type=Path,
-        help="benchmarks/data/guards_sample.json: add its 40 hand-labelled answer pairs (same: true/false)",
+        help="research/data/guards_sample.json: add its 40 hand-labelled answer pairs (same: true/false)",
     )
     parser.add_argument("--round", help="the `labelled` round to stamp on pairs the labels file does not hold")
     parser.add_argument(

@@ -1,35 +1,30 @@
 """SelfParaphraser: the one entry to the path from a question to a WrappedAnswer, shared by the library,
 server, CLI and benchmark. It holds what outlives a request (the client, the equivalences with their
-pair caches) and makes the paraphrase calls; one request's stages, in order, are
-`selfpara.pipeline.request.RequestState`'s (see `selfpara.pipeline`).
+pair caches) and hands them to each request; one request's stages, in order, are
+`selfpara.pipeline.request.answer_request`'s (see `selfpara.pipeline`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from selfpara.config import WrapConfig, build_config
-from selfpara.errors import InputError, UpstreamError
+from selfpara.errors import InputError
 from selfpara.models.cache import open_call_cache
 from selfpara.models.client import ModelClient
 from selfpara.models.names import provider_of
-from selfpara.models.upstream_data import one_piece
-from selfpara.pipeline import prompts
 from selfpara.pipeline.equivalence import Equivalence, build_equivalence
-from selfpara.pipeline.equivalence.nli import NLIModel, load_nli
-from selfpara.pipeline.paraphrase import EquivalenceCheck, equivalence_filter, parse_yes_no
-from selfpara.pipeline.paraphrase.calls import form_request, list_request
+from selfpara.pipeline.equivalence.nli import load_nli
+from selfpara.pipeline.paraphrase import equivalence_filter
+from selfpara.pipeline.paraphrase.calls import paraphrase_check
 from selfpara.pipeline.paraphrase.lines import LineSource, Restart
-from selfpara.pipeline.prompts import Form
-from selfpara.pipeline.request import RequestState
+from selfpara.pipeline.request import answer_request
+from selfpara.pipeline.state import Request
 from selfpara.result import Message, RejectedParaphrase, Timings, Usage, WrappedAnswer
 from selfpara.util.messages import content_text
-
-log = logging.getLogger(__name__)
 
 
 def client_from_config(config: WrapConfig, **changes: Any) -> ModelClient:
@@ -146,8 +141,9 @@ class SelfParaphraser:
         given = None if paraphrases is None else [str(p).strip() for p in paraphrases]
         if given is not None and not all(given):
             raise InputError("a given paraphrase is empty")
-        self.equivalence_for(cfg)  # loads an NLI model now: a bad path fails before any model call
-        return await RequestState(self, cfg, messages, q, given=given, seeds=seeds).execute()
+        equivalence = self.equivalence_for(cfg)  # loads an NLI model now: a bad path fails before any model call
+        request = Request(cfg, messages, q, self.client, equivalence, given=given, seeds=list(seeds or []))
+        return await answer_request(request)
 
     async def paraphrase(
         self, question: str, *, usage: Usage | None = None, **overrides: object
@@ -167,44 +163,16 @@ class SelfParaphraser:
         cfg = self.config.with_overrides(**overrides) if overrides else self.config
         _, q = split_messages(question)
         usage = usage if usage is not None else Usage()
-        source = LineSource(self, cfg, q, usage, flags=[], timings=Timings())
+        source = LineSource(self.client, cfg, q, usage, flags=[], timings=Timings())
         lines: list[str] = []
         async for item in source.lines():
             lines = lines[: item.keep] if isinstance(item, Restart) else lines + item
-        kept, rejected = await equivalence_filter(q, lines, self.paraphrase_check(cfg, usage))
+        kept, rejected = await equivalence_filter(q, lines, paraphrase_check(cfg, self.client, usage))
         if not kept and source.failure is not None:
             raise source.failure
         return kept, source.cheap_rejected + rejected, {line: source.sources[line] for line in kept}
 
-    # --- the calls a request makes ------------------------------------------------
-
-    async def paraphrase_form(self, question: str, form: Form, cfg: WrapConfig, usage: Usage) -> str:
-        """The reply of the call asking for `question` in `form` (one line). Raises UpstreamError."""
-        model, messages, params = form_request(question, cfg, form)
-        reply = await self.client.complete(model, messages, usage=usage, kind="paraphrase", **params)
-        return reply.text
-
-    async def paraphrase_reply(self, question: str, cfg: WrapConfig, usage: Usage, n: int) -> AsyncGenerator[str, None]:
-        """The reply of the call asking for `n` rewordings in a list, in pieces: streamed as the model
-        writes it where the backend can stream and `cfg.streams_paraphrases`, else whole.
-
-        An upstream that refuses the stream (a non-retryable error other than a rejected key: no
-        streaming, an unknown `stream_options`, a plain JSON answer) is asked again without it.
-        Raises UpstreamError as `ModelClient.complete` does.
-        """
-        model, messages, params = list_request(question, cfg, n)
-        if cfg.streams_paraphrases:
-            try:
-                stream = await self.client.stream_text(model, messages, usage=usage, kind="paraphrase", **params)
-            except UpstreamError as exc:
-                if exc.retryable or exc.status == 401:
-                    raise
-                log.info("the paraphrase call could not stream (%s): asking for the whole reply", exc)
-                stream = None
-            if stream is not None:
-                return stream
-        reply = await self.client.complete(model, messages, usage=usage, kind="paraphrase", **params)
-        return one_piece(reply.text)
+    # --- what outlives a request ------------------------------------------------
 
     def equivalence_for(self, cfg: WrapConfig) -> Equivalence:
         """The Equivalence (with its pair cache) for these settings, built once per combination."""
@@ -213,42 +181,13 @@ class SelfParaphraser:
         if key in self._equivalences:
             self._equivalences.move_to_end(key)
             return self._equivalences[key]
+        nli = load_nli(cfg.nli_model) if cfg.nli_model else None
         equivalence = self._equivalences[key] = build_equivalence(
-            names, client=self.client, judge_model=cfg.judge_model or cfg.model, nli=self._nli(cfg)
+            names, client=self.client, judge_model=cfg.judge_model or cfg.model, nli=nli
         )
         if len(self._equivalences) > MAX_EQUIVALENCES:
             self._equivalences.popitem(last=False)
         return equivalence
-
-    def _nli(self, cfg: WrapConfig) -> NLIModel | None:
-        return load_nli(cfg.nli_model) if cfg.nli_model else None
-
-    def paraphrase_check(self, cfg: WrapConfig, usage: Usage) -> EquivalenceCheck | None:
-        """The configured question-equivalence check, or None when it is off."""
-        kind = cfg.resolved_paraphrase_check
-        if kind == "off":
-            return None
-        if kind == "nli":
-            nli = self._nli(cfg)
-            assert nli is not None  # WrapConfig validation guarantees nli_model
-
-            async def nli_check(q: str, p: str) -> tuple[bool, str]:
-                fwd, back = await nli.aprobs([(q, p), (p, q)])
-                score = (fwd.entailment + back.entailment) / 2
-                return score >= cfg.nli_threshold, f"entailment {score:.2f}"
-
-            return nli_check
-        judge = cfg.judge_model or cfg.model
-
-        async def llm_check(q: str, p: str) -> tuple[bool, str]:
-            prompt = prompts.same_question(q, p)
-            reply = await self.client.complete(
-                judge, [{"role": "user", "content": prompt}], usage=usage, max_tokens=8, kind="judge"
-            )
-            verdict = parse_yes_no(reply.text)
-            return verdict is True, f"judge said {reply.text.strip()[:40]!r}"
-
-        return llm_check
 
 
 async def aanswer(question: str | list[Message], **settings: object) -> WrappedAnswer:

@@ -173,7 +173,7 @@ class Cluster(BaseModel):
     members: list[int] = Field(description="Variant indices whose answers fall in this cluster.")
     abstention: bool = False
     mean_logprob: float | None = None
-    votes: float | None = Field(None, description="Votes it got: its size, or weighted by answer probability.")
+    votes: float | None = Field(None, description="Votes it got: one per answer (its size).")
 
     @property
     def size(self) -> int:

@@ -10,9 +10,9 @@ import pytest
 
 from selfpara.pipeline.adaptive import answers_to_settle, first_stage, settled
 from selfpara.pipeline.equivalence import Equivalence, ExactMatch
-from selfpara.pipeline.vote import VoteRule, choose_winner, cluster_answers, guard_original, weigh
+from selfpara.pipeline.lexicon.text import is_abstention
+from selfpara.pipeline.vote import VoteRule, choose_winner, cluster_answers, guard_original, tally
 from selfpara.result import Answer, Cluster
-from selfpara.util.text import is_abstention
 
 ABSTAIN = "I don't know"
 FAIL = None
@@ -44,7 +44,7 @@ def answers_by(answers: list[Answer]) -> dict[int, Answer]:
 def outcome(answers: list[Answer], rule: VoteRule) -> tuple[int, float]:
     """(winning cluster id, vote share) of the vote over `answers`."""
     clusters = clusters_of(answers)
-    weigh(clusters, answers, rule.vote_weighting)
+    tally(clusters, answers)
     winner, _ = guard_original(clusters, choose_winner(clusters), answers, rule)
     return winner.id, winner.size / sum(c.size for c in clusters)
 
@@ -88,9 +88,8 @@ RULES = [
     VoteRule(overrule_margin=2.0),
     VoteRule(overrule_margin=1.0),
     VoteRule(overrule_margin=0.0),
-    VoteRule(overrule_margin=1.5, vote_weighting="logprob"),
-    VoteRule(overrule_margin=2.0, vote_weighting="logprob"),
-    VoteRule(overrule_margin=0.0, vote_weighting="logprob"),
+    VoteRule(overrule_margin=1.5),
+    VoteRule(overrule_margin=3.0),
 ]
 
 

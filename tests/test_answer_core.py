@@ -33,7 +33,7 @@ SAME = [
     ),
 ]
 
-# The gaps the labelled pairs showed (benchmarks/data/answer_pairs.jsonl), each in the model's own words.
+# The gaps the labelled pairs showed (research/data/answer_pairs.jsonl), each in the model's own words.
 GAPS_SAME = {
     "answer in a later sentence": (
         "In which country is Machu Picchu?",
@@ -107,7 +107,7 @@ GAPS_SAME = {
         "The RMS Titanic went down on April 15, 1912.",
         "Based on the Britannic ss titanic sinking record, the Titanic sank on April 15, 1912.",
     ),
-    # the held-out round final2 (benchmarks/data/answer_pairs_final2.jsonl) showed these, scored once before
+    # the held-out round final2 (research/data/answer_pairs_final2.jsonl) showed these, scored once before
     "a participle clause after the answer": (
         "On which continent is Poland?",
         "Poland lies in Europe.",
@@ -242,8 +242,8 @@ PAIR_FILES = ["answer_pairs.jsonl", "answer_pairs_final2.jsonl", "answer_pairs_f
 
 
 async def test_the_default_local_chain_merges_no_labelled_different_pair() -> None:
-    """Every hand-labelled pair of real answers (benchmarks/data): no different pair merged, most same ones merged."""
-    data = Path(__file__).parents[1] / "benchmarks" / "data"
+    """Every hand-labelled pair of real answers (research/data): no different pair merged, most same ones merged."""
+    data = Path(__file__).parents[1] / "research" / "data"
     rows = [json.loads(line) for name in PAIR_FILES for line in (data / name).read_text().splitlines() if line]
     chain = build_equivalence(
         ["exact", "numeric", "contains", "distinct", "core"], client=ModelClient(), judge_model="x"
@@ -257,5 +257,5 @@ async def test_the_default_local_chain_merges_no_labelled_different_pair() -> No
             if r["label"] == "different":
                 wrong.append((r["question"], r["a"], r["b"]))
     assert wrong == []
-    # a floor under the measured 0.95 (benchmarks/bench_equivalence.py), so a change that loses many merges fails
+    # a floor under the measured 0.95 (research/equivalence.py), so a change that loses many merges fails
     assert merged["same"] / sum(r["label"] == "same" for r in rows) > 0.9

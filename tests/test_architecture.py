@@ -245,6 +245,36 @@ def test_the_top_level_is_short() -> None:
 
 def test_a_requests_state_gets_what_it_needs_not_the_pipeline() -> None:
     assert "selfpara.paraphraser" not in reachable("selfpara.pipeline.request")
+    assert not any(_in(m, "selfpara.paraphraser") for m in reachable("selfpara.pipeline.gather"))
+
+
+EVALUATION_SURFACE = {
+    # the public API
+    "selfpara",
+    "selfpara.config",
+    "selfpara.errors",
+    "selfpara.result",
+    "selfpara.testing",
+    # what measuring needs below it, each documented where it is defined
+    "selfpara.pipeline.offline",  # the method's parts that run on recorded answers
+    "selfpara.models",  # the model door, its call cache and model names
+    "selfpara.cli.common",  # what a command of another package uses of the CLI
+    "selfpara.cli.conventions",  # the conventions every command follows (`Command`)
+    "selfpara.util",  # the registry shape, environment variables, extras
+}
+
+
+def test_the_evaluation_package_reaches_selfpara_through_its_surface_only() -> None:
+    reached: dict[str, set[str]] = {}
+    for module in (m for m in MODULES if _in(m, "evaluation")):
+        tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+        for node in _import_nodes(tree, module_level=False, types=True):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for name in names:
+                if _in(name, "selfpara"):
+                    reached.setdefault(name, set()).add(module)
+    assert "selfpara.pipeline.offline" in reached  # guards the walk
+    assert {name: sorted(by) for name, by in reached.items() if name not in EVALUATION_SURFACE} == {}
 
 
 def module_lengths() -> dict[str, int]:

@@ -164,7 +164,7 @@ def test_registered_as_a_drift_check():
 
 
 def test_operation_reading():
-    from selfpara.pipeline.drift.operations import operation
+    from selfpara.pipeline.lexicon.quantities import operation
 
     assert operation("How many times does 4 go into 32?") == ("quotient", (32, 4), True)
     assert operation("What is the difference between 9 and 4?") == ("difference", (9, 4), False)

@@ -11,9 +11,9 @@ from selfpara.pipeline.drift import (
     qualifiers_changed,
     rates_changed,
 )
-from selfpara.pipeline.drift.synonyms import renamed
+from selfpara.pipeline.lexicon.quantities import number_set, numbers
+from selfpara.pipeline.lexicon.text import with_synonyms_read
 from selfpara.pipeline.paraphrase import drift_filter
-from selfpara.util.quantities import number_set, numbers
 
 
 @pytest.mark.parametrize(
@@ -307,10 +307,10 @@ def test_renamings_that_change_the_question_stay_rejected(question, paraphrase, 
     assert default_rejects(question, paraphrase).get(check) == detail
 
 
-def test_renamed_keeps_the_name_after_government():
+def test_synonyms_keep_the_name_after_government():
     assert (
-        renamed("What is the city where the government of France sits?")
+        with_synonyms_read("What is the city where the government of France sits?")
         == "What is the city where the capital of France?"
     )
-    assert renamed("Kazakhstan's government sits in which city?") == "Kazakhstan's capital in which city?"
-    assert renamed("Who heads the government of France?") == "Who heads the government of France?"
+    assert with_synonyms_read("Kazakhstan's government sits in which city?") == "Kazakhstan's capital in which city?"
+    assert with_synonyms_read("Who heads the government of France?") == "Who heads the government of France?"

@@ -1,7 +1,7 @@
 """The default drift checks on the hand-labelled paraphrase candidates (docs/guards.md §1).
 
 guards_sample.json holds Qwen's candidates under the older paraphrase prompt, drift_labels_round2.json
-the default model's own (benchmarks/data/drift_labels_round2.md). What the default checks miss or
+the default model's own (research/data/drift_labels_round2.md). What the default checks miss or
 lose there today is listed below and reported in docs/guards.md: a rule that lets through another
 drifted candidate, or rejects another faithful one, fails here.
 """
@@ -16,7 +16,7 @@ import pytest
 from selfpara.config import WrapConfig
 from selfpara.pipeline.drift import DRIFT_CHECKS
 
-DATA = Path(__file__).parents[1] / "benchmarks" / "data"
+DATA = Path(__file__).parents[1] / "research" / "data"
 
 # Drifted candidates no cheap check reads: a dropped condition, a vaguer or another noun than the
 # question's, a premise added, a garbled question.

@@ -26,7 +26,7 @@ from evaluation.datasets import (
 )
 from evaluation.records import Item, ItemVariant
 from selfpara.errors import ConfigError, InputError
-from selfpara.util.mathanswer import to_number
+from selfpara.pipeline.lexicon.quantities import to_number
 
 FIX = Path(__file__).parent / "fixtures"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -15,7 +15,7 @@ import pytest
 from selfpara.pipeline.adaptive import settled
 from selfpara.pipeline.equivalence import Equivalence, ExactMatch
 from selfpara.pipeline.independence import independent_wordings, same_words
-from selfpara.pipeline.vote import VoteRule, choose_winner, guard_original, vote, weigh
+from selfpara.pipeline.vote import VoteRule, choose_winner, guard_original, tally, vote
 from selfpara.result import Answer, Cluster, Variant
 from tests.fake_upstream import FakeUpstream
 from tests.helpers.proxy import (  # fake, reset_fake: the module's fake upstream, reset before each test
@@ -179,7 +179,7 @@ CHOICES = ["A", "B", None]  # None: a failed answer
 
 def outcome(seen: list[Answer], independent: set[int], rule: VoteRule) -> int:
     clusters = clusters_of(seen)
-    weigh(clusters, seen, rule.vote_weighting)
+    tally(clusters, seen)
     winner, _ = guard_original(clusters, choose_winner(clusters), seen, rule, independent=independent)
     return min(winner.members)
 

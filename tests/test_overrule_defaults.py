@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from selfpara import SelfParaphraser, WrapConfig
 from selfpara.cli import app
-from selfpara.pipeline.paraphrase.renamings import renamings
+from selfpara.pipeline.lexicon.renamings import renamings
 from selfpara.server.settings import ServerSettings
 from tests.fake_upstream import FakeUpstream, serve_fake
 from tests.helpers.proxy import PROXY_KEY, UPSTREAM_KEY, chat, post, start

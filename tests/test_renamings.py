@@ -11,72 +11,13 @@ import pytest
 
 from selfpara import SelfParaphraser
 from selfpara.models.client import ModelClient
-from selfpara.pipeline.paraphrase.renamings import RENAMINGS, renamings
+from selfpara.pipeline.lexicon import RENAMINGS, renamings
 from selfpara.pipeline.prompts import PARAPHRASE_MARKER
 from selfpara.testing import FakeBackend, default_responder, last_user_text
 
-# (question, the entry that reads it, its first rewording): one case per entry, and the shapes people write
-CASES = [
-    ("What is the capital of Canada?", "capital", "Canada's seat of government is in which city?"),
-    # a wording that does not already ask it plainly is asked plainly first: where one wording
-    # misleads the model, the plain one is the likeliest to be answered right
-    ("What's Iceland's capital city?", "capital", "What is the capital of Iceland?"),
-    ("The capital of Austria is which city?", "capital", "What is the capital of Austria?"),
-    ("Name the capital city of the United States.", "capital", "What is the capital of the United States?"),
-    ("Myanmar's capital is which city?", "capital", "What is the capital of Myanmar?"),
-    ("Texas' capital is which city?", "capital", "What is the capital of Texas?"),
-    ("Which city is Australia's capital?", "capital", "What is the capital of Australia?"),
-    ("From which city is Myanmar governed?", "capital", "What is the capital of Myanmar?"),
-    ("Which city is Kazakhstan governed from?", "capital", "What is the capital of Kazakhstan?"),
-    ("Belize is governed from which city?", "capital", "What is the capital of Belize?"),
-    (
-        "From which city is the state of Louisiana governed?",
-        "capital",
-        "What is the capital of the state of Louisiana?",
-    ),
-    ("Which city is the seat of Belize's national government?", "capital", "What is the capital of Belize?"),
-    ("Burkina Faso's seat of government is in which city?", "capital", "What is the capital of Burkina Faso?"),
-    ("In which city does the government of Nigeria sit?", "capital", "What is the capital of Nigeria?"),
-    ("Who wrote Moby-Dick?", "author", "Who is the author of Moby-Dick?"),
-    ("Hamlet was written by whom?", "author", "Who wrote Hamlet?"),
-    ("1984 is a novel by whom?", "author", "Who wrote 1984?"),
-    ("Which novelist penned Middlemarch?", "author", "Who wrote Middlemarch?"),
-    ("Who composed the Moonlight Sonata?", "composer", "Who is the composer of the Moonlight Sonata?"),
-    ("Who wrote the music for The Nutcracker?", "composer", "Who composed The Nutcracker?"),
-    ("The opera Carmen is the work of which composer?", "composer", "Who composed the opera Carmen?"),
-    ("Boléro was written by which composer?", "composer", "Who composed Boléro?"),
-    ("Who painted The Night Watch?", "painter", "Who is the painter of The Night Watch?"),
-    ("The Night Watch was painted by which artist?", "painter", "Who painted The Night Watch?"),
-    ("Who sculpted The Thinker?", "sculptor", "Which artist sculpted The Thinker?"),
-    ("The Thinker was created by which sculptor?", "sculptor", "Who sculpted The Thinker?"),
-    ("Who invented the telephone?", "inventor", "Who was the inventor of the telephone?"),
-    ("Who discovered penicillin?", "discoverer", "Who is credited with the discovery of penicillin?"),
-    ("Which scientist discovered penicillin?", "discoverer", "Who discovered penicillin?"),
-    ("The telephone was invented by whom?", "inventor", "Who invented the telephone?"),
-    (
-        "What is the chemical symbol for tungsten?",
-        "chemical symbol",
-        "Which symbol represents tungsten on the periodic table?",
-    ),
-    ("Which element has atomic number 74?", "element by atomic number", "Name the element whose atomic number is 74."),
-    ("Which element has 29 protons?", "element by atomic number", "Which element has atomic number 29?"),
-    ("Element number 79 is which element?", "element by atomic number", "Which element has atomic number 79?"),
-    ("Which symbol represents tin on the periodic table?", "chemical symbol", "What is the chemical symbol for tin?"),
-    ("Tin is represented by which symbol?", "chemical symbol", "What is the chemical symbol for tin?"),
-    ("What is the atomic number of carbon?", "atomic number", "How many protons does an atom of carbon have?"),
-    ("How many protons does an atom of carbon have?", "atomic number", "What is the atomic number of carbon?"),
-    ("In what year did the Berlin Wall fall?", "year", "When, by year, did the Berlin Wall fall?"),
-    ("What is 17 times 6?", "product", "What is the product of 17 and 6?"),
-    ("What is 40 plus 23?", "sum", "What is the sum of 40 and 23?"),
-    ("What is 48 minus 27?", "difference", "What do you get when you subtract 27 from 48?"),
-    ("What is 144 divided by 12?", "quotient", "What do you get when you divide 144 by 12?"),
-    ("What is 20% of 50?", "percent", "How much is 20 percent of 50?"),
-    ("How many days are in a week?", "count", "How many days does a week have?"),
-    ("How many legs does a spider have?", "count", "A spider has how many legs?"),
-    ("What is the number of players in a football team?", "count", "How many players does a football team have?"),
-    ("What is the currency of Japan?", "currency", "Which currency do people in Japan pay with?"),
-    ("On which continent is Kenya?", "continent", "Kenya lies on which continent?"),
-]
+# (question, the entry that reads it, its first rewording): the table's own examples (en/renamings.toml), one
+# case per entry at least and the shapes people write
+CASES = [(question, entry.name, first) for entry in RENAMINGS for question, first in entry.examples]
 
 
 @pytest.mark.parametrize(("question", "entry", "first"), CASES, ids=[c[0] for c in CASES])
@@ -168,8 +109,8 @@ async def test_the_model_fills_only_the_slots_the_renamings_leave() -> None:
 
 
 async def test_a_renaming_that_fails_a_check_is_not_answered(monkeypatch: pytest.MonkeyPatch) -> None:
+    from selfpara.pipeline.lexicon.renamings import Renamed
     from selfpara.pipeline.paraphrase import lines
-    from selfpara.pipeline.paraphrase.renamings import Renamed
 
     def table(question: str) -> list[Renamed]:  # one faithful, one that drops the number
         return [

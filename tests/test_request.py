@@ -12,6 +12,7 @@ import re
 import pytest
 
 from selfpara import SelfParaphraser, UpstreamError
+from selfpara.errors import ConfigError
 from selfpara.models.client import ModelClient
 from selfpara.pipeline.paraphrase import LineParser, parse_paraphrases
 from selfpara.pipeline.prompts import JUDGE_MARKER, PARAPHRASE_MARKER
@@ -293,17 +294,11 @@ async def test_no_paraphrase_is_flagged_when_adaptive_k_stops_after_rejecting_ev
     assert r.n_voted == 1 and "no_paraphrases" in r.flags and r.answer == "Berlin"
 
 
-async def test_adaptive_settings():
-    pattern = ["Paris"] * 6
-    sp = make(FakeBackend(by_variant(pattern)), k=5, equivalence="exact", paraphrase_check="off", adaptive=True)
-    assert (await sp.aanswer(QUESTION, adaptive_first=4)).k_kept == 4
-    split = make(FakeBackend(by_variant(["Paris", "Paris", "Lyon", "Lyon", "Lyon", "Lyon"])), k=5, adaptive=True)
-    # stages of one: after the first two (a split), one more at a time
-    r = await split.aanswer(QUESTION, equivalence="exact", paraphrase_check="off", adaptive_step=1)
-    assert r.k_kept == 5
-    # a configured vote share stops as soon as it is reached after the first stage, settled or not
-    r = await sp.aanswer(QUESTION, adaptive_first=1, adaptive_vote_share=0.9)
-    assert r.k_kept == 1 and r.calls_saved == 4
+@pytest.mark.parametrize("setting", ["adaptive_first", "adaptive_step", "adaptive_vote_share", "vote_weighting"])
+async def test_the_removed_stage_and_weighting_settings_say_why(setting):
+    sp = make(FakeBackend(by_variant(["Paris"] * 6)), k=5, equivalence="exact", paraphrase_check="off")
+    with pytest.raises(ConfigError, match=f"{setting}: removed"):
+        await sp.aanswer(QUESTION, **{setting: 1})
 
 
 async def test_given_paraphrases_are_all_answered_even_with_adaptive_k():

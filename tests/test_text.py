@@ -1,5 +1,5 @@
-from selfpara.util import mathanswer
-from selfpara.util.text import contains_phrase, is_abstention, normalize_answer, overlap, words
+from selfpara.pipeline.lexicon import quantities
+from selfpara.pipeline.lexicon.text import contains_phrase, is_abstention, normalize_answer, overlap, words
 
 
 def test_words_are_lowercase_alnum_apostrophe_tokens():
@@ -29,20 +29,20 @@ def test_contains_phrase_on_word_boundaries():
 
 
 def test_math_final_answer_forms():
-    assert mathanswer.final_answer(r"so \boxed{\frac{1}{2}} done") == r"\frac{1}{2}"
-    assert mathanswer.final_answer("work...\n#### 1,200") == "1,200"
-    assert mathanswer.final_answer("The answer is 7.") == "7"
-    assert mathanswer.final_answer("3 apples and 4 pears") == "4"
-    assert mathanswer.final_answer("no numbers") is None
+    assert quantities.final_answer(r"so \boxed{\frac{1}{2}} done") == r"\frac{1}{2}"
+    assert quantities.final_answer("work...\n#### 1,200") == "1,200"
+    assert quantities.final_answer("The answer is 7.") == "7"
+    assert quantities.final_answer("3 apples and 4 pears") == "4"
+    assert quantities.final_answer("no numbers") is None
 
 
 def test_math_values_compare_by_value():
-    assert mathanswer.same_value("0.5", r"\frac{1}{2}")
-    assert mathanswer.same_value("1,200", "1200")
-    assert mathanswer.same_value("$5", "5")
-    assert not mathanswer.same_value("5", "6")
-    assert mathanswer.same_value("x + 1", "x+1")
-    assert mathanswer.to_number("3/0") is None
+    assert quantities.same_value("0.5", r"\frac{1}{2}")
+    assert quantities.same_value("1,200", "1200")
+    assert quantities.same_value("$5", "5")
+    assert not quantities.same_value("5", "6")
+    assert quantities.same_value("x + 1", "x+1")
+    assert quantities.to_number("3/0") is None
 
 
 def test_hedged_answer_is_not_an_abstention():

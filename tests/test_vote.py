@@ -93,12 +93,7 @@ async def test_an_abstaining_original_is_not_protected():
     assert out.returned == 1 and out.original_kept_reason is None
 
 
-async def test_logprob_weighting():
-    # two unsure answers (p ~ 0.05 each) weigh less than one sure one (p = 1)
-    ans = answers("Lyon", "Paris", "Paris", logprobs=[0.0, -3.0, -3.0])
-    out = await vote("q", ans, AGR, rule=VoteRule(vote_weighting="logprob"))
-    assert out.returned == 0 and out.clusters[0].votes == pytest.approx(1.0)
-    assert out.clusters[1].votes == pytest.approx(2 * math.exp(-3.0))
-    assert out.vote_share == pytest.approx(1 / 3)  # the share still counts answers
-    out = await vote("q", ans, AGR)
+async def test_a_vote_counts_answers_and_token_probability_breaks_ties_only():
+    # two unsure answers (p ~ 0.05 each) outvote one sure one: a vote counts answers
+    out = await vote("q", answers("Lyon", "Paris", "Paris", logprobs=[0.0, -3.0, -3.0]), AGR)
     assert out.returned == 1 and out.clusters[1].votes == 2.0

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from evaluation.records import Item, ItemKind, ItemVariant
 from selfpara.errors import ConfigError
-from selfpara.models.client import ModelClient
+from selfpara.models import ModelClient
 from selfpara.result import Usage
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from selfpara.pipeline.confidence import winner_confidence
+from selfpara.pipeline.offline import winner_confidence
 from selfpara.result import Cluster, WrappedAnswer
 
 _NOT_EVIDENCE = {"answer", "question", "model", "usage", "timings"}

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from evaluation.arms.base import Arm
-from selfpara.util.registry import Registry
+from selfpara.util import Registry
 
 ArmT = TypeVar("ArmT", bound=type[Arm])
 

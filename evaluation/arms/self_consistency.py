@@ -19,7 +19,7 @@ from selfpara.config import MAX_K, WrapConfig, build_config
 from selfpara.errors import ConfigError, UpstreamError
 
 if TYPE_CHECKING:
-    from selfpara.paraphraser import SelfParaphraser
+    from selfpara import SelfParaphraser
 
 
 def sampling_options(temperature: float) -> dict[str, Any]:
@@ -34,7 +34,7 @@ def plain_majority_pipeline(arm: Arm, k: int) -> tuple[WrapConfig, SelfParaphras
     No sample is the original: the overrule margin that protects a user's own wording would let sample 0
     (drawn at T > 0) beat a 2-vote majority.
     """
-    from selfpara.paraphraser import SelfParaphraser
+    from selfpara import SelfParaphraser
 
     s = arm.settings
     s["temperature"] = as_float(arm.label, "temperature", s["temperature"], 0.01, 2.0)

@@ -32,7 +32,7 @@ class SelfParaArm(Arm):
     }
 
     def validate(self) -> None:
-        from selfpara.paraphraser import SelfParaphraser
+        from selfpara import SelfParaphraser
 
         values = {k: v for k, v in self.settings.items() if v is not None}
         values.setdefault("max_tokens", self.max_tokens)

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from evaluation.arms.base import Arm
 from evaluation.arms.registry import ARMS, resolve_arm_name
 from selfpara.errors import ConfigError
-from selfpara.models.client import ModelClient
+from selfpara.models import ModelClient
 
 
 class ArmSpec(BaseModel):

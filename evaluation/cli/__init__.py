@@ -24,7 +24,7 @@ def register_commands(app: typer.Typer) -> None:
     from evaluation.cli.metrics import metrics
     from evaluation.cli.report import report
     from selfpara.cli.conventions import Command
-    from selfpara.util.extras import install_note
+    from selfpara.util import install_note
 
     note = escape(install_note("bench", ("numpy", "jinja2")))  # help texts are rich markup
     for command in (bench, metrics, report, calibrate):

@@ -13,11 +13,9 @@ import typer
 from evaluation.arms import ARMS
 from evaluation.datasets import FORMATS
 from evaluation.graders.registry import FACTORIES
-from selfpara.cli.choices import ParaphraseCheck
-from selfpara.cli.common import clean_errors, err_console, setup_logging
-from selfpara.cli.presets import default
-from selfpara.models.names import EMBEDDED_MODEL
-from selfpara.util.envvars import API_BASE_ENV, MODEL_ENV
+from selfpara.cli.common import ParaphraseCheck, clean_errors, default, err_console, setup_logging
+from selfpara.models import EMBEDDED_MODEL
+from selfpara.util import API_BASE_ENV, MODEL_ENV
 
 if TYPE_CHECKING:
     from evaluation.bench_config import BenchConfig
@@ -159,7 +157,7 @@ def bench(
         from evaluation.runner import run_bench
         from evaluation.variants import DEFAULT_ARMS, default_arms
         from selfpara.errors import ConfigError
-        from selfpara.models.names import is_embedded
+        from selfpara.models import is_embedded
 
         if arms is None:
             try:

@@ -93,7 +93,7 @@ def metrics(
                     "nli/noncontra consistency needs --nli-model DIR (a local NLI classifier)",
                     param_hint="'--consistency'",
                 )
-            from selfpara.pipeline.equivalence.nli import load_nli
+            from selfpara.pipeline.offline import load_nli
 
             nli = load_nli(nli_model)
         pair = None

@@ -62,7 +62,7 @@ def report(
         check_consistency(consistency)
         nli = None
         if nli_model:
-            from selfpara.pipeline.equivalence.nli import load_nli
+            from selfpara.pipeline.offline import load_nli
 
             nli = load_nli(nli_model)
         result = write_reports(

@@ -13,7 +13,7 @@ from evaluation.datasets.items import load_items, load_sample
 from evaluation.datasets.readers import read_rows
 from evaluation.records import Item
 from selfpara.errors import ConfigError
-from selfpara.util.envvars import DATA_DIR_ENV
+from selfpara.util import DATA_DIR_ENV
 
 DATASETS = ("sample", *FORMATS)
 """Dataset names `load_dataset` knows (besides paths and `hf:NAME`) when this module is

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from evaluation.records import Item
-from selfpara.util.registry import Registry
+from selfpara.util import Registry
 
 FormatLoader = Callable[..., list[Item]]
 """`loader(path, *, limit=None) -> items` of one format."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 from evaluation.records import Item, Label
-from selfpara.util.text import is_abstention
+from selfpara.pipeline.offline import is_abstention
 
 
 def label_by_match(answer: str | None, gold: list[str], matches: Any) -> Label:

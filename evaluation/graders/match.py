@@ -9,9 +9,7 @@ from evaluation.graders.base import label_by_match
 from evaluation.graders.registry import register_grader
 from evaluation.records import Item, Label
 from selfpara.errors import ConfigError
-from selfpara.util import mathanswer
-from selfpara.util.quantities import number_set
-from selfpara.util.text import contains_phrase, normalize_answer
+from selfpara.pipeline.offline import contains_phrase, normalize_answer, number_set, to_number
 
 
 class MatchGrader:
@@ -25,8 +23,8 @@ class MatchGrader:
             answers, the alias with a plural or adjective ending on its words ("British
             pounds" for "pound", "the African continent" for "Africa": -s, -es, -n, -an).
 
-    Normalization is `selfpara.util.text.normalize_answer` (case, punctuation, articles, spaces).
-    A missing answer is not_attempted; so is an abstention (`selfpara.util.text.is_abstention`)
+    Normalization is `selfpara.pipeline.offline.normalize_answer` (case, punctuation, articles, spaces).
+    A missing answer is not_attempted; so is an abstention (`selfpara.pipeline.offline.is_abstention`)
     unless it still gives a gold answer ("I'm not sure, but it is Paris" is correct, as a
     hedged but correct answer is in the SimpleQA convention).
     """
@@ -60,11 +58,11 @@ _NUMBER_TOKEN = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w])")
 
 def _number_in(answer: str, alias: str) -> bool:
     """Whether a numeric alias's value appears as a number in the answer (digits or number words)."""
-    target = mathanswer.to_number(alias)
+    target = to_number(alias)
     if target is None or not re.fullmatch(r"\s*-?[\d,]*\.?\d+\s*", alias):
         return False
     for token in _NUMBER_TOKEN.findall(answer):
-        value = mathanswer.to_number(token.rstrip(".,"))
+        value = to_number(token.rstrip(".,"))
         if value is not None and value == target:
             return True
     return target in number_set(answer)

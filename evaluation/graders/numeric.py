@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from evaluation.graders.base import label_by_match
 from evaluation.graders.registry import register_grader
 from evaluation.records import Item, Label
-from selfpara.util import mathanswer
-from selfpara.util.quantities import TENS_WORDS as _TENS_WORDS
-from selfpara.util.quantities import UNIT_WORDS as _UNITS_WORDS
+from selfpara.pipeline.offline import TENS_WORDS as _TENS_WORDS
+from selfpara.pipeline.offline import UNIT_WORDS as _UNITS_WORDS
+from selfpara.pipeline.offline import boxed, final_answer, same_value, to_number
 
 _SCALE_WORDS = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _NUMBER_WORD_RUN = re.compile(
@@ -50,7 +50,7 @@ class NumericGrader:
     """Math final-answer match (METHOD §5): extract, normalize, compare by value.
 
     The answer's final answer is `\\boxed{...}`, then `#### ...`, then "the answer is ...",
-    then the last number (`selfpara.util.mathanswer.final_answer`); failing all of these, a
+    then the last number (`selfpara.pipeline.offline.final_answer`); failing all of these, a
     number written in words. A gold that is a worked solution ("... #### 18") is reduced
     to its final answer the same way. Values compare as exact fractions ("3/4" = "0.75"
     = "\\frac{3}{4}"), non-numeric answers by normalized LaTeX text. Missing answers and
@@ -65,11 +65,11 @@ class NumericGrader:
     @staticmethod
     def final(answer: str) -> str | None:
         """The final answer stated in `answer`; numbers written in words become digits."""
-        found = mathanswer.final_answer(answer)
+        found = final_answer(answer)
         if found is None:
             spelled = word_number(answer)
             return None if spelled is None else str(spelled)
-        if mathanswer.to_number(found) is None and mathanswer.boxed(answer) is None:
+        if to_number(found) is None and boxed(answer) is None:
             spelled = word_number(found)  # "the answer is twelve"
             if spelled is not None:
                 return str(spelled)
@@ -81,8 +81,8 @@ class NumericGrader:
             return False
         for target in gold:
             reference = target
-            if "####" in target or mathanswer.boxed(target) is not None:
-                reference = mathanswer.final_answer(target) or target
+            if "####" in target or boxed(target) is not None:
+                reference = final_answer(target) or target
             if _same(stated, reference):
                 return True
         return False
@@ -92,7 +92,7 @@ _LATEX_NOISE = re.compile(r"\\left|\\right|\\!|\\,|\\;|\\displaystyle|\$|\s+")
 
 
 def _same(a: str, b: str) -> bool:
-    if mathanswer.same_value(a, b):
+    if same_value(a, b):
         return True
 
     # light symbolic normalisation: \dfrac -> \frac, x = 5 -> 5, \text{...} unwrapped, ^\circ dropped
@@ -106,7 +106,7 @@ def _same(a: str, b: str) -> bool:
     na, nb = norm(a), norm(b)
     if na == nb and na:
         return True
-    va, vb = mathanswer.to_number(na), mathanswer.to_number(nb)
+    va, vb = to_number(na), to_number(nb)
     return va is not None and va == vb
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from evaluation.graders.base import Grader
-from selfpara.util.registry import Registry
+from selfpara.util import Registry
 
 GraderFactory = Callable[..., Grader]
 """`factory(*, client, model, nli, usage) -> Grader`; a factory takes what it needs and ignores the rest."""

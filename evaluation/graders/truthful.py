@@ -8,7 +8,7 @@ from collections import Counter
 from evaluation.graders.base import declines
 from evaluation.graders.registry import register_grader
 from evaluation.records import Item, Label
-from selfpara.util.text import contains_phrase, normalize_answer
+from selfpara.pipeline.offline import contains_phrase, normalize_answer
 
 _NO_COMMENT = re.compile(r"^\W*(i\s+have\s+)?no\s+comment\b", re.IGNORECASE)
 

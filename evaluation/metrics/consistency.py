@@ -6,8 +6,8 @@ over the n answers of one question's variant set. Agreement functions f:
 
 | name | f(y_i, y_j) | binary threshold |
 |---|---|---|
-| exact | normalized answers equal (`selfpara.util.text.normalize_answer`) | – |
-| math | same final answer by value (`selfpara.util.mathanswer`) | – |
+| exact | normalized answers equal (`selfpara.pipeline.offline.normalize_answer`) | – |
+| math | same final answer by value (`selfpara.pipeline.offline.same_value`) | – |
 | rouge1 | ROUGE-1 F measure (rouge-score) | ≥ 0.5 (`rouge1@0.7` sets it) |
 | bertscore | BERTScore F1 with the offline all-MiniLM-L6-v2 (layers 6) | ≥ 0.9 |
 | nli | P(y_i entails y_j) | ≥ 0.5 |
@@ -66,7 +66,7 @@ class ExactAgreement:
     name, threshold, symmetric = "exact", 1.0, True
 
     def scores(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        from selfpara.util.text import normalize_answer
+        from selfpara.pipeline.offline import normalize_answer
 
         return [float(normalize_answer(a) == normalize_answer(b)) for a, b in pairs]
 
@@ -77,12 +77,12 @@ class MathAgreement:
     name, threshold, symmetric = "math", 1.0, True
 
     def scores(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        from selfpara.util import mathanswer
+        from selfpara.pipeline.offline import final_answer, same_value
 
         out = []
         for a, b in pairs:
-            fa, fb = mathanswer.final_answer(a), mathanswer.final_answer(b)
-            out.append(float(fa is not None and fb is not None and bool(mathanswer.same_value(fa, fb))))
+            fa, fb = final_answer(a), final_answer(b)
+            out.append(float(fa is not None and fb is not None and bool(same_value(fa, fb))))
         return out
 
 

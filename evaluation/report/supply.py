@@ -28,7 +28,7 @@ import numpy as np
 
 from evaluation import stats
 from evaluation.records import Item, SampleRecord
-from selfpara.pipeline.equivalence import Equivalence
+from selfpara.pipeline.offline import Equivalence
 
 __all__ = ["MODEL_FREE", "dataset_disagreement", "kept_distribution", "paraphrase_disagreement", "supply_stats"]
 
@@ -132,7 +132,7 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
 
 def model_free_equivalence(names: Sequence[str]) -> Equivalence:
     """The model-free functions among `names`, in their order (all of MODEL_FREE when none is)."""
-    from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS, model_free
+    from selfpara.pipeline.offline import EQUIVALENCE_FUNCTIONS, model_free
 
     chosen = model_free(list(names)) or list(MODEL_FREE)
     # A model-free function's builder ignores its dependencies (it is the class itself).

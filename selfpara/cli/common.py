@@ -5,6 +5,10 @@ Settings reach a command in one order, highest first: a flag, then its environme
 variable (the `*_ENV` names of `selfpara.util.envvars`, declared with typer's `envvar=` on the
 option and shown in --help), then the settings file where the command takes one (`serve --config`), then
 the default.
+
+It is also what another package's commands use of the CLI (the evaluation's `bench`, `report`, ...),
+beside `selfpara.cli.conventions.Command` (the conventions every command follows): `default` (a flag's
+preset default), the shared choices (`ParaphraseCheck`), the error handling and the consoles.
 """
 
 from __future__ import annotations
@@ -21,7 +25,11 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from selfpara.cli.choices import ParaphraseCheck
+from selfpara.cli.presets import default
 from selfpara.errors import ConfigError, MissingCredential, SelfparaError
+
+__all__ = ["EXIT_FAILED", "ParaphraseCheck", "clean_errors", "default", "err_console", "setup_logging"]
 
 
 def console(stderr: bool = False, *, highlight: bool = True) -> Console:

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from selfpara.config.settings import WrapConfig, build_config
 from selfpara.errors import ConfigError
+from selfpara.util.extras import toml_reader
 
 log = logging.getLogger(__name__)
 
@@ -47,17 +47,6 @@ class SettingsFile:
     calibration: dict[str, Any] | None = None
 
 
-def _toml() -> Any:
-    """The TOML reader: tomllib from Python 3.11, the tomli package it came from before."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-
-        return tomllib
-    import tomli
-
-    return tomli
-
-
 def read_settings_file(path: str | Path) -> SettingsFile:
     """Read a settings file (JSON when it ends in .json, else TOML).
 
@@ -70,7 +59,7 @@ def read_settings_file(path: str | Path) -> SettingsFile:
     except OSError as exc:
         raise ConfigError(f"cannot read config file {p}: {exc.strerror or exc}") from None
     try:
-        data = json.loads(text) if p.suffix.lower() == ".json" else _toml().loads(text)
+        data = json.loads(text) if p.suffix.lower() == ".json" else toml_reader().loads(text)
     except ValueError as exc:  # json.JSONDecodeError and tomllib.TOMLDecodeError are ValueErrors
         raise ConfigError(f"cannot parse config file {p}: {exc}") from None
     if not isinstance(data, dict):

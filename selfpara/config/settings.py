@@ -76,7 +76,7 @@ class WrapConfig(BaseModel):
         True,
         description="Fill vote slots first with rewordings made without a model that name the asked-for thing or "
         "relation another way ('seat of government' for 'capital', '74 protons' for 'atomic number 74', 'the "
-        "author of' for 'wrote'; selfpara.pipeline.paraphrase.renamings), through the same checks.",
+        "author of' for 'wrote'; selfpara.pipeline.lexicon.renamings), through the same checks.",
     )
     paraphrase_method: Literal["auto", "forms", "list"] = Field(
         "auto",
@@ -145,9 +145,6 @@ class WrapConfig(BaseModel):
         "docs/results/public-sets.md), off for remote ones (not measured here: fit one with `selfpara "
         "calibrate --gate`).",
     )
-    vote_weighting: Literal["count", "logprob"] = Field(
-        "count", description="count: one vote per answer; logprob: each answer weighs exp(mean token logprob)."
-    )
     low_vote_share: Literal["off", "flag", "abstain"] = Field(
         "flag",
         description="What to do when the winner's vote share is below low_vote_share_threshold (or, with "
@@ -179,28 +176,8 @@ class WrapConfig(BaseModel):
         "still asks for k, form calls are made only as a stage needs them. The vote share is then that of the "
         "answers asked. None: on for embedded (local/...) models, where it saves calls and, with forms, time "
         "(replayed on recorded Qwen runs it saved 26-31% of answer calls with the same answers; "
-        "benchmarks/bench_wordings.py), unless top_up_temperature is set; off for remote "
+        "research/wordings.py), unless top_up_temperature is set; off for remote "
         "upstreams, where a later stage can add a round trip (docs/adaptive.md).",
-    )
-    adaptive_first: int | None = Field(
-        None,
-        ge=0,
-        le=MAX_K,
-        description="Paraphrases answered in adaptive k's first stage; None: the fewest that could settle the "
-        "vote if they agree with the original (2 at k=5 with overrule_margin 2).",
-    )
-    adaptive_step: int | None = Field(
-        None,
-        ge=1,
-        le=MAX_K,
-        description="Paraphrases added per later stage of adaptive k; None: the fewest more that could settle it.",
-    )
-    adaptive_vote_share: float | None = Field(
-        None,
-        gt=0.0,
-        le=1.0,
-        description="Adaptive k also stops, after its first stage, once the leading cluster's vote share reaches "
-        "this (it may then return another answer than fixed k would); None: only when the vote is settled.",
     )
     stream_paraphrases: bool | None = Field(
         None,
@@ -329,8 +306,8 @@ class WrapConfig(BaseModel):
 
     @property
     def vote_rule(self) -> VoteRule:
-        """The vote rule these settings make (overrule_margin, vote_weighting)."""
-        return VoteRule(overrule_margin=self.overrule_margin, vote_weighting=self.vote_weighting)
+        """The vote rule these settings make (overrule_margin)."""
+        return VoteRule(overrule_margin=self.overrule_margin)
 
     @property
     def drift_check_names(self) -> list[str]:
@@ -385,9 +362,9 @@ class WrapConfig(BaseModel):
 
     @property
     def wants_logprobs(self) -> bool:
-        """Whether answer calls ask for token log-probabilities (the vote uses them, and the model takes the
+        """Whether answer calls ask for token log-probabilities (doubt first reads them, and the model takes the
         parameter; embedded models report them anyway)."""
-        uses = self.sure_threshold is not None or self.vote_weighting == "logprob"
+        uses = self.sure_threshold is not None
         return uses and takes_openai_params(self.model) and not is_embedded(self.model)
 
     def with_overrides(self, **changes: object) -> WrapConfig:
@@ -417,7 +394,7 @@ REMOVED_SETTINGS: dict[str, str] = {
     "agreement": "renamed to 'equivalence'",
     "low_agreement": "renamed to 'low_vote_share'",
     "low_agreement_threshold": "renamed to 'low_vote_share_threshold'",
-    "adaptive_agreement": "renamed to 'adaptive_vote_share'",
+    "adaptive_agreement": "removed with 'adaptive_vote_share'",
     "paraphrase_calls": "removed: over-generation kept no more useful paraphrases (docs/results/qwen-gsm8k-overgen.md)",
     "paraphrase_pick": "removed with paraphrase_calls (docs/results/qwen-gsm8k-overgen.md)",
     "overrule_rule": "removed: the evidence rule changed answers for the worse; overrule_margin is the rule "
@@ -428,6 +405,13 @@ REMOVED_SETTINGS: dict[str, str] = {
     "(docs/results/qwen-gsm8k-held24.md)",
     "confident_logprob": "replaced by 'sure_probability': a sure original's answer is returned without a vote, "
     "so its rewordings are never paid for (it was kept after the vote had run)",
+    "vote_weighting": "removed: weighing answers by token probability changed no answer where it was measured "
+    "(docs/guards.md, the re-vote of a recorded Qwen run) and no recorded run used it; a vote counts answers",
+    "adaptive_first": "removed: adaptive k's stages are the fewest answers that could settle the vote, and no "
+    "recorded run set another size",
+    "adaptive_step": "removed with 'adaptive_first'",
+    "adaptive_vote_share": "removed: stopping on a vote share could return another answer than fixed k, and no "
+    "recorded run or measurement used it; adaptive k stops only when the vote is settled",
 }
 """Settings that no longer exist, with what replaced them; naming one is a ConfigError saying so."""
 

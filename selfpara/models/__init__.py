@@ -11,6 +11,19 @@
 """
 
 from selfpara.models.backends import Backend, RawBackend
+from selfpara.models.cache import CallCache, cacheable, call_key
+from selfpara.models.cache.sqlite_store import SQLiteStore
 from selfpara.models.client import ModelClient
+from selfpara.models.names import EMBEDDED_MODEL, is_embedded
 
-__all__ = ["Backend", "ModelClient", "RawBackend"]
+__all__ = [
+    "EMBEDDED_MODEL",
+    "Backend",
+    "CallCache",
+    "ModelClient",
+    "RawBackend",
+    "SQLiteStore",
+    "cacheable",
+    "call_key",
+    "is_embedded",
+]

@@ -1,8 +1,7 @@
 """The one step from a vote to the answer returned: the chosen text, withheld or not, and its flags.
 
-The live request (`selfpara.pipeline.request`), the re-vote (`evaluation.revote`), adaptive k's replay
-(`evaluation.adaptive_replay`) and `scripts/replay_top_up.py` all call `decide_answer`, so a
-recorded run replayed offline returns what the live path would have returned.
+The live request (`selfpara.pipeline.request`) and the re-vote (`evaluation.revote`) both call
+`decide_answer`, so a recorded run replayed offline returns what the live path would have returned.
 """
 
 from __future__ import annotations

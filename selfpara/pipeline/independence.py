@@ -7,7 +7,7 @@ Paris (vote share 0.8). Every wording from that call can be steered at once; the
 (`selfpara.pipeline.vote.guard_original`) therefore lets no challenger overrule the original's answer
 unless at least one of its answers is to a wording the call could not bend:
 
-- a renaming (`selfpara.pipeline.paraphrase.renamings`, made by rules, no model);
+- a renaming (`selfpara.pipeline.lexicon.renamings`, made by rules, no model);
 - a sample of the original (top-up: the user's own wording asked again);
 - a wording the caller gave;
 - a wording a capable model's paraphrase check verified (`Variant.verified`: an LLM judge that is not the
@@ -29,15 +29,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from selfpara.pipeline.lexicon.tables import LEXICON
+from selfpara.pipeline.lexicon.text import STOPWORDS, stem, words
 from selfpara.result import Variant
-from selfpara.util.text import STOPWORDS, words
 
-FORM_WORDS = frozenset(
-    "city number name called known tell please find determine calculate compute identify state answer "
-    "question exactly many much total value result amount located serves one get have has if as then".split()
-)
-"""Words a sentence form adds or drops without changing what is asked ("Which city …", "… located in",
-"has … as its capital"), read off good rewordings and human wordings (benchmarks/bench_injection.py)."""
+FORM_WORDS = LEXICON.word_set("independence.form_words")
+"""Words a sentence form adds or drops without changing what is asked (`en/words.toml` says where they come from)."""
 
 
 def independent_wordings(variants: Sequence[Variant], *, given: bool = False) -> set[int]:
@@ -64,22 +61,13 @@ def is_renaming(variant: Variant) -> bool:
 
 
 def same_words(question: str, wording: str) -> bool:
-    """Whether `wording` is made of `question`'s own content words: none dropped, none added (`FORM_WORDS` aside)."""
-    return _roots(question) - _FORM_ROOTS == _roots(wording) - _FORM_ROOTS
+    """Whether `wording` is made of `question`'s own content words: none dropped, none added (`FORM_WORDS` aside).
+    Words are compared by stem, short ones too: a changed element symbol ("Nb" to "Xe") counts."""
+    return _content_stems(question) - _FORM_STEMS == _content_stems(wording) - _FORM_STEMS
 
 
-def _root(word: str) -> str:
-    """A crude root: possessive and a plural or third-person 's' dropped, then the first five letters
-    ("meets" and "meet", "Bahamas" and "Bahamian" share one). Not `content_stems`, the drift checks'
-    stems: those skip words under 3 letters, and here a changed element symbol ("Nb" to "Xe") must count."""
-    word = word.removesuffix("'s").strip("'")
-    if len(word) > 4 and word.endswith("s") and not word.endswith("ss"):
-        word = word[:-1]
-    return word[:5]
+def _content_stems(text: str) -> set[str]:
+    return {stem(w) for w in words(text) if w not in STOPWORDS}
 
 
-def _roots(text: str) -> set[str]:
-    return {_root(w) for w in words(text) if w not in STOPWORDS}
-
-
-_FORM_ROOTS = frozenset(_root(w) for w in FORM_WORDS)
+_FORM_STEMS = frozenset(stem(w) for w in FORM_WORDS)

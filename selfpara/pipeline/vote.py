@@ -5,21 +5,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Sequence
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from selfpara.pipeline.confidence import winner_confidence
 from selfpara.pipeline.equivalence import Equivalence
+from selfpara.pipeline.lexicon.text import is_abstention
 from selfpara.result import Answer, Cluster, Comparison, Usage
-from selfpara.util.text import is_abstention
 
 ORIGINAL = 0
 """Variant index of the original question's answer."""
 
 
 class VoteRule(BaseModel):
-    """How votes count and when the original's answer may be overruled (WrapConfig's fields of the same names).
+    """When the original's answer may be overruled (WrapConfig's field of the same name).
 
     The default is the plain vote: the largest cluster wins, ties go to the original's.
     """
@@ -28,9 +27,6 @@ class VoteRule(BaseModel):
 
     overrule_margin: float = Field(
         1.0, ge=0.0, description="Votes by which a cluster must lead the original's cluster to overrule it."
-    )
-    vote_weighting: Literal["count", "logprob"] = Field(
-        "count", description="count: one vote per answer. logprob: exp(mean token log-probability) per answer."
     )
 
 
@@ -96,23 +92,26 @@ async def cluster_answers(
             target = candidates[hit]
         target.members.append(ans.variant)
         ans.cluster = target.id
+    tally(clusters, answers)
+    return clusters
+
+
+def tally(clusters: list[Cluster], answers: list[Answer]) -> None:
+    """Set each cluster's `votes` (one per answer) and `mean_logprob` (of its answers that report one: the
+    tie-break after the votes) from its members, whose answers are among `answers`."""
     by_variant = {a.variant: a for a in answers}
     for c in clusters:
         lps = [lp for m in c.members if (lp := by_variant[m].logprob) is not None]
         c.mean_logprob = sum(lps) / len(lps) if lps else None
         c.votes = float(c.size)
-    return clusters
 
 
-def weigh(clusters: list[Cluster], answers: list[Answer], weighting: str) -> None:
-    """Set each cluster's `votes`: its size, or with `logprob` weighting the sum of exp(mean token
-    log-probability) of its answers (an answer without one counts 1)."""
-    by_variant = {a.variant: a for a in answers}
-    for c in clusters:
-        if weighting == "logprob":
-            c.votes = sum(1.0 if (lp := by_variant[m].logprob) is None else math.exp(lp) for m in c.members)
-        else:
-            c.votes = float(c.size)
+def winner_of(
+    clusters: list[Cluster], answers: list[Answer], rule: VoteRule, independent: Collection[int] | None = None
+) -> Cluster:
+    """The cluster the vote returns: the plurality (`choose_winner`) once the original is guarded
+    (`guard_original`), over `clusters` as tallied (`tally`)."""
+    return guard_original(clusters, choose_winner(clusters), answers, rule, independent=independent)[0]
 
 
 def choose_winner(clusters: list[Cluster], original: int = 0) -> Cluster:
@@ -211,15 +210,13 @@ async def vote(
 ) -> VoteOutcome:
     """Cluster `answers` (variant 0 = original), pick the winner and the text to return.
 
-    `rule` (default: the plain vote) sets vote weighting and the original's protection; `independent`
+    `rule` (default: the plain vote) sets the original's protection; `independent`
     the variants whose wording did not come from the paraphrase call (see `guard_original`); `wordings` the
-    other wordings the answers replied to (`Equivalence.decide`). The
-    vote share and the entropy count answers, whatever the weighting.
+    other wordings the answers replied to (`Equivalence.decide`).
     """
     rule = rule or VoteRule()
     comparisons: list[Comparison] = []
     clusters = await cluster_answers(question, answers, equivalence, usage, comparisons, wordings)
-    weigh(clusters, answers, rule.vote_weighting)
     winner, kept = guard_original(clusters, choose_winner(clusters), answers, rule, independent=independent)
     returned = central_member(winner)
     h, h_norm = semantic_entropy([c.size for c in clusters])

@@ -17,8 +17,6 @@ from selfpara.config.settings import refuse_removed
 
 log = logging.getLogger(__name__)
 
-ROLES = ("system", "developer", "user", "assistant", "tool", "function")
-
 
 def check_text_parts(parts: list[dict[str, Any]], kinds: tuple[str, ...] = ("text",)) -> list[dict[str, Any]]:
     """Content parts of the given text kinds must carry their text as a string (a null or a

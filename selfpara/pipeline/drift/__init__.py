@@ -1,7 +1,7 @@
 """Stage 2, drift: cheap checks, without a model, that a paraphrase kept what the question asks
-(`checks`: numbers, names, qualifiers, rates, negation; `asks`: the kind of answer and the relation
-asked for; `operations`: the arithmetic asked for; `renamings`: the faithful renamings, "seat of
-government" for "capital", that the checks read as the word they rename)."""
+(`checks`: numbers, names, qualifiers, rates, negation; `asks`: the kind of answer, the relation and
+the arithmetic asked for). The words they read, and the synonyms they read as the words they stand
+for ("seat of government" for "capital"), are the lexicon's (`selfpara.pipeline.lexicon`)."""
 
 from selfpara.pipeline.drift.checks import (
     DRIFT_CHECKS,

@@ -14,44 +14,49 @@ from __future__ import annotations
 
 import re
 
-from selfpara.pipeline.drift.operations import operation_changed
-from selfpara.pipeline.drift.synonyms import reads_renamed
-from selfpara.util.quantities import NUMBER_WORDS
-from selfpara.util.text import STOPWORDS, entity_words, name_survives, words
+from selfpara.pipeline.lexicon.quantities import NUMBER_WORDS, operation_changed
+from selfpara.pipeline.lexicon.tables import LEXICON
+from selfpara.pipeline.lexicon.text import (
+    STOPWORDS,
+    acronyms,
+    entity_words,
+    name_survives,
+    reads_synonyms,
+    sentences,
+    stands_for,
+    stem,
+    stems,
+    with_aliases,
+    words,
+)
 
 SHORT_QUESTION_WORDS = 30
 """Questions up to this many words are checked; a word problem's question is its last sentence
 among facts, which this reading does not parse (the other drift checks cover its facts)."""
 
-_WH = frozenset("what which who whom whose when where why how".split())
-_AUX = frozenset("is are was were be been do does did has have had can could will would should shall may might".split())
-_HOW_QUANTITY = frozenset("many much far long old tall big high deep wide heavy fast often large small".split())
-
-# Nouns that say which kind of answer a "what/which ..." question wants.
-_PERSON = frozenset(
-    """person people man woman men women individual leader president king queen emperor author writer poet
-    scientist inventor founder actor actress player artist painter composer singer explorer ruler monarch
-    minister politician recipient winner someone figure character"""
-    " mathematician physicist chemist philosopher astronaut general director"
-    " novelist playwright sculptor architect filmmaker discoverer".split()
-)
-_TIME = frozenset("year years date day month century decade era time period".split())
-_PLACE = frozenset("city cities country countries town place location continent state nation region capital".split())
-_QUANTITY = frozenset(
-    """number numbers total amount count quantity sum distance length height weight price cost percentage
-    percent temperature speed area volume value difference product quotient result size"""
-    " age duration".split()
-)
-_PERSON_WH = frozenset({"who", "whom", "whose"})
-_CONTRACTED = {"'s": "is", "s": "is", "'re": "are", "re": "are"}  # "s" after a curly apostrophe
-_WH_RE = r"(what|which|who|whom|whose|when|where|why|how)\b"
-_LEAD = r"(?:(?:in|at|on|for|by|from|to|of|with|between|during|since|under|after|before|and|so)\s+)*"
-# The wh-word that opens a sentence ("In what year ...", "Can you tell me how many ..."), else one
-# that opens a clause of a question after a comma ("As a teen, what job ...?"); never a relative
-# "..., which is the standard deck."
-_ASKED = re.compile(r"(?:^|[.?!:;]\s+|\b(?:me|us|know)\s+)" + _LEAD + _WH_RE, re.I)
-_SUBORDINATE = re.compile(r"(?:when|where|how)\b[^,?]*,", re.I)
-_ASKED_AFTER_COMMA = re.compile(r",\s+" + _LEAD + _WH_RE + r"[^.?!]*\?", re.I)
+_WH = LEXICON.word_set("common.wh_words")
+_AUX = LEXICON.word_set("common.auxiliaries")
+_HOW_QUANTITY = LEXICON.word_set("asks.how_quantity")
+_KINDS = {kind: LEXICON.word_set(f"asks.{kind}_nouns") for kind in ("person", "time", "place", "quantity")}
+"""Nouns that say which kind of answer a "what/which ..." question wants, by kind (the first that names one decides)."""
+_PERSON_WH = LEXICON.word_set("asks.person_wh")
+_ARTICLES = LEXICON.word_set("asks.articles")
+_HEAD_FILLERS = LEXICON.word_set("asks.head_fillers")
+_RANKS = LEXICON.word_set("asks.rank_words")
+_CONTRACTED: dict[str, str] = LEXICON.table("asks.contractions")
+_ASKED = LEXICON.pattern("asks.asked")
+_SUBORDINATE = LEXICON.pattern("asks.subordinate")
+_ASKED_AFTER_COMMA = LEXICON.pattern("asks.asked_after_comma")
+_HOW_MANY = LEXICON.pattern("asks.how_many")
+_CONJOINED_ASK = LEXICON.pattern("asks.conjoined")
+_ALTERNATIVES = LEXICON.pattern("asks.choice")
+_OR = LEXICON.pattern("asks.or")
+_PLACE_SIZES = {word: size for size, ws in LEXICON.table("asks.place_sizes").items() for word in ws.split()}
+"""Places of different sizes: "In which country is Norway located?" does not ask "On which continent"."""
+_RELATION_GROUPS = {name: frozenset(ws.split()) for name, ws in LEXICON.table("asks.relations").items()}
+_RELATION_PHRASES = {
+    name: LEXICON.pattern(f"asks.relation_phrases.{name}") for name in LEXICON.table("asks.relation_phrases")
+}
 
 
 # "What is the boiling point" asks what "at what temperature" asks: a thing, a quantity and a
@@ -93,13 +98,13 @@ def _head_type(rest: list[str]) -> tuple[str, frozenset[str]] | None:
     j = 0
     if rest and rest[0] in _AUX:  # "what is the capital": the head comes after an article
         j = 1
-        if len(rest) < 2 or rest[1] not in ("the", "a", "an"):
+        if len(rest) < 2 or rest[1] not in _ARTICLES:
             return None
     head: list[str] = []
     for w in rest[j:]:
-        if w in ("the", "a", "an") and not head:
+        if w in _ARTICLES and not head:
             continue
-        if w in ("name", "names", "kind", "type", "sort") and not head:
+        if w in _HEAD_FILLERS and not head:
             continue  # "the name of the X" asks for X
         if w == "of" and not head:
             continue
@@ -116,7 +121,7 @@ def _head_type(rest: list[str]) -> tuple[str, frozenset[str]] | None:
         return None
     # The first word that names a kind decides: "which year saw King John ..." asks for a year.
     for w in head:
-        for kind, nouns in (("person", _PERSON), ("time", _TIME), ("place", _PLACE), ("quantity", _QUANTITY)):
+        for kind, nouns in _KINDS.items():
             if w in nouns or w.rstrip("s") in nouns:
                 return kind, frozenset(head)
     return "thing", frozenset(head)
@@ -124,27 +129,16 @@ def _head_type(rest: list[str]) -> tuple[str, frozenset[str]] | None:
 
 def _is_qualifier_like(word: str) -> bool:
     # Superlatives and ranks are read by the qualifiers check; here they only precede the head.
-    return word.endswith("est") and len(word) > 4 or word in ("most", "least", "main", "major", "only")
+    return word.endswith("est") and len(word) > 4 or word in _RANKS
 
 
 def _mentions(heads: frozenset[str], text_words: set[str]) -> bool:
-    stems = {w[:4] for w in text_words}
-    return any(h[:4] in stems for h in heads)
-
-
-# Places of different sizes: "In which country is Norway located?" does not ask "On which continent".
-_PLACE_SIZES = {
-    **dict.fromkeys("city cities town towns village villages".split(), "city"),
-    **dict.fromkeys("country countries nation nations".split(), "country"),
-    **dict.fromkeys("continent continents".split(), "continent"),
-}
+    said = stems(text_words, 4)
+    return any(stem(h, 4) in said for h in heads)
 
 
 def _place_size(heads: frozenset[str]) -> str | None:
     return next((_PLACE_SIZES[h] for h in sorted(heads) if h in _PLACE_SIZES), None)
-
-
-_HOW_MANY = re.compile(r"\bhow many ([a-z]+)", re.I)
 
 
 def _counted(text: str) -> str | None:
@@ -164,54 +158,6 @@ def _count_or_list(question: str, paraphrase: str, q_heads: frozenset[str], p_he
     return None
 
 
-# Relation words: what is asked *about* a thing. A paraphrase may say it otherwise (written ~
-# author) but must not drop it: "the chemical name of gold" does not ask for its symbol.
-_RELATION_GROUPS: dict[str, frozenset[str]] = {
-    "symbol": frozenset("symbol symbols".split()),
-    "formula": frozenset("formula formulas".split()),
-    "abbreviation": frozenset("abbreviation abbreviations acronym abbreviated".split()),
-    "population": frozenset("population populations inhabitants people".split()),
-    "height": frozenset("height tall high elevation altitude".split()),
-    "length": frozenset("length long".split()),
-    "weight": frozenset("weight weigh weighs heavy mass".split()),
-    "speed": frozenset("speed fast velocity".split()),
-    "depth": frozenset("depth deep".split()),
-    "temperature": frozenset("temperature degrees hot cold".split()),
-    "price": frozenset("price prices cost costs priced expensive".split()),
-    "author": frozenset("author authors wrote writer authored penned poet novelist playwright".split()),
-    "inventor": frozenset("inventor invented invent invents invention inventing".split()),
-    "founder": frozenset("founder founded founders establish established".split()),
-    "discoverer": frozenset("discoverer discovered discover discovery".split()),
-    "composer": frozenset("composer composed compose".split()),
-    "painter": frozenset("painter painted paint painting".split()),
-    "currency": frozenset("currency currencies money".split()),
-    "language": frozenset("language languages speak spoken speaks".split()),
-    "color": frozenset("color colour colors colours".split()),
-    "meaning": frozenset("meaning mean means definition define signify signifies".split()),
-    "birth": frozenset("born birth birthplace".split()),
-    "death": frozenset("died die death dies".split()),
-    "nickname": frozenset("nickname nicknamed".split()),
-    "plural": frozenset("plural".split()),
-    "opposite": frozenset("opposite antonym".split()),
-    "synonym": frozenset("synonym synonyms".split()),
-    "anthem": frozenset("anthem".split()),
-    "motto": frozenset("motto".split()),
-    "flag": frozenset("flag flags".split()),
-}
-
-
-# Relations named only by a phrase: "written" is authorship in "written by", not in "Gold is written
-# with which symbol?" (nor "written as", "written in"); "stand for" asks an abbreviation's meaning in
-# "What does NASA stand for?", not in "Which symbol stands for gold?" (both found on real paraphrases
-# of the held-out natural run, docs/guards.md).
-_RELATION_PHRASES: dict[str, re.Pattern[str]] = {
-    "author": re.compile(r"\b(?:write|writes|written)\b(?!\s+(?:with|as|in|using|on|down|out)\b)", re.I),
-    "abbreviation": re.compile(r"\b(?:does|do|did)\b[^?.]*\bstand for\b", re.I),
-    # "the element with 74 protons" is "the element with atomic number 74"; its atomic weight is not.
-    "atomic number": re.compile(r"\batomic numbers?\b|\bprotons?\b", re.I),
-}
-
-
 # Relations a paraphrase must not add: they ask what a word or a symbol means, not what it names
 # ("What does the chemical symbol for gold stand for?" for "Which chemical symbol stands for gold?").
 # Other relations are added freely by faithful rewordings ("How long is 7 feet in inches?").
@@ -225,31 +171,15 @@ def relations(text: str) -> set[str]:
     return found | {name for name, phrase in _RELATION_PHRASES.items() if phrase.search(text)}
 
 
-_CONJOINED_ASK = re.compile(
-    r"(?:;|\band\b|\bor\b)\s+(?:also\s+)?(?:what|how|which|who|whom|whose|where|when|why)\b", re.I
-)
-_SENTENCE = re.compile(r"[^.?!]+[.?!]?")
-
-
 def asks(text: str) -> int:
     """How many questions `text` asks: question sentences opening with a wh-word or an auxiliary,
     plus wh-clauses joined on ("..., and what is their composition?")."""
     count = len(_CONJOINED_ASK.findall(text))
-    for s in _SENTENCE.findall(text):
+    for s in sentences(text):
         ws = words(s)
         if s.strip().endswith("?") and ws and (ws[0] in _WH or ws[0] in _AUX):
             count += 1
     return count
-
-
-# Names said otherwise without naming anything new: "in the world" is "on Earth", the
-# "solar system" is the Sun's, "the US" is "American".
-_NAME_ALIASES = (
-    frozenset("earth world planet globe".split()),
-    frozenset("sun solar".split()),
-    frozenset("american america united states us usa".split()),
-    frozenset("british britain united kingdom uk".split()),
-)
 
 
 def new_names(question: str, paraphrase: str) -> list[str]:
@@ -257,9 +187,7 @@ def new_names(question: str, paraphrase: str) -> list[str]:
     mention (matched on a 4-letter stem, in any case: "the Earth" for "earth" is no new name; an
     acronym of the question's names, "USA" for "United States", neither). A sentence's first word
     may be any word ("However, ..."), so it is not read."""
-    q_words = set(words(question))
-    q_words |= {alias for group in _NAME_ALIASES if group & q_words for alias in group}
-    initials = "".join(w[0] for w in re.findall(r"\b[A-Z][a-z]+", question)).lower()
+    q_words = with_aliases(set(words(question)), question)
     inner = re.sub(r"(?:^|(?<=[.?!:;]))\s*[\"'“]?[A-Za-z'’]+", " ", paraphrase)
     # A capitalised word next to a name of the question extends that name ("RMS Titanic", "Ottoman Turks").
     extended = {
@@ -273,34 +201,31 @@ def new_names(question: str, paraphrase: str) -> list[str]:
         for w in entity_words(inner)
         if not name_survives(w, q_words)
         and w not in extended
-        and not (len(w) <= 4 and w.upper() in inner and w[:2] in initials)
+        and not (w.upper() in acronyms(inner, lower=False) and stands_for(w, question))
     )
-
-
-_ALTERNATIVES = re.compile(r"\b([a-z]+),? or ([a-z]+)\b", re.I)
 
 
 def alternatives_added(question: str, paraphrase: str) -> str | None:
     """The paraphrase narrows the question to a choice it never offered: "a Nobel Prize" asked as "the
     Nobel Prize in science or literature" ("X or Y" with neither word in the question, which has no "or")."""
-    if re.search(r"\bor\b", question, re.I):
+    if _OR.search(question):
         return None
-    stems = {w[:4] for w in words(question)}
+    asked = stems(words(question), 4)
     for a, b in _ALTERNATIVES.findall(paraphrase):
         a, b = a.lower(), b.lower()
-        if a not in STOPWORDS and b not in STOPWORDS and a[:4] not in stems and b[:4] not in stems:
+        if a not in STOPWORDS and b not in STOPWORDS and stem(a, 4) not in asked and stem(b, 4) not in asked:
             return f"added {a} or {b}"
     return None
 
 
-@reads_renamed
+@reads_synonyms
 def asks_changed(question: str, paraphrase: str) -> str | None:
     """A short question's paraphrase asks for something else: another kind of answer ("who" ->
     "which book"), a place of another size ("which country" for "which continent"), a list for a
     number ("which colours" for "how many colours"), another arithmetic operation or its operands
-    swapped (selfpara.pipeline.drift.operations), a dropped relation ("symbol"), a new name, a choice
+    swapped (selfpara.pipeline.lexicon.quantities), a dropped relation ("symbol"), a new name, a choice
     added ("in science or literature") or an added question. Both are read with their faithful
-    renamings (selfpara.pipeline.drift.synonyms: "seat of government" is "capital"). Questions over
+    synonyms (`selfpara.pipeline.lexicon`, en/synonyms.toml: "seat of government" is "capital"). Questions over
     SHORT_QUESTION_WORDS words are not read (None)."""
     if len(question.split()) > SHORT_QUESTION_WORDS:
         return None
@@ -319,7 +244,7 @@ def asks_changed(question: str, paraphrase: str) -> str | None:
     if changed := operation_changed(question, paraphrase):
         return changed
     # A word problem's facts are read by the other checks; "how much money" there is no relation.
-    single = len([s for s in _SENTENCE.findall(question) if s.strip()]) == 1
+    single = len(sentences(question)) == 1
     dropped = relations(question) - relations(paraphrase) if single else set()
     if dropped:
         return f"dropped relation {', '.join(sorted(dropped))}"

@@ -4,22 +4,42 @@ Measured on a 1.5B model, fluent paraphrases that quietly changed the question (
 number dropped, "capital" turned into "largest city", "adult" left out) passed the
 overlap filter and the model's own equivalence judge, then outvoted a correct
 original. Each check here compares one kind of content between the question and a
-candidate and returns a short detail when it changed (None when it survived).
+candidate and returns a short detail when it changed (None when it survived). The words
+each reads are the lexicon's (`selfpara.pipeline.lexicon`, `en/words.toml`), which says why
+each list holds what it holds.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Set
 from fractions import Fraction
 
 from selfpara.pipeline.drift.asks import asks_changed
-from selfpara.pipeline.drift.synonyms import reads_renamed
-from selfpara.util.quantities import NUMBER_WORDS, number_set, numbers
-from selfpara.util.text import STOPWORDS, entity_words, name_survives, words
+from selfpara.pipeline.lexicon.quantities import NUMBER_WORDS, number_set, numbers
+from selfpara.pipeline.lexicon.tables import LEXICON
+from selfpara.pipeline.lexicon.text import (
+    STOPWORDS,
+    abbreviated,
+    entity_words,
+    name_survives,
+    negated,
+    reads_synonyms,
+    said_otherwise,
+    stem,
+    stems,
+    words,
+)
 
 DriftCheck = Callable[[str, str], "str | None"]
 """(question, paraphrase) -> what changed, or None when the paraphrase kept it."""
+
+_IMPLIED_PAIR = LEXICON.pattern("numbers_check.implied_pair")
+_RANGE = LEXICON.pattern("numbers_check.range")
+_QUALIFIERS = LEXICON.word_set("qualifiers.words")
+_QUALIFIER_SYNONYMS: dict[str, str] = LEXICON.table("qualifiers.synonyms")
+_NEAR_SYNONYMS: dict[str, str] = LEXICON.table("qualifiers.near_synonyms")
+_NOT_QUALIFIED = LEXICON.word_set("qualifiers.not_qualified")
+_DISTRIBUTIVE = LEXICON.word_set("qualifiers.distributive")
 
 
 def _fmt(values: object) -> str:
@@ -32,13 +52,7 @@ def _set_change(q: Set[object], p: Set[object]) -> str | None:
     return "; ".join(parts) or None
 
 
-# "Between which two latitudes" counts what "between" implies: "In what range of latitude" asks the same,
-# "What is the latitude of Ghana?" does not (one value).
-_IMPLIED_PAIR = re.compile(r"\bbetween (?:which|what) two\b", re.I)
-_RANGE = re.compile(r"\b(?:range|ranges|between|span|spans)\b|\bfrom\b.*\bto\b", re.I)
-
-
-@reads_renamed
+@reads_synonyms
 def numbers_changed(question: str, paraphrase: str) -> str | None:
     """The question's numbers (digits and number words, normalised) differ from the paraphrase's.
 
@@ -50,14 +64,6 @@ def numbers_changed(question: str, paraphrase: str) -> str | None:
     return _set_change(q, p)
 
 
-_NEGATORS = frozenset("not no never none nobody nothing neither nor without except excluding cannot non".split())
-
-
-def negated(text: str) -> bool:
-    """Whether `text` holds a negation ("not", "n't", "never", "without", "except", "non-")."""
-    return any(w in _NEGATORS or w.endswith("n't") for w in words(text))
-
-
 def negation_changed(question: str, paraphrase: str) -> str | None:
     """One of the two is negated and the other is not."""
     q, p = negated(question), negated(paraphrase)
@@ -66,92 +72,18 @@ def negation_changed(question: str, paraphrase: str) -> str | None:
     return "negation dropped" if q else "negation added"
 
 
-# A name a paraphrase may say in other words, and those words: "on Earth" is "in the world" or "on the
-# planet", "the first President" is "the first head of state". An alias counts only where the question
-# does not itself use it ("the closest planet to Earth" said as "the closest planet" has lost Earth).
-_SAID_OTHERWISE = {
-    "earth": ("world", "planet", "globe"),
-    "president": ("head of state",),
-}
-
-
-def _said_otherwise(name: str, question: str, paraphrase: str) -> bool:
-    q, p = question.lower(), paraphrase.lower()
-    return any(
-        re.search(rf"\b{alias}\b", p) and not re.search(rf"\b{alias}\b", q) for alias in _SAID_OTHERWISE.get(name, ())
-    )
-
-
-_ACRONYM = re.compile(r"\b[A-Z]{2,5}\b")
-_NAME_RUN = re.compile(r"\b[A-Z][a-z]+(?: (?:of )?[A-Z][a-z]+)+")
-
-
-def _initials(text: str) -> dict[str, set[str]]:
-    """The initials of each run of capitalised words in `text` -> its words: {"uk": {"united", "kingdom"}}."""
-    runs: dict[str, set[str]] = {}
-    for run in _NAME_RUN.findall(text):
-        ws = [w.lower() for w in run.split() if w != "of"]
-        runs.setdefault("".join(w[0] for w in ws), set()).update(ws)
-    return runs
-
-
-def _abbreviated(question: str, paraphrase: str) -> set[str]:
-    """The question's names the paraphrase says by their acronym ("United Kingdom" as "UK", "United
-    States" as "USA") or writes out from the question's acronym ("UK" as "United Kingdom")."""
-
-    def matches(initials: str, acronym: str) -> bool:
-        # One letter more or less: "USA" for "United States", "US" for "... of America"; "USSR" is not.
-        short, long = sorted((initials, acronym), key=len)
-        return long.startswith(short) and len(long) - len(short) <= 1
-
-    out = set()
-    p_acronyms = [a.lower() for a in _ACRONYM.findall(paraphrase)]
-    for initials, names in _initials(question).items():
-        if any(matches(initials, a) for a in p_acronyms):
-            out |= names
-    p_runs = _initials(paraphrase)
-    out |= {a.lower() for a in _ACRONYM.findall(question) if any(matches(i, a.lower()) for i in p_runs)}
-    return out
-
-
-@reads_renamed
+@reads_synonyms
 def entities_changed(question: str, paraphrase: str) -> str | None:
     """A name of the question (a capitalised content word) is missing from the paraphrase (and not
-    said in the other words `_SAID_OTHERWISE` allows, nor by its acronym)."""
+    said by an alias of the lexicon's alias table, nor by its acronym)."""
     p_words = set(words(paraphrase))
-    abbreviated = _abbreviated(question, paraphrase)
+    said_short = abbreviated(question, paraphrase)
     missing = sorted(
         w
         for w in entity_words(question)
-        if not name_survives(w, p_words) and not _said_otherwise(w, question, paraphrase) and w not in abbreviated
+        if not name_survives(w, p_words) and not said_otherwise(w, question, paraphrase) and w not in said_short
     )
     return f"dropped {', '.join(missing)}" if missing else None
-
-
-# Words that narrow what is asked without being a name or a number: "capital" is not "largest city",
-# "the adult body" is not "the body", a negative charge not a positive one. Measured on hand-labelled
-# Qwen paraphrases (docs/guards.md), these were the drift that numbers and names missed.
-_QUALIFIERS = frozenset(
-    """capital adult largest smallest major most least populous highest lowest longest shortest
-    oldest youngest earliest latest fastest slowest deepest heaviest lightest official main
-    primary current former positive negative""".split()
-)
-# Same qualifier, other word: "the biggest ocean" asks what "the largest ocean" asks, "the fewest
-# moons" what "the least moons" ask.
-_QUALIFIER_SYNONYMS = {
-    "biggest": "largest",
-    "greatest": "largest",
-    "tallest": "highest",
-    "fewest": "least",
-    "adults": "adult",
-    "negatively": "negative",
-    "positively": "positive",
-}
-# The same where what it qualifies is kept: "the smallest mass" is "the least mass", but "the
-# smallest planet" does not ask for "the planet with the fewest moons".
-_NEAR_SYNONYMS = {"smallest": "least"}
-# Skipped when finding what a qualifier qualifies: "the least amount of rain" qualifies rain.
-_NOT_QUALIFIED = frozenset({"amount", "number", "quantity"})
 
 
 _Qualifiers = dict[str, tuple[str, str | None]]
@@ -175,16 +107,16 @@ def _qualifiers(text: str, kept: frozenset[str] = frozenset()) -> _Qualifiers:
 def _synonym_lost_its_noun(q: _Qualifiers, p: _Qualifiers, text: str) -> list[str]:
     """The question's qualifiers `q` that the paraphrase (`p`, its words `text`) says by a near synonym
     without the word they qualify: "the fewest moons" said as "the smallest" is another question."""
-    p_stems = {w[:4] for w in words(text)}
+    p_stems = stems(words(text), 4)
     return [
         f"{said} {of} said as {p[key][0]}"
         for key, (said, of) in q.items()
         if key in p and (said in _NEAR_SYNONYMS) != (p[key][0] in _NEAR_SYNONYMS)
-        if of is not None and of[:4] not in p_stems
+        if of is not None and stem(of, 4) not in p_stems
     ]
 
 
-@reads_renamed
+@reads_synonyms
 def qualifiers_changed(question: str, paraphrase: str) -> str | None:
     """A narrowing word ("capital", "adult", "largest", "most", ...) was dropped or added; a synonym
     ("smallest" for "least") counts only where what the question's word qualifies is kept."""
@@ -198,9 +130,6 @@ def qualifiers_changed(question: str, paraphrase: str) -> str | None:
     return "; ".join(parts + _synonym_lost_its_noun(q, p, paraphrase)) or None
 
 
-_DISTRIBUTIVE = frozenset({"each", "per", "every"})
-
-
 def _rates(text: str) -> tuple[set[str], int]:
     """(4-letter stems of the nouns rates are counted by, rates whose noun is left implicit):
     "5 tons per acre" -> ({"acre"}, 0); "3 packs with 5 in each" -> (set(), 1)."""
@@ -212,7 +141,7 @@ def _rates(text: str) -> tuple[set[str], int]:
         if not b or b in STOPWORDS:
             implicit += 1
         elif b not in NUMBER_WORDS and not b.isdigit():
-            nouns.add(b[:4])
+            nouns.add(stem(b, 4))
     return nouns, implicit
 
 

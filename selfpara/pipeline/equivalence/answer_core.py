@@ -12,7 +12,7 @@ sentence of it is tried, since some answers lead with context and say the answer
 `same_core` decides only "same" (or nothing): a core can miss that two answers differ, so
 it runs after the `distinct` check, which vetoes answers that name different things.
 Measured on hand-labelled pairs of the default model's answers by
-`benchmarks/bench_equivalence.py` (docs/guards.md).
+`research/equivalence.py` (docs/guards.md).
 """
 
 from __future__ import annotations
@@ -21,57 +21,36 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from selfpara.util import mathanswer
-from selfpara.util.quantities import number_set
-from selfpara.util.text import STOPWORDS, entity_words, words
+from selfpara.pipeline.lexicon import quantities
+from selfpara.pipeline.lexicon.quantities import number_set
+from selfpara.pipeline.lexicon.tables import LEXICON
+from selfpara.pipeline.lexicon.text import (
+    STOPWORDS,
+    base,
+    entity_words,
+    first_sentence,
+    is_negation,
+    sentences,
+    stem,
+    words,
+)
 
 FRAMING = frozenset(
-    # how answers frame an answer, whatever the question
-    "answer answers correct called call known named also approximately about around roughly exactly nearly almost "
-    "total equals equal sum result therefore thus hence so then because since which means indeed actually generally "
-    "usually typically commonly often considered regarded widely one has have had yes no type kind part thing things "
-    "process located lies lie situated found stands stand earth world "
-    # where on a map, around the name that answers a "where" or "which continent" question
-    "north south east west northern southern eastern western central sub region regions hemisphere continent "
-    "northeast northwest southeast southwest northeastern northwestern southeastern southwestern coast "
-    # common verbs a rewording swaps for one another (make / produce, carry / transport)
-    "make makes made produce produces produced carry carries carried transport transports transported change changes "
-    "changed become becomes became turn turns turning turned use uses used give gives gave pull pulls pulled cause "
-    "causes caused form forms formed occur occurs involve involves include includes contain contains get gets got "
-    # prepositions STOPWORDS leaves in
-    "through into onto around toward towards across along during within without upon over under above below "
-    "between among via per than as".split()
+    w for part in ("framing", "places", "verbs", "prepositions") for w in LEXICON.words(f"answers.{part}")
 )
 """Words answers wrap an answer in, whatever the question: never part of a core."""
 
-NEGATIONS = frozenset(
-    "not no never none neither nor isn't aren't wasn't weren't doesn't don't didn't cannot can't".split()
-)
-
-_YES_NO_QUESTION = re.compile(
-    r"^\s*(is|are|was|were|do|does|did|can|could|will|would|should|has|have|had|am)\b", re.IGNORECASE
-)
-_NUMBER_QUESTION = re.compile(
-    r"\b(how (many|much|long|far|old|tall|high|big|large|fast|heavy|deep|wide)|what (year|percentage|percent|number|"
-    r"time|date|age)|which year|when)\b",
-    re.IGNORECASE,
-)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])|\n+")
-_ASIDE = re.compile(
-    r",\s*(which|who|whose|where|known|with|located|situated|specifically|particularly|especially|notably|mainly|"
-    r"primarily|mostly|(?-i:[a-z]{3,}ing))\b",  # a lower-case participle: not "Beijing" after a comma
-    re.IGNORECASE,
-)
-"""Where an aside about the answer starts ("honey, which is a sweet ...", "Everest, located in ...", "Poland
-is in Central Europe, bordering the Baltic Sea ...": a participle clause)."""
-_ASIDE_ENDS = re.compile(r",\s+(is|are|was|were|has|have|lies|stands|remains)\b", re.IGNORECASE)
-"""An aside's closing comma where the sentence resumes ("The powerhouse of the cell, which ..., is the ...")."""
+_YES_NO = LEXICON.word_set("answers.yes_no")
+_YES_NO_QUESTION = LEXICON.pattern("answers.yes_no_question")
+_NUMBER_QUESTION = LEXICON.pattern("answers.number_question")
+_ASIDE = LEXICON.pattern("answers.aside")
+_ASIDE_ENDS = LEXICON.pattern("answers.aside_ends")
+_LISTS = LEXICON.pattern("answers.lists")
+_MOUNT = LEXICON.pattern("case_sensitive.mount", case=True)
 _BRACKETS = re.compile(r"\s*[(（][^()（）]*[)）]|\s*[(（].*$", re.DOTALL)
 """A bracketed aside ("Everest (8,848 m) is ..."), or an unclosed one to the end."""
-_MOUNT = re.compile(r"\bMt\b\.?")
 _NAME_RUN = re.compile(r"[A-Z][A-Za-z'’]*(?:[ -][A-Z][A-Za-z'’]*)*")
 """Capitalised words in a row: one name ("Mexico City", "Northern Europe")."""
-_LISTS = re.compile(r"\b(and|or)\b", re.IGNORECASE)
 
 LONG = 30
 """Words past which only an answer's first sentence counts."""
@@ -110,12 +89,6 @@ class Core:
         return not (self.names or self.numbers or self.content or self.polarity)
 
 
-def _base(word: str) -> str:
-    """A word without possessive or plural ending, to tell whether the question already holds it."""
-    word = word.lower().removesuffix("'s").removesuffix("’s").strip("'’")
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
-
-
 def _without_asides(text: str) -> str:
     """`text` without its asides: brackets, and a comma clause about the answer.
 
@@ -139,7 +112,7 @@ def _counted(question: str, answer: str, *, cut: bool = True) -> str:
     sentence restates the whole question (see `_restates`), else all of it; without brackets, and
     with `cut`, without comma asides (see `_without_asides`)."""
     text = answer.strip()
-    first = _SENTENCE.split(text, maxsplit=1)[0]
+    first = first_sentence(text)
     if len(words(text)) > LONG or _restates(question, first):
         text = first
     return (_without_asides(text) if cut else _BRACKETS.sub("", text)) or text
@@ -147,13 +120,13 @@ def _counted(question: str, answer: str, *, cut: bool = True) -> str:
 
 def _restates(question: str, sentence: str) -> bool:
     """Whether `sentence` says every content word of `question` (by stem): where an answer states its answer."""
-    asked = {_base(w)[:STEM] for w in words(question)} - {_base(w)[:STEM] for w in STOPWORDS | FRAMING}
-    return asked <= {_base(w)[:STEM] for w in words(sentence)}
+    asked = {stem(w, STEM) for w in words(question)} - {stem(w, STEM) for w in STOPWORDS | FRAMING}
+    return asked <= {stem(w, STEM) for w in words(sentence)}
 
 
 def _sentences(answer: str) -> list[str]:
     """The sentences of `answer`, each without asides; [] if it has only one."""
-    found = [s for s in _SENTENCE.split(answer.strip()) if words(s)]
+    found = [s for s in sentences(answer) if words(s)]
     return [_without_asides(s) or s for s in found] if len(found) > 1 else []
 
 
@@ -175,44 +148,54 @@ def _core_of(question: str, text: str, answer: str) -> Core:
 def _read_core(question: str, text: str, answer: str) -> Core:
     """The core read from `text`, a part of `answer` (the whole answer gives the final number)."""
     text = _MOUNT.sub("Mount", text)
-    asked = {_base(w) for w in words(question)}
-    asked_names = {_base(w) for w in entity_words(question)}
-    framing = {_base(w) for w in STOPWORDS | FRAMING | NEGATIONS}
-    ignored = asked | framing
+    asked = {base(w) for w in words(question)}
+    asked_names = {base(w) for w in entity_words(question)}
+    framing = {base(w) for w in STOPWORDS | FRAMING}
     said = words(text)
     names: set[str] = set()
     runs = []
     for run in _NAME_RUN.finditer(text):
         whole = entity_words(run.group())
-        parts = [w for w in whole if _base(w) not in framing]
+        parts = [w for w in whole if not _frames(w, framing)]
         # A name of several words that only its framing words set apart from the question's ("North Sea" to
         # "What sea separates ...?") is a name all the same: without them it would say nothing.
-        if len(whole) > 1 and parts and all(_base(w) in asked for w in parts) and len(parts) < len(whole):
+        if len(whole) > 1 and parts and all(base(w) in asked for w in parts) and len(parts) < len(whole):
             parts = list(whole)
         # a name beyond the question, with any question word in it; or one made of the question's words
         # that the question does not write as a name ("Belize City" to "Which city is Belize governed from?")
-        if any(_base(w) not in asked for w in parts) or (
-            len(parts) > 1 and any(_base(w) not in asked_names for w in parts)
+        if any(base(w) not in asked for w in parts) or (
+            len(parts) > 1 and any(base(w) not in asked_names for w in parts)
         ):
-            names |= {w[:STEM] for w in parts}
+            names |= {stem(w, STEM) for w in parts}
             # only the question's own names ("Mexico"), not its common nouns ("river" of "the Danube River")
-            held = frozenset(w[:STEM] for w in parts if _base(w) in asked_names)
+            held = frozenset(stem(w, STEM) for w in parts if base(w) in asked_names)
             if held:
-                runs.append((frozenset(w[:STEM] for w in parts) - held, held))
+                runs.append((frozenset(stem(w, STEM) for w in parts) - held, held))
     content = frozenset(
-        w[:STEM] for w in said if _base(w) not in ignored and w[:STEM] not in names and not number_set(w) and len(w) > 1
+        stem(w, STEM)
+        for w in said
+        if base(w) not in asked
+        and not _frames(w, framing)
+        and stem(w, STEM) not in names
+        and not number_set(w)
+        and len(w) > 1
     )
-    start = next((i for i, w in enumerate(said) if w[:STEM] in names | content), len(said))
-    echoes = frozenset(w[:STEM] for w in said[start + 1 :] if _base(w) in asked and _base(w) not in framing)
-    polarity = said[0] if said and said[0] in ("yes", "no") else None
+    start = next((i for i, w in enumerate(said) if stem(w, STEM) in names | content), len(said))
+    echoes = frozenset(stem(w, STEM) for w in said[start + 1 :] if base(w) in asked and not _frames(w, framing))
+    polarity = said[0] if said and said[0] in _YES_NO else None
     # "not only ... but also" adds, it does not deny
-    denials = [i for i, w in enumerate(said) if w in NEGATIONS and said[i + 1 : i + 2] != ["only"]]
-    negated = any(i > 0 or not polarity for i in denials) and not set(words(question)) & NEGATIONS
-    found = mathanswer.final_answer(answer)
-    final = mathanswer.to_number(found) if found is not None else None
+    denials = [i for i, w in enumerate(said) if is_negation(w) and said[i + 1 : i + 2] != ["only"]]
+    negated = any(i > 0 or not polarity for i in denials) and not any(is_negation(w) for w in words(question))
+    found = quantities.final_answer(answer)
+    final = quantities.to_number(found) if found is not None else None
     numbers = frozenset(number_set(text) - number_set(question))
     lists = bool(_LISTS.search(text))
     return Core(frozenset(names), numbers, content, polarity, negated, final, lists, tuple(runs), echoes)
+
+
+def _frames(word: str, framing: set[str]) -> bool:
+    """Whether `word` frames an answer rather than saying it: a framing word, a stopword or a negation."""
+    return base(word) in framing or is_negation(word)
 
 
 def is_yes_no_question(question: str) -> bool:
@@ -306,7 +289,7 @@ def _agree(question: str, sa: frozenset[str], sb: frozenset[str], ca: Core, cb: 
         return True
     # The question's words in another form ("Indian Rupee" to "the currency of India") say nothing, unless
     # the other answer names something else in their place ("Pakistani Rupee").
-    asked = {_base(w)[:STEM] for w in words(question)}
+    asked = {stem(w, STEM) for w in words(question)}
     ra, rb = sa - asked, sb - asked
     if (ra, rb) == (sa, sb) or not ra or not rb or (ra ^ rb) & (ca.names | cb.names):
         return False
@@ -330,6 +313,6 @@ def _same_stems(sa: frozenset[str], sb: frozenset[str]) -> tuple[frozenset[str],
         return sa, sb
 
     def cut(stems: frozenset[str]) -> frozenset[str]:
-        return frozenset(w[: STEM - 1] if len(w) == STEM and w[: STEM - 1] in short else w for w in stems)
+        return frozenset(stem(w, STEM - 1) if len(w) == STEM and stem(w, STEM - 1) in short else w for w in stems)
 
     return cut(sa), cut(sb)

@@ -30,12 +30,13 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 from selfpara.errors import ConfigError, UpstreamError
 from selfpara.pipeline import prompts
 from selfpara.pipeline.equivalence.answer_core import same_core
+from selfpara.pipeline.lexicon import quantities
+from selfpara.pipeline.lexicon.quantities import number_set
+from selfpara.pipeline.lexicon.tables import LEXICON
+from selfpara.pipeline.lexicon.text import STOPWORDS, contains_phrase, entity_words, normalize_answer, stems, words
 from selfpara.pipeline.paraphrase import parse_yes_no
 from selfpara.result import Usage
-from selfpara.util import mathanswer
-from selfpara.util.quantities import number_set
 from selfpara.util.registry import Registry
-from selfpara.util.text import STOPWORDS, contains_phrase, entity_words, normalize_answer, words
 
 if TYPE_CHECKING:  # types only: the config validates names against this module's registry
     from selfpara.models.client import ModelClient
@@ -128,15 +129,15 @@ class NumericMatch:
         fa, fb = _stated(a), _stated(b)
         if fa is None or fb is None:
             return None
-        return mathanswer.same_value(fa, fb)
+        return quantities.same_value(fa, fb)
 
 
 def _stated(text: str) -> str | None:
-    marked = mathanswer.boxed(text) is not None or "####" in text or "answer is" in text.lower()
+    marked = quantities.marks_answer(text)
     if not marked and len(words(text)) > 6:
         return None
-    found = mathanswer.final_answer(text)
-    if found is None or mathanswer.to_number(found) is None and not marked:
+    found = quantities.final_answer(text)
+    if found is None or quantities.to_number(found) is None and not marked:
         return None
     return found
 
@@ -169,6 +170,7 @@ class DistinctAnswers:
 
 MAX_DISTINCT_WORDS = 30
 _SHORT = 4
+_YES_NO = LEXICON.word_set("answers.yes_no")
 
 
 def distinct_answers(question: str, a: str, b: str) -> bool:
@@ -176,18 +178,18 @@ def distinct_answers(question: str, a: str, b: str) -> bool:
     wa, wb = words(a), words(b)
     if not wa or not wb or max(len(wa), len(wb)) > MAX_DISTINCT_WORDS:
         return False
-    if wa[0] in ("yes", "no") and wb[0] in ("yes", "no") and wa[0] != wb[0]:
+    if wa[0] in _YES_NO and wb[0] in _YES_NO and wa[0] != wb[0]:
         return True
     asked = number_set(question)
     na, nb = number_set(a) - asked, number_set(b) - asked
     if na and nb and na.isdisjoint(nb):
         return True
-    q_stems = {w[:4] for w in words(question)}
+    q_stems = stems(words(question), 4)
     ka, kb = _names(a, wa, q_stems), _names(b, wb, q_stems)
     if not (ka and kb and ka.isdisjoint(kb)):
         return False
     # A name of one that the other says in lower case ("One pound." vs "... the British pound (GBP).") is shared.
-    return ka.isdisjoint(w[:4] for w in wb) and kb.isdisjoint(w[:4] for w in wa)
+    return ka.isdisjoint(stems(wb, 4)) and kb.isdisjoint(stems(wa, 4))
 
 
 def _names(text: str, text_words: list[str], q_stems: set[str]) -> set[str]:
@@ -196,7 +198,7 @@ def _names(text: str, text_words: list[str], q_stems: set[str]) -> set[str]:
         found = {w for w in text_words if w not in STOPWORDS and not number_set(w) and len(w) > 1}
     else:
         found = entity_words(text)
-    return {w[:4] for w in found} - q_stems
+    return stems(found, 4) - q_stems
 
 
 @register_equivalence("core")

@@ -7,8 +7,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from selfpara.pipeline.drift import DRIFT_CHECKS
+from selfpara.pipeline.lexicon.text import overlap, shares_content, word_changes
 from selfpara.result import RejectedParaphrase
-from selfpara.util.text import overlap, shares_content, word_changes
 
 
 def lexical_filter(

@@ -19,26 +19,18 @@ import math
 import time
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
-from typing import Protocol
 
 from selfpara.config import WrapConfig
 from selfpara.errors import UpstreamError
+from selfpara.models.client import ModelClient
+from selfpara.pipeline.lexicon import renamings
+from selfpara.pipeline.paraphrase.calls import form_reply, list_reply
 from selfpara.pipeline.paraphrase.filter import LexicalFilter, drift_rejection
 from selfpara.pipeline.paraphrase.parse import LineParser, parse_line
-from selfpara.pipeline.paraphrase.renamings import renamings
 from selfpara.pipeline.prompts import Form, forms_for
 from selfpara.result import Flag, RejectedParaphrase, Timings, Usage
 
 log = logging.getLogger(__name__)
-
-
-class ParaphraseSource(Protocol):
-    """The paraphrase calls a LineSource makes (the SelfParaphraser's)."""
-
-    async def paraphrase_reply(
-        self, question: str, cfg: WrapConfig, usage: Usage, n: int
-    ) -> AsyncGenerator[str, None]: ...
-    async def paraphrase_form(self, question: str, form: Form, cfg: WrapConfig, usage: Usage) -> str: ...
 
 
 @dataclass
@@ -61,7 +53,7 @@ class LineSource:
     """One request's paraphrase lines, and what reading them found.
 
     Args:
-        source: makes the paraphrase calls.
+        client: the model door the paraphrase calls go through.
         cfg: the request's settings.
         question: the question's text.
         usage: the request's usage, which the calls add to.
@@ -78,14 +70,14 @@ class LineSource:
 
     def __init__(
         self,
-        source: ParaphraseSource,
+        client: ModelClient,
         cfg: WrapConfig,
         question: str,
         usage: Usage,
         flags: list[Flag],
         timings: Timings,
     ) -> None:
-        self.source, self.cfg, self.question = source, cfg, question
+        self.client, self.cfg, self.question = client, cfg, question
         self.usage, self.flags, self.timings = usage, flags, timings
         self.seen = 0
         self.cheap_rejected: list[RejectedParaphrase] = []
@@ -120,7 +112,7 @@ class LineSource:
             out += 1
             form = self._forms[len(self._calls)]
             self._calls.append(
-                asyncio.ensure_future(self.source.paraphrase_form(self.question, form, self.cfg, self.usage))
+                asyncio.ensure_future(form_reply(self.client, self.question, form, self.cfg, self.usage))
             )
             self._launched.set()
 
@@ -199,7 +191,7 @@ class LineSource:
         parser = LineParser(n)
         given_before, seen_before, rejected_before = len(self._given_lines), self.seen, len(self.cheap_rejected)
         try:
-            pieces = await self.source.paraphrase_reply(self.question, self.cfg, self.usage, n)
+            pieces = await list_reply(self.client, self.question, self.cfg, self.usage, n)
             async with contextlib.aclosing(pieces):
                 async for piece in pieces:
                     lines = parser.feed(piece)

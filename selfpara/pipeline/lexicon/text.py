@@ -1,0 +1,233 @@
+"""The text analysers every stage shares: words, stems, sentences, names and their aliases and acronyms,
+negation, abstention, and the normalisation the equivalence functions and graders compare answers by.
+Each exists once; the words they know are the lexicon's (`tables.LEXICON`)."""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Callable, Iterable
+from functools import wraps
+
+from selfpara.pipeline.lexicon.quantities import NUMBER_WORDS
+from selfpara.pipeline.lexicon.tables import LEXICON
+
+STOPWORDS = LEXICON.word_set("common.stopwords")
+NEGATIONS = LEXICON.word_set("common.negations")
+_OPENERS = LEXICON.word_set("common.sentence_openers")
+_WORD = LEXICON.pattern("text.word", case=True)
+_SENTENCE_BREAK = LEXICON.pattern("text.sentence_break", case=True)
+_DECLINES = LEXICON.pattern("abstention.declines")
+_HEDGES = LEXICON.pattern("abstention.hedges")
+_SYNONYMS = tuple(
+    (re.compile(s["phrase"], 0 if s.get("case") else re.IGNORECASE), s["means"]) for s in LEXICON.raw("synonym")
+)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans("", "", string.punctuation)
+_CAP = re.compile(r"[A-Z][A-Za-z'’]*")
+_ACRONYM = re.compile(r"\b[A-Z]{2,5}\b")
+_NAME_RUN = re.compile(r"\b[A-Z][a-z]+(?: (?:of )?[A-Z][a-z]+)+")
+
+
+def words(text: str) -> list[str]:
+    """Lowercase word tokens: `[A-Za-z0-9']+`, as METHOD §2.2 defines them."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def base(word: str) -> str:
+    """A word as the stems read it: lower case, without a possessive, quotes or a plural 's' ("gases" keeps
+    its 'e': only the 's' goes; "glass", "virus" and "Paris" keep theirs)."""
+    word = word.lower().removesuffix("'s").removesuffix("’s").strip("'’")
+    plural = len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
+    return word[:-1] if plural else word
+
+
+def stem(word: str, letters: int = 5) -> str:
+    """The one stemmer: the first `letters` letters of `base(word)`. Five tell content words apart
+    (transport ~ transported, gravity ~ gravitational); four match a name to its adjective (Canada ~
+    Canadian) and a noun to its forms, where the reader says so."""
+    return base(word)[:letters]
+
+
+def stems(text_words: Iterable[str], letters: int = 5) -> set[str]:
+    """The stems of `text_words`."""
+    return {stem(w, letters) for w in text_words}
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of `text`, in order, without empty ones: the one sentence splitter."""
+    return [s for s in _SENTENCE_BREAK.split(text.strip()) if s.strip()]
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of `text` (all of it when it has one)."""
+    return _SENTENCE_BREAK.split(text.strip(), maxsplit=1)[0]
+
+
+def overlap(a: str, b: str) -> float:
+    """|multiset(a) ∩ multiset(b)| / min(|a|, |b|) over word tokens; 1.0 if either is empty."""
+    wa, wb = words(a), words(b)
+    if not wa or not wb:
+        return 1.0
+    shared = sum((Counter(wa) & Counter(wb)).values())
+    return shared / min(len(wa), len(wb))
+
+
+def word_changes(a: str, b: str) -> int:
+    """Words added plus words removed between `a` and `b` (as multisets of word tokens)."""
+    wa, wb = Counter(words(a)), Counter(words(b))
+    return sum((wa - wb).values()) + sum((wb - wa).values())
+
+
+def content_stems(text: str) -> set[str]:
+    """The stems of the content words of `text`: words of 3 letters or more that are not stopwords, and numbers."""
+    return {stem(w) for w in words(text) if len(w) >= 3 and w not in STOPWORDS or w.isdigit()}
+
+
+def shares_content(a: str, b: str) -> bool:
+    """Whether two texts share at least one content word (by stem), e.g. France ~ France's."""
+    return bool(content_stems(a) & content_stems(b))
+
+
+def entity_words(text: str) -> set[str]:
+    """Lowercased capitalised words of `text` that look like names (not stopwords, not sentence openers)."""
+    out = set()
+    for m in _CAP.finditer(text):
+        word = m.group().lower().removesuffix("'s").removesuffix("’s").strip("'’")
+        if len(word) < 2 or word in STOPWORDS or word in _OPENERS or word in NUMBER_WORDS:
+            continue
+        out.add(word)
+    return out
+
+
+def name_survives(word: str, text_words: set[str]) -> bool:
+    """Whether the name `word` (lowercased) is in `text_words`, on a 4-letter stem (Canada ~ Canadian,
+    Australia ~ Australia's) or as the end of a word (entity_words reads "Phone" in "iPhone")."""
+    bases = {w.removesuffix("'s").removesuffix("’s") for w in text_words}
+    return any(stem(w, 4) == stem(word, 4) or w.endswith(word) for w in bases)
+
+
+def _alias_groups() -> list[list[str]]:
+    """The alias table's groups: a name and its aliases, as written (capitalised: a name; else a common word)."""
+    return [[head, *others] for head, others in LEXICON.table("aliases").items()]
+
+
+_ALIAS_GROUPS = _alias_groups()
+
+
+def aliases_of(name: str) -> tuple[str, ...]:
+    """The other names of what `name` (any case) names, as the alias table writes them ("earth" -> world,
+    planet, globe; "french" -> france, its head)."""
+    found: list[str] = []
+    for group in _ALIAS_GROUPS:
+        if name.lower() in (a.lower() for a in group):
+            found += [a for a in group if a.lower() != name.lower() and a not in found]
+    return tuple(found)
+
+
+def _says(text: str, phrase: str) -> bool:
+    return re.search(rf"\b{re.escape(phrase)}\b", text, re.IGNORECASE) is not None
+
+
+def said_otherwise(name: str, question: str, wording: str) -> bool:
+    """Whether `wording` says the question's name `name` by an alias: a name wherever it stands ("Holland"
+    for "Dutch"), a common word only where the question does not use it ("on Earth" as "in the world", but
+    not where the question says "planet" and the wording only drops Earth)."""
+    return any(
+        _says(wording, alias) and (alias[:1].isupper() or not _says(question, alias)) for alias in aliases_of(name)
+    )
+
+
+def with_aliases(text_words: set[str], text: str) -> set[str]:
+    """`text_words` with the words of every alias of a name `text` says ("the US" adds american, united, ...)."""
+    said = {name for group in _ALIAS_GROUPS for name in group if _says(text, name)}
+    return text_words | {w.lower() for name in said for alias in aliases_of(name) for w in alias.split()}
+
+
+def initials(text: str) -> dict[str, set[str]]:
+    """The initials of each run of capitalised words in `text` -> its words: {"uk": {"united", "kingdom"}}."""
+    runs: dict[str, set[str]] = {}
+    for run in _NAME_RUN.findall(text):
+        ws = [w.lower() for w in run.split() if w != "of"]
+        runs.setdefault("".join(w[0] for w in ws), set()).update(ws)
+    return runs
+
+
+def acronyms(text: str, *, lower: bool = True) -> list[str]:
+    """The acronyms `text` writes ("UK", "NASA"), lowercased unless `lower` is False."""
+    return [a.lower() if lower else a for a in _ACRONYM.findall(text)]
+
+
+def _abbreviates(letters: str, acronym: str) -> bool:
+    """Whether `acronym` is `letters`, the initials of a name, give or take one letter at the end: "USA" for
+    "United States", "US" for "... of America"; "USSR" is not "US"."""
+    short, long = sorted((letters, acronym.lower()), key=len)
+    return long.startswith(short) and len(long) - len(short) <= 1
+
+
+def stands_for(acronym: str, text: str) -> bool:
+    """Whether `acronym` abbreviates a name `text` writes out ("usa" in "... the United States ...")."""
+    return any(_abbreviates(letters, acronym) for letters in initials(text))
+
+
+def abbreviated(question: str, wording: str) -> set[str]:
+    """The question's names the wording says by their acronym ("United Kingdom" as "UK", "United States"
+    as "USA") or writes out from the question's acronym ("UK" as "United Kingdom")."""
+    out = set()
+    said = acronyms(wording)
+    for letters, names in initials(question).items():
+        if any(_abbreviates(letters, a) for a in said):
+            out |= names
+    out |= {a for a in acronyms(question) if stands_for(a, wording)}
+    return out
+
+
+def is_negation(word: str) -> bool:
+    """Whether the (lowercased) word denies: the negation list, or an "n't" ending."""
+    return word in NEGATIONS or word.endswith("n't")
+
+
+def negated(text: str) -> bool:
+    """Whether `text` holds a negation ("not", "n't", "never", "without", "except", "non-")."""
+    return any(is_negation(w) for w in words(text))
+
+
+def normalize_answer(text: str) -> str:
+    """Lowercase, drop punctuation and articles, fold whitespace (SQuAD-style)."""
+    text = text.lower().translate(_PUNCT)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def contains_phrase(haystack: str, needle: str) -> bool:
+    """Whether the normalised `needle` occurs in the normalised `haystack` on word boundaries."""
+    h, n = normalize_answer(haystack), normalize_answer(needle)
+    return bool(n) and f" {n} " in f" {h} "
+
+
+def is_abstention(text: str) -> bool:
+    """Whether an answer declines to answer ("I don't know", "I cannot answer", ...).
+
+    Only the first sentence counts, and a sentence that hedges and then answers ("I'm not
+    sure, but it's Lyon") is not an abstention.
+    """
+    first = first_sentence(text)[:200]
+    return bool(_DECLINES.search(first)) and not _HEDGES.search(first) and len(words(text)) <= 40
+
+
+def with_synonyms_read(text: str) -> str:
+    """`text` with each phrase of the synonyms table read as the words it stands for."""
+    for pattern, meaning in _SYNONYMS:
+        text = pattern.sub(meaning, text)
+    return text
+
+
+def reads_synonyms(check: Callable[[str, str], str | None]) -> Callable[[str, str], str | None]:
+    """The drift check `check` applied to the question and the paraphrase with their synonyms read."""
+
+    @wraps(check)
+    def wrapped(question: str, paraphrase: str) -> str | None:
+        return check(with_synonyms_read(question), with_synonyms_read(paraphrase))
+
+    return wrapped

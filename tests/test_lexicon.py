@@ -1,0 +1,134 @@
+"""The method's English lives in one place (selfpara.pipeline.lexicon): one negation list, one alias table,
+one sentence splitter, one stemmer; no module of selfpara/ keeps a copy of its own."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from selfpara.pipeline.lexicon import LEXICON
+from selfpara.pipeline.lexicon.renamings import Renaming
+from selfpara.pipeline.lexicon.tables import Lexicon
+from selfpara.pipeline.lexicon.text import aliases_of, said_otherwise, sentences, stem
+
+PACKAGE = Path(__file__).parents[1] / "selfpara"
+LEXICON_DIR = PACKAGE / "pipeline" / "lexicon"
+NEGATIONS = {"not", "never", "neither", "nor", "none", "nobody", "nothing", "cannot", "without"}
+ALIASES = {"french", "dutch", "usa", "british", "head of state", "solar", "globe"}
+
+
+def modules() -> Iterator[tuple[Path, ast.Module]]:
+    """Every module of selfpara/ but the lexicon's analysers, parsed."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.parent != LEXICON_DIR:
+            yield path, ast.parse(path.read_text(encoding="utf-8"))
+
+
+def strings(tree: ast.Module) -> Iterator[str]:
+    """The string constants of `tree` that could hold words to match (a list, a table, a pattern), not prose:
+    no sentence in them."""
+    prose = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}  # docstrings
+    for node in ast.walk(tree):
+        words_only = isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose
+        if words_only and not re.search(r"[a-z][.,:;] ", node.value):
+            yield node.value
+
+
+def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """(dotted path, value) of every list or string the lexicon's data holds."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from leaves(inner, f"{path}.{key}" if path else key)
+    else:
+        yield path, value
+
+
+def word_list(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return set(value.lower().split())
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return {v.lower() for v in value}
+    return set()
+
+
+def test_one_negation_list() -> None:
+    holding = [path for path, value in leaves(LEXICON.data) if len(word_list(value) & NEGATIONS) >= 3]
+    assert holding == ["common.negations"]
+    copies = [p for p, tree in modules() for s in strings(tree) if len(set(re.findall(r"[a-z]+", s)) & NEGATIONS) >= 3]
+    assert copies == []
+
+
+def test_one_alias_table() -> None:
+    holding = {path.rsplit(".", 1)[0] for path, value in leaves(LEXICON.data) if word_list(value) & ALIASES}
+    assert holding == {"aliases"}
+    copies = [(p, s) for p, tree in modules() for s in strings(tree) if s.lower() in ALIASES]
+    assert copies == []
+
+
+def test_one_sentence_splitter() -> None:
+    ends = re.compile(r"\[\^?(?:\.!\?|\.\?!|!\.\?|!\?\.|\?\.!|\?!\.)\]")  # a class of . ! ? in any order
+    breaks = [path for path, value in leaves(LEXICON.data) if isinstance(value, str) and "(?<=[.!?])" in value]
+    assert breaks == ["text.sentence_break"]
+    copies = [(p, s) for p, tree in modules() for s in strings(tree) if ends.search(s)]
+    assert copies == []
+
+
+def test_one_stemmer() -> None:
+    """No module of the method slices a word to its first letters, nor defines a stemmer of its own."""
+    found = []
+    for path, tree in modules():
+        if PACKAGE / "pipeline" not in path.parents:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and re.search(r"^_?(stem|root|base)s?$", node.name):
+                found.append((path.name, node.name))
+            head = isinstance(node, ast.Slice) and node.lower is None and isinstance(node.upper, ast.Constant)
+            if head and node.upper.value in (4, 5):  # type: ignore[union-attr]
+                found.append((path.name, ast.unparse(node)))
+    assert found == []
+
+
+def test_the_stemmer_reads_a_word_as_the_checks_compare_it() -> None:
+    assert stem("Transported") == stem("transport") == "trans"
+    assert stem("Canadian", 4) == stem("Canada's", 4) == "cana"
+    assert [stem(w) for w in ("gases", "glass", "Paris", "virus")] == ["gase", "glass", "paris", "virus"]
+
+
+def test_sentences_end_before_anything_but_a_lower_case_word() -> None:
+    assert sentences("What is the capital of France? (Say Lyon.)") == ["What is the capital of France?", "(Say Lyon.)"]
+    assert sentences("Which U.S. state is largest? It is Alaska.\nDone") == [
+        "Which U.S. state is largest?",
+        "It is Alaska.",
+        "Done",
+    ]
+
+
+def test_an_alias_counts_both_ways_and_a_common_word_only_where_the_question_lacks_it() -> None:
+    assert "France" in aliases_of("french") and "head of state" in aliases_of("president")
+    assert said_otherwise(
+        "earth", "What is the tallest mountain on Earth?", "What is the tallest mountain in the world?"
+    )
+    assert not said_otherwise("earth", "Which planet is closest to Earth?", "Which planet is closest?")
+    assert said_otherwise("dutch", "The capital of the Dutch province of Holland?", "Holland's capital?")
+
+
+def test_a_misspelt_list_fails_when_it_is_read() -> None:
+    with pytest.raises(KeyError):
+        LEXICON.words("common.stopword")
+
+
+def test_a_value_given_twice_across_files_is_refused(tmp_path: Path) -> None:
+    for name in ("words", "patterns", "synonyms", "renamings"):
+        (tmp_path / f"{name}.toml").write_text("[common]\nx = 'a'\n" if name in ("words", "patterns") else "")
+    with pytest.raises(ValueError, match="common.x"):
+        Lexicon(tmp_path)
+
+
+def test_an_entry_naming_an_unknown_test_is_refused() -> None:
+    with pytest.raises(KeyError):
+        Renaming.from_data({"name": "x", "patterns": ["a"], "templates": ["b"], "accept": "no_such_test"})
