@@ -7,6 +7,7 @@ items it kept as an items file that another run can take (`--dataset ITEMS.jsonl
 
     python scripts/subset_run.py runs/natural-held50 runs/natural-done --arms raw,selfpara \\
         --items docs/results/qwen-natural-held50-done.items.jsonl
+    python scripts/subset_run.py runs/held-comqa runs/held-comqa-100 --arms raw,selfpara,oracle --first 100
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--arms", required=True, help="comma-separated arms that must be complete")
     parser.add_argument("--items", type=Path, help="also write the kept items here (JSONL)")
+    parser.add_argument(
+        "--first",
+        type=int,
+        help="keep the run's first N items (its order: a seeded split's prefix), every one of which must be "
+        "complete in every named arm",
+    )
     args = parser.parse_args()
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     if args.out.exists():
@@ -36,7 +43,13 @@ def main() -> None:
     answered: dict[tuple[str, str], set[int]] = defaultdict(set)
     for r in records:
         answered[(r.item_id, r.arm)].add(r.variant_id)
-    kept = [i for i in items if all(answered[(i.id, a)] >= {v.id for v in i.variants} for a in arms)]
+    complete = [i for i in items if all(answered[(i.id, a)] >= {v.id for v in i.variants} for a in arms)]
+    kept = complete
+    if args.first is not None:
+        kept = items[: args.first]
+        missing = [i.id for i in kept if i not in complete]
+        if missing:
+            raise SystemExit(f"{len(missing)} of the first {args.first} items are not complete yet: {missing[:5]}")
     ids = {i.id for i in kept}
     args.out.mkdir(parents=True)
     shutil.copy(args.run / "config.json", args.out / "config.json")
