@@ -7,6 +7,8 @@ gold with the run's grader; then, over the answers of one vote:
 - right pairs left apart: two right answers in different clusters (the vote did not hear them agree);
 - right–wrong pairs merged: a right and a wrong answer in one cluster (it heard agreement that was not there);
 
+each distinct pair of answer texts to one question counted once (identical texts are one answer);
+
 counted over all items and over items whose gold is one answer (ComQA lists several for "what three
 countries ..."; two right answers may then differ). And for the selfpara arm: the share of wordings whose
 vote held a rewording of each source (renaming, form, list, verified, own words), and for each answer that
@@ -55,6 +57,8 @@ async def main() -> None:
         if not mine:
             continue
         pairs = Counter()
+        seen: set[tuple[str, str, str]] = set()  # a pair of answers to one question counts once (the oracle's
+        # four rotations vote the same answers four times)
         wordings_with = Counter()
         carried = {"wrong -> right": Counter(), "right -> wrong": Counter()}
         for r in mine:
@@ -64,7 +68,12 @@ async def main() -> None:
             answers = [a for a in ev["answers"] if a.get("error") is None and a.get("text") is not None]
             right = {a["variant"]: (await grader.grade(item, a["text"])) == "correct" for a in answers}
             cluster = {a["variant"]: a.get("cluster") for a in answers}
+            texts = {a["variant"]: " ".join(a["text"].split()) for a in answers}
             for x, y in itertools.combinations(sorted(right), 2):
+                first, second = sorted((texts[x], texts[y]))
+                if first == second or (r.item_id, first, second) in seen:
+                    continue
+                seen.add((r.item_id, first, second))
                 same = cluster[x] == cluster[y]
                 scope = ["all"] + (["one answer"] if r.item_id in one_answer else [])
                 for s in scope:

@@ -31,6 +31,7 @@ SAME = [
         "The sea that separates GB from Scandinavia is the North Sea.",
         "The sea that separates the United Kingdom (UK) from Scandinavia is the North Sea.",
     ),
+    ("When did napoleon die?", "Napoleon Bonaparte died on May 5, 1821.", "He died on 5 May 1821."),
 ]
 
 # The gaps the labelled pairs showed (research/data/answer_pairs.jsonl), each in the model's own words.
@@ -195,6 +196,12 @@ UNDECIDED = [
     # an answer that only repeats the question states nothing to compare
     (FRANCE, "The capital of France.", "The capital of France is Paris."),
     ("What sea separates gb from scandinavia?", "It is the North Sea.", "It is the South China Sea."),
+    # the same day of another month: "May" is a stopword, but in a date it is the month (ComQA, held out)
+    (
+        "When did napoleon die?",
+        "Napoleon Bonaparte died on January 5, 1821.",
+        "Napoleon Bonaparte died on May 5, 1821.",
+    ),
 ]
 
 

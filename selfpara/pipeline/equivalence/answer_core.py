@@ -25,6 +25,7 @@ from selfpara.pipeline.lexicon import quantities
 from selfpara.pipeline.lexicon.quantities import number_set
 from selfpara.pipeline.lexicon.tables import LEXICON
 from selfpara.pipeline.lexicon.text import (
+    MONTHS,
     STOPWORDS,
     base,
     entity_words,
@@ -51,6 +52,8 @@ _BRACKETS = re.compile(r"\s*[(（][^()（）]*[)）]|\s*[(（].*$", re.DOTALL)
 """A bracketed aside ("Everest (8,848 m) is ..."), or an unclosed one to the end."""
 _NAME_RUN = re.compile(r"[A-Z][A-Za-z'’]*(?:[ -][A-Z][A-Za-z'’]*)*")
 """Capitalised words in a row: one name ("Mexico City", "Northern Europe")."""
+
+_MONTH_STEMS = frozenset(stem(m, 5) for m in MONTHS)
 
 LONG = 30
 """Words past which only an answer's first sentence counts."""
@@ -155,7 +158,7 @@ def _read_core(question: str, text: str, answer: str) -> Core:
     names: set[str] = set()
     runs = []
     for run in _NAME_RUN.finditer(text):
-        whole = entity_words(run.group())
+        whole = entity_words(run.group()) | _month_of_a_date(text, run)
         parts = [w for w in whole if not _frames(w, framing)]
         # A name of several words that only its framing words set apart from the question's ("North Sea" to
         # "What sea separates ...?") is a name all the same: without them it would say nothing.
@@ -194,8 +197,22 @@ def _read_core(question: str, text: str, answer: str) -> Core:
 
 
 def _frames(word: str, framing: set[str]) -> bool:
-    """Whether `word` frames an answer rather than saying it: a framing word, a stopword or a negation."""
-    return base(word) in framing or is_negation(word)
+    """Whether `word` frames an answer rather than saying it: a framing word, a stopword or a negation (a
+    month is not, although "may" is a stopword: `_month_of_a_date` lets only a date's through)."""
+    return base(word) not in MONTHS and (base(word) in framing or is_negation(word))
+
+
+def _months(names: frozenset[str]) -> frozenset[str]:
+    """The month names among a core's name stems."""
+    return frozenset(n for n in names if n in _MONTH_STEMS)
+
+
+def _month_of_a_date(text: str, run: re.Match[str]) -> set[str]:
+    """The month a name run is, where a number stands just before or after it ("May 5, 1821", "5 May"):
+    "May" is a stopword, and without this "died on May 5" and "died on January 5" would say the same."""
+    word = run.group().lower()
+    dated = re.match(r"\s*\d", text[run.end() :]) or re.search(r"\d\s*$", text[: run.start()])
+    return {word} if word in MONTHS and dated else set()
 
 
 def is_yes_no_question(question: str) -> bool:
@@ -268,7 +285,11 @@ def _same_counted(question: str, ca: Core, cb: Core) -> bool:
     textless = not (ca.names or ca.content) or not (cb.names or cb.content)
     if (asks_for_number(question) or textless) and ca.numbers and cb.numbers:
         agree = ca.numbers == cb.numbers or (ca.final is not None and ca.final == cb.final)
-        # Names beside the same number need only not contradict ("The RMS Titanic" / "the Titanic ... 1912").
+        # Names beside the same number need only not contradict ("The RMS Titanic" / "the Titanic ... 1912"); a
+        # date's month is part of its number ("May 5, 1821" is not "January 5, 1821").
+        months_a, months_b = _months(ca.names), _months(cb.names)
+        if months_a and months_b and months_a != months_b:
+            return False
         return agree and (not ca.names or not cb.names or bool(ca.names & cb.names))
     if ca.names and cb.names:
         return _agree(question, ca.names, cb.names, ca, cb)

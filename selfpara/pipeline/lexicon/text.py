@@ -14,6 +14,7 @@ from selfpara.pipeline.lexicon.quantities import NUMBER_WORDS
 from selfpara.pipeline.lexicon.tables import LEXICON
 
 STOPWORDS = LEXICON.word_set("common.stopwords")
+MONTHS = LEXICON.word_set("common.months")
 NEGATIONS = LEXICON.word_set("common.negations")
 _OPENERS = LEXICON.word_set("common.sentence_openers")
 _WORD = LEXICON.pattern("text.word", case=True)
