@@ -42,11 +42,12 @@ class BenchCache:
 
     Attributes:
         calls: the cache.
-        made: keys of the calls made since `new_run` (a hit on one is a call shared within the run).
+        made: keys of the calls made since `new_run` (a hit on one is a call shared within the run), each
+            with the model-seconds it took, so an answer that shares it is charged what it cost.
     """
 
     calls: CallCache
-    made: set[str] = field(default_factory=set)
+    made: dict[str, float] = field(default_factory=dict)
 
     def new_run(self) -> None:
         """Start counting shared calls afresh: a hit on a call of an earlier run is a replay."""
@@ -79,6 +80,8 @@ class CallTally:
     """Seconds the calls it made spent in the model's backend, summed (they may overlap)."""
     queue_s: float = 0.0
     """Of those, seconds spent waiting in a local engine's queue (Completion.queue_s), summed."""
+    shared_s: float = 0.0
+    """Model-seconds the shared calls took when the arm that made them made them, summed."""
 
     def timed(self, seconds: float, result: Completion) -> None:
         """Add one call the backend answered in `seconds`."""
@@ -138,10 +141,12 @@ class CachingBackend:
             self.client.require_credentials(model)  # only a call that goes out needs the key: replays do not
             started = self.client.clock()
             result = await backend.complete(model, messages, params)
+            seconds = self.client.clock() - started
             if tally is not None:
-                tally.timed(self.client.clock() - started, result)
+                tally.timed(seconds, result)
             called = True
-            cache.made.add(key)  # before waiters on this call resume: theirs is a shared hit
+            # before waiters on this call resume: theirs is a shared hit, charged what the call cost
+            cache.made[key] = seconds - (result.queue_s or 0.0)
             return result
 
         result, hit = await cache.calls.fetch(key, call)
@@ -155,6 +160,7 @@ class CachingBackend:
                 tally.hits += 1
                 if hit and key in cache.made:
                     tally.shared += 1
+                    tally.shared_s += cache.made[key]
         return result
 
 

@@ -59,7 +59,8 @@ class SampleRecord(BaseModel):
     model_s: float | None = Field(
         None,
         description="Seconds the model worked on the calls this answer made, summed over them (they may overlap, "
-        "so it can exceed latency_s): their time in the backend less queue_s. None in runs before it was recorded.",
+        "so it can exceed latency_s): their time in the backend less queue_s, a call shared with another arm "
+        "charged what it took that arm (runs before 2026-12-05 charged it 0). None in runs before it was recorded.",
     )
     queue_s: float | None = Field(
         None,

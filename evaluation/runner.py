@@ -223,7 +223,7 @@ async def run_bench(config: BenchConfig, out: str | Path, options: RunOptions | 
                 completion_tokens=output.usage.completion_tokens,
                 cost=output.usage.cost,
                 latency_s=round(output.latency_s, 4),
-                model_s=round(tally.call_s - tally.queue_s, 4),
+                model_s=round(tally.call_s - tally.queue_s + tally.shared_s, 4),
                 queue_s=round(tally.queue_s, 4),
                 cached_calls=tally.hits - tally.shared,
                 shared_calls=tally.shared,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from evaluation.bench_config import BenchConfig, RunOptions
-from evaluation.cache import CachingBackend, open_cache
+from evaluation.cache import CachingBackend, CallTally, open_cache, tally_calls
 from evaluation.datasets import save_items
 from evaluation.report import build_report
 from evaluation.runner import run_bench
@@ -124,3 +124,30 @@ def test_the_selfpara_arm_takes_no_library_cache_setting() -> None:
         parse_arm_list("selfpara[cache=off]")
     arm = make_arm(parse_arm_list("selfpara")[0], client, "openai/m", k=2, max_tokens=8, api_base=None)
     assert "cache" not in arm.describe()["config"] and arm.describe()["config"]["model"] == "openai/m"
+
+
+class Ticks:
+    """A clock that moves one second each time it is read: one raw call is read twice, so it takes 1 s."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def test_an_answer_that_shares_a_call_is_charged_the_model_seconds_it_took(tmp_path: Path) -> None:
+    # a shared call was charged 0 model-seconds, so an arm whose original was raw's call looked cheaper
+    # by that call, and raw, when another arm had made its call first, looked free
+    client = ModelClient(backend=FakeBackend(responder), retries=0, backoff_s=0.001, timeout_s=5, clock=Ticks())
+    backend = CachingBackend(client, open_cache(tmp_path / "calls.sqlite"))
+
+    async def answer() -> CallTally:
+        with tally_calls() as tally:
+            await backend.complete("fake", MSGS, {"temperature": 0.0})
+        return tally
+
+    made, shared = asyncio.run(answer()), asyncio.run(answer())
+    assert (made.calls, made.shared, made.call_s, made.shared_s) == (1, 0, 1.0, 0.0)
+    assert (shared.calls, shared.shared, shared.call_s, shared.shared_s) == (0, 1, 0.0, 1.0)
