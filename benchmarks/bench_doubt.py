@@ -4,9 +4,12 @@ wrapped answer that votes on every question, one request at a time on the defaul
 Questions: the first N of NQ-open's development split (data/public/nq-open/dev.jsonl, a distribution
 nobody chose for the method). For each question, in one process with the model loaded once and no call
 cache, timed in turn: raw (one answer call, the question alone), wrapped at the defaults (`sure_probability`
-as `SelfParaphraser()` has it), wrapped voting always (`sure_probability=None`). Prints one row per
+as `SelfParaphraser()` has it), wrapped voting always (`sure_probability="off"`). Prints one row per
 question and the medians of wrapped / raw: over the answers the gate found sure, and over all answers;
-and the calls per answer of each.
+and the calls per answer of each. Before each timed arm one short unrelated call runs untimed: llama.cpp
+reuses the evaluated prefix of the previous prompt, so an arm that followed another with the same question
+would skip its prompt and look faster than it is (the first version of this script timed sure answers
+below raw for that reason).
 
     python benchmarks/bench_doubt.py [--questions 20]       (figures in benchmarks/results/doubt.json)
 """
@@ -42,19 +45,26 @@ async def main() -> None:
     ap.add_argument("--questions", type=int, default=20)
     args = ap.parse_args()
     gated = SelfParaphraser(max_tokens=MAX_TOKENS, cache="off")
-    always = SelfParaphraser(max_tokens=MAX_TOKENS, cache="off", sure_probability=None)
+    always = SelfParaphraser(max_tokens=MAX_TOKENS, cache="off", sure_probability="off")
     model = gated.config.model
-    await gated.client.complete(model, [{"role": "user", "content": "Hi"}], usage=Usage(), max_tokens=1)  # load
+
+    async def cold() -> None:
+        await gated.client.complete(model, [{"role": "user", "content": "Hi"}], usage=Usage(), max_tokens=1)
+
+    await cold()  # loads the model
     rows = []
     for question in questions(args.questions):
+        await cold()
         started = time.perf_counter()
         await gated.client.complete(
             model, [{"role": "user", "content": question}], usage=Usage(), max_tokens=MAX_TOKENS
         )
         raw_s = time.perf_counter() - started
+        await cold()
         started = time.perf_counter()
         g = await gated.aanswer(question)
         gated_s = time.perf_counter() - started
+        await cold()
         started = time.perf_counter()
         a = await always.aanswer(question)
         always_s = time.perf_counter() - started
@@ -79,7 +89,7 @@ async def main() -> None:
 
     sure = [r for r in rows if r["sure"]]
     figures = {
-        "sure_probability": gated.config.sure_probability,
+        "sure_probability": gated.config.sure_threshold,
         "questions": len(rows),
         "sure": len(sure),
         "gated_over_raw_median_sure": median("gated_s", sure),
