@@ -32,6 +32,18 @@ SAME = [
         "The sea that separates the United Kingdom (UK) from Scandinavia is the North Sea.",
     ),
     ("When did napoleon die?", "Napoleon Bonaparte died on May 5, 1821.", "He died on 5 May 1821."),
+    # found reading NQ-open's held-out votes: an acronym the answer spells out in brackets, the question's own
+    # words capitalised as a name, a compound with and without its hyphen
+    (
+        "Who decides where the super bowl is played?",
+        "The Super Bowl is played by the National Football League (NFL).",
+        "The organization that decides where the Super Bowl is played is the NFL (National Football League).",
+    ),
+    (
+        "Which mirror is used in vehicles for rear view?",
+        "The mirror used in vehicles for rear view is typically a rear-view mirror.",
+        "The mirror used in vehicles for rear view is called a rearview mirror.",
+    ),
 ]
 
 # The gaps the labelled pairs showed (research/data/answer_pairs.jsonl), each in the model's own words.
@@ -202,6 +214,14 @@ UNDECIDED = [
         "Napoleon Bonaparte died on January 5, 1821.",
         "Napoleon Bonaparte died on May 5, 1821.",
     ),
+    # an acronym another name spells out is that name, not every acronym's
+    (
+        "Who decides where the super bowl is played?",
+        "The NFL (National Football League) decides.",
+        "The AFL (American Football League) decides.",
+    ),
+    # a hyphen is joined, but a negation's stays: "non-stop" is not "stop"
+    ("What kind of flight is it?", "It is a non-stop flight.", "It is a stop flight."),
 ]
 
 

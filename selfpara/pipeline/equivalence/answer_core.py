@@ -27,8 +27,10 @@ from selfpara.pipeline.lexicon.tables import LEXICON
 from selfpara.pipeline.lexicon.text import (
     MONTHS,
     STOPWORDS,
+    acronyms,
     base,
     entity_words,
+    expansion,
     first_sentence,
     is_negation,
     sentences,
@@ -54,6 +56,8 @@ _NAME_RUN = re.compile(r"[A-Z][A-Za-z'’]*(?:[ -][A-Z][A-Za-z'’]*)*")
 """Capitalised words in a row: one name ("Mexico City", "Northern Europe")."""
 
 _MONTH_STEMS = frozenset(stem(m, 5) for m in MONTHS)
+_COMPOUND = re.compile(r"\b([A-Za-z]+)-([a-z]+)\b")
+"""A hyphenated compound of a lower-case second part ("rear-view"; "Rolls-Royce" is a name)."""
 
 LONG = 30
 """Words past which only an answer's first sentence counts."""
@@ -148,16 +152,41 @@ def _core_of(question: str, text: str, answer: str) -> Core:
     return core
 
 
+def _spelled_out(text: str, answer: str) -> str:
+    """`text` with each acronym the whole answer writes out as its name ("the NFL (National Football
+    League)", where the bracket is cut from the counted text): "NFL" and the name are one answer."""
+    for acronym in set(acronyms(text, lower=False)):
+        name = expansion(acronym, answer)
+        if name:
+            text = re.sub(rf"\b{acronym}\b", name, text)
+    return text
+
+
+def _joined(text: str) -> str:
+    """`text` with its hyphenated compounds written as one word, as another answer may write them
+    ("rear-view mirror", "rearview mirror"); not a negation's ("non-stop") or a number's ("twenty-one")."""
+
+    def join(m: re.Match[str]) -> str:
+        first, second = m.group(1), m.group(2)
+        kept = is_negation(first.lower()) or number_set(first) or number_set(second)
+        return m.group() if kept else first + second
+
+    return _COMPOUND.sub(join, text)
+
+
 def _read_core(question: str, text: str, answer: str) -> Core:
     """The core read from `text`, a part of `answer` (the whole answer gives the final number)."""
-    text = _MOUNT.sub("Mount", text)
+    text = _spelled_out(_MOUNT.sub("Mount", text), answer)
     asked = {base(w) for w in words(question)}
+    asked_phrase = f" {' '.join(words(question))} "
     asked_names = {base(w) for w in entity_words(question)}
     framing = {base(w) for w in STOPWORDS | FRAMING}
-    said = words(text)
+    said = words(_joined(text))
     names: set[str] = set()
     runs = []
     for run in _NAME_RUN.finditer(text):
+        if len(words(run.group())) > 1 and f" {' '.join(words(run.group()))} " in asked_phrase:
+            continue  # the question's own words in a row, capitalised ("the Super Bowl" to "... the super bowl")
         whole = entity_words(run.group()) | _month_of_a_date(text, run)
         parts = [w for w in whole if not _frames(w, framing)]
         # A name of several words that only its framing words set apart from the question's ("North Sea" to

@@ -150,8 +150,7 @@ def initials(text: str) -> dict[str, set[str]]:
     """The initials of each run of capitalised words in `text` -> its words: {"uk": {"united", "kingdom"}}."""
     runs: dict[str, set[str]] = {}
     for run in _NAME_RUN.findall(text):
-        ws = [w.lower() for w in run.split() if w != "of"]
-        runs.setdefault("".join(w[0] for w in ws), set()).update(ws)
+        runs.setdefault(_initials_of(run), set()).update(w.lower() for w in run.split() if w != "of")
     return runs
 
 
@@ -170,6 +169,15 @@ def _abbreviates(letters: str, acronym: str) -> bool:
 def stands_for(acronym: str, text: str) -> bool:
     """Whether `acronym` abbreviates a name `text` writes out ("usa" in "... the United States ...")."""
     return any(_abbreviates(letters, acronym) for letters in initials(text))
+
+
+def expansion(acronym: str, text: str) -> str | None:
+    """The name `text` writes out that `acronym` abbreviates ("National Football League" for "NFL"), if any."""
+    return next((run for run in _NAME_RUN.findall(text) if _abbreviates(_initials_of(run), acronym)), None)
+
+
+def _initials_of(run: str) -> str:
+    return "".join(w[0] for w in run.lower().split() if w != "of")
 
 
 def abbreviated(question: str, wording: str) -> set[str]:
