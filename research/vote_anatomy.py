@@ -14,7 +14,7 @@ countries ..."; two right answers may then differ). And for the selfpara arm: th
 vote held a rewording of each source (renaming, form, list, verified, own words), and for each answer that
 changed against raw (wrong → right, right → wrong) the sources of the winning cluster's rewordings.
 
-    python research/vote_anatomy.py runs/held-comqa [--arm selfpara --arm oracle]
+    python research/vote_anatomy.py runs/held-comqa [--arm selfpara --arm oracle] [--show] [--now]
 """
 
 from __future__ import annotations
@@ -28,7 +28,11 @@ from pathlib import Path
 from evaluation.graders import grader_for
 from evaluation.records import Item
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_samples
+from selfpara.models.client import ModelClient
+from selfpara.pipeline.equivalence import build_equivalence
 from selfpara.pipeline.independence import same_words
+
+LOCAL_CHAIN = ["exact", "numeric", "contains", "distinct", "core"]
 
 
 def source_kind(variant: dict, question: str) -> str:
@@ -43,7 +47,15 @@ async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run", type=Path)
     ap.add_argument("--arm", action="append", default=None)
+    ap.add_argument("--show", action="store_true", help="print each right pair left apart and each wrong merge")
+    ap.add_argument(
+        "--now",
+        action="store_true",
+        help="decide each pair with today's model-free chain (exact, numeric, contains, distinct, core) and the "
+        "vote's wordings, instead of reading the recorded clusters",
+    )
     args = ap.parse_args()
+    chain = build_equivalence(LOCAL_CHAIN, client=ModelClient(), judge_model="unused") if args.now else None
     arms = args.arm or ["selfpara", "oracle"]
     items = {
         i.id: i
@@ -74,15 +86,23 @@ async def main() -> None:
                 if first == second or (r.item_id, first, second) in seen:
                     continue
                 seen.add((r.item_id, first, second))
-                same = cluster[x] == cluster[y]
+                if chain is not None:
+                    wordings = [v["text"] for v in ev["variants"]]
+                    same, _ = await chain.decide(ev["variants"][0]["text"], texts[x], texts[y], None, wordings)
+                else:
+                    same = cluster[x] == cluster[y]
                 scope = ["all"] + (["one answer"] if r.item_id in one_answer else [])
                 for s in scope:
                     if right[x] and right[y]:
                         pairs[(s, "right pairs")] += 1
                         pairs[(s, "left apart")] += not same
+                        if args.show and s == "all" and not same:
+                            print(f"  apart  {r.item_id}: {first!r} | {second!r}")
                     elif right[x] != right[y]:
                         pairs[(s, "right-wrong pairs")] += 1
                         pairs[(s, "merged")] += same
+                        if args.show and s == "all" and same:
+                            print(f"  merged {r.item_id}: {first!r} | {second!r}")
             question = ev["variants"][0]["text"]
             kinds = {v["index"]: source_kind(v, question) for v in ev["variants"]}
             for kind in set(kinds.values()) - {"original"}:
