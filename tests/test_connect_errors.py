@@ -9,6 +9,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
@@ -16,7 +17,7 @@ from selfpara.cli import app
 from selfpara.config import build_config
 from selfpara.errors import UpstreamError
 from selfpara.models.client import ModelClient
-from selfpara.models.unreachable import UpstreamUnreachable, connect_failure
+from selfpara.models.unreachable import UpstreamUnreachable, connect_failure, unreachable
 from selfpara.result import Usage
 from selfpara.server import ServerSettings
 from tests.helpers.proxy import assert_openai_error, chat, post, start
@@ -91,3 +92,27 @@ def test_what_counts_as_no_connection() -> None:
     assert connect_failure(wrapped) is None  # no connection error among its classes: its text is not read
     assert connect_failure(ConnectionResetError(104, "Connection reset by peer")) is None  # it had connected
     assert connect_failure(TimeoutError()) is None
+    several = OSError("Multiple exceptions: [Errno 111] Connect call failed ('::1', 9, 0, 0), [Errno 111] ...")
+    assert connect_failure(several) == "connection refused"  # asyncio, for localhost's two addresses
+
+
+async def test_an_ollama_model_with_no_base_names_the_server_it_tried(
+    closed_base: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # it named https://api.openai.com: litellm's exceptions carry a placeholder request there
+    server = closed_base.removesuffix("/v1")
+    monkeypatch.setenv("OLLAMA_API_BASE", server)
+    client = ModelClient(retries=0)
+    with pytest.raises(UpstreamUnreachable) as caught:
+        await client.complete("ollama/m", [{"role": "user", "content": "hi"}], usage=Usage())
+    assert str(caught.value) == f"ollama/m: cannot connect to {server} (connection refused)"
+    await client.aclose()
+
+
+def test_litellms_placeholder_url_is_not_named_for_another_provider() -> None:
+    placeholder = httpx.ConnectError("Connection refused", request=httpx.Request("POST", "https://api.openai.com/v1"))
+    assert (
+        str(unreachable("anthropic/m", placeholder, None))
+        == "anthropic/m: cannot connect to the upstream (connection refused)"
+    )
+    assert "https://api.openai.com" in str(unreachable("openai/m", placeholder, None))

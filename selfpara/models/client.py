@@ -28,8 +28,8 @@ from selfpara.models.credentials import require_credential
 from selfpara.models.engines import engine_for
 from selfpara.models.http_backend import HttpBackend, HttpSessions, Transport, endpoint_from_env, resolve_transport
 from selfpara.models.litellm_backend import LiteLLMBackend, completion_from_response
-from selfpara.models.litellm_import import import_litellm
 from selfpara.models.names import provider_of
+from selfpara.models.unreachable import UpstreamUnreachable
 from selfpara.models.upstream_data import UpstreamResponseTooLarge, one_piece, stream_event_text
 from selfpara.result import Completion, Message, Usage
 from selfpara.util.redaction import redact
@@ -145,8 +145,7 @@ class ModelClient:
                     self.http = HttpSessions(max_connections=self.concurrency)
                 backend = self._http_backends[(base, key)] = HttpBackend(self.http, base, key)
             return backend
-        if self._litellm is None:
-            import_litellm()  # its import takes seconds: never inside a call's timeout
+        if self._litellm is None:  # litellm is imported by its `prepare`, after the server answered a connect
             self._litellm = LiteLLMBackend(self.http.max_response_bytes if self.http is not None else None)
         return self._litellm
 
@@ -213,11 +212,8 @@ class ModelClient:
         """One call (retried) through the model's backend, counted in `usage`."""
         self.require_credentials(model)
         backend = self.backend_for(model)
-        load = getattr(backend, "load", None)
-        if load is not None and not getattr(backend, "is_loaded", True):
-            # Loading an embedded model is not part of any call: keep it outside the timeout.
-            await asyncio.to_thread(load)
         try:
+            await self._prepare(backend, model, params, usage)
             async for attempt in self._retrying():
                 with attempt:
                     if usage is not None:
@@ -232,6 +228,19 @@ class ModelClient:
             usage.completion_tokens += result.completion_tokens
             usage.cost += result.cost
         return result
+
+    async def _prepare(self, backend: Backend, model: str, params: dict[str, Any], usage: Usage | None) -> None:
+        """The backend's `prepare` (loading an embedded model, importing litellm, connecting once), outside
+        every call's timeout: it is no part of a call. A failure to connect counts as one failed call."""
+        prepare = getattr(backend, "prepare", None)
+        if prepare is None:
+            return
+        try:
+            await prepare(model, params)
+        except UpstreamUnreachable:
+            if usage is not None:
+                usage.count_call()
+            raise
 
     def _check_size(self, model: str, result: Completion) -> None:
         """The http transport's byte cap for backends that read whole responses themselves (litellm)."""
@@ -289,6 +298,7 @@ class ModelClient:
         concurrency limit and secret-safe errors. Raises UpstreamError; see `can_pass_through`."""
         backend = self._raw_backend(model, endpoint)
         params = self._call_params(model)
+        await self._prepare(backend, model, params, None)
         return await self._retried(model, params, lambda: backend.raw(model, endpoint, body, params))
 
     async def raw_stream(
@@ -307,6 +317,12 @@ class ModelClient:
         to open counts in `usage` (a failure to open as a failed call)."""
         backend = self._raw_backend(model, endpoint)
         params = self._call_params(model)
+        try:
+            await self._prepare(backend, model, params, usage)
+        except UpstreamError:
+            if usage is not None:
+                usage.failed_calls += 1
+            raise
 
         def attempt() -> Awaitable[AsyncIterator[dict[str, Any]]]:
             if usage is not None:

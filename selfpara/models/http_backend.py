@@ -41,6 +41,7 @@ from selfpara.result import Completion, Message
 from selfpara.util.envvars import (
     HOSTED_VLLM_API_BASE_ENV,
     HOSTED_VLLM_API_KEY_ENV,
+    OLLAMA_API_BASE_ENV,
     OPENAI_API_BASE_ENV,
     OPENAI_API_KEY_ENV,
     OPENAI_BASE_URL_ENV,
@@ -81,6 +82,17 @@ def endpoint_from_env(model: str, environ: Mapping[str, str] | None = None) -> t
         base = env.get(OPENAI_API_BASE_ENV) or env.get(OPENAI_BASE_URL_ENV) or None
         return base, env.get(OPENAI_API_KEY_ENV) or None
     return None, None
+
+
+def known_base(model: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The base URL a call of `model` goes to, where selfpara knows it without the call's own setting: the
+    environment's for OpenAI-compatible models (`endpoint_from_env`), Ollama's (OLLAMA_API_BASE, else the
+    localhost:11434 litellm defaults to). None for other providers: litellm's default, which selfpara
+    does not know."""
+    if model.startswith(("ollama/", "ollama_chat/")):
+        env = os.environ if environ is None else environ
+        return env.get(OLLAMA_API_BASE_ENV) or "http://localhost:11434"
+    return endpoint_from_env(model, environ)[0]
 
 
 def resolve_transport(transport: Transport, model: str, api_base: str | None) -> str:

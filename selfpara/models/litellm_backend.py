@@ -4,11 +4,13 @@ ollama/..., hosted_vllm/...), and litellm's responses and exceptions read as sel
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from selfpara.errors import UpstreamError, UpstreamTimeout
-from selfpara.models.http_backend import classify_status, endpoint_from_env
+from selfpara.models.http_backend import classify_status, endpoint_from_env, known_base
 from selfpara.models.litellm_clients import CappedOpenAIClients, too_large_error
 from selfpara.models.litellm_import import import_litellm
 from selfpara.models.unreachable import unreachable
@@ -64,8 +66,50 @@ class LiteLLMBackend:
 
     raw_endpoints = frozenset({"chat/completions", "completions"})
 
-    def __init__(self, max_response_bytes: int | None = None) -> None:
+    def __init__(self, max_response_bytes: int | None = None, probe_timeout_s: float = 3.0) -> None:
         self._capped = CappedOpenAIClients(max_response_bytes)
+        self._probe_timeout_s = probe_timeout_s
+        self._reached: set[str] = set()
+        self._probing: dict[str, asyncio.Task[None]] = {}
+        self._imported = False
+
+    async def prepare(self, model: str, params: dict[str, Any]) -> None:
+        """Before a call (and outside its timeout): connect once to the base URL, where selfpara knows it,
+        then import litellm (seconds), so that a server that is not running (Ollama not started) is named
+        at once. Raises UpstreamUnreachable on a connection refused or a host not found."""
+        base = _base(model, params)
+        if base is not None and base not in self._reached:
+            # concurrent first calls wait on one probe: none starts the import before it is answered
+            probe = self._probing.get(base)
+            if probe is None:
+                probe = self._probing[base] = asyncio.ensure_future(self._probe(model, base))
+            try:
+                await asyncio.shield(probe)
+            finally:
+                if probe.done():
+                    self._probing.pop(base, None)
+            self._reached.add(base)
+        if not self._imported:
+            await asyncio.to_thread(import_litellm)
+            self._imported = True
+
+    async def _probe(self, model: str, base: str) -> None:
+        """Connect to `base`: UpstreamUnreachable if no connection can be made; a probe that connects or
+        times out lets the call go ahead, and litellm's own errors decide."""
+        parts = urlsplit(base)
+        if not parts.hostname:
+            return
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            _, writer = await asyncio.wait_for(
+                asyncio.open_connection(parts.hostname, port), timeout=self._probe_timeout_s
+            )
+        except (OSError, asyncio.TimeoutError) as exc:
+            failure = unreachable(model, exc, base)
+            if failure is not None:
+                raise failure from None
+            return
+        writer.close()
 
     async def complete(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion:
         call = self._call("chat/completions")
@@ -179,8 +223,10 @@ def completion_from_response(response: Any) -> Completion:
 
 
 def _base(model: str, params: dict[str, Any]) -> str | None:
-    """The base URL a call of `model` goes to, where selfpara knows it (else litellm's provider default)."""
-    return params.get("api_base") or endpoint_from_env(model)[0]
+    """The base URL a call of `model` goes to, where selfpara knows it (else litellm's provider default).
+    A refused connection names it: litellm's exceptions carry a placeholder request to api.openai.com
+    whatever the provider, so the URL they hold would misname an Ollama server."""
+    return params.get("api_base") or known_base(model)
 
 
 def _classify(model: str, exc: Exception, url: str | None = None) -> UpstreamError:

@@ -43,6 +43,7 @@ _TEXTS = (
     ("no route to host", "host unreachable"),
     ("network is unreachable", "network unreachable"),
 )
+_PLACEHOLDER = "https://api.openai.com"
 # Exceptions raised only while connecting (by class name: aiohttp and httpx are imported where used).
 _CONNECTING = ("ClientConnectorError", "ClientConnectorDNSError", "ConnectError")
 # Wrappers of any transport failure: their text is read only for the causes above.
@@ -59,7 +60,9 @@ def connect_failure(exc: BaseException) -> str | None:
         if isinstance(item, OSError) and item.errno in _CAUSES:
             return _CAUSES[item.errno]
     names = {c.__name__ for item in chain for c in type(item).__mro__}
-    if names.isdisjoint(_CONNECTING + _WRAPPERS):
+    # asyncio's connect to a name of several addresses (localhost: ::1 and 127.0.0.1) that all failed
+    several = any(isinstance(item, OSError) and str(item).startswith("Multiple exceptions:") for item in chain)
+    if names.isdisjoint(_CONNECTING + _WRAPPERS) and not several:
         return None
     text = " ".join(str(item) for item in chain).lower()
     found = next((cause for needle, cause in _TEXTS if needle in text), None)
@@ -74,7 +77,10 @@ def unreachable(model: str, exc: BaseException, url: str | None) -> UpstreamUnre
     cause = connect_failure(exc)
     if cause is None:
         return None
-    where = url or _url_in(exc) or "the upstream"
+    found = _url_in(exc)
+    if found == _PLACEHOLDER and not model.startswith("openai/") and "/" in model:
+        found = None  # litellm's exceptions carry a request to api.openai.com whatever the provider
+    where = url or found or "the upstream"
     return UpstreamUnreachable(f"{model}: cannot connect to {redact(where)} ({cause})")
 
 

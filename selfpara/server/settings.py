@@ -40,10 +40,9 @@ from pydantic import (
 from selfpara.config import MAX_K, WrapConfig, build_config
 from selfpara.config.file import read_settings_file, warn_if_uncalibrated
 from selfpara.errors import ConfigError, config_error
-from selfpara.models.http_backend import endpoint_from_env, resolve_transport
+from selfpara.models.http_backend import endpoint_from_env, known_base, resolve_transport
 from selfpara.models.routing.model_list import RouterConfig
 from selfpara.server.upstreams import ClientBase, parse_client_bases
-from selfpara.util.envvars import OLLAMA_API_BASE_ENV
 
 MIN_PROXY_KEY_CHARS = 16
 """The shortest proxy key accepted: a short key can be guessed, and masking it in logs would show it
@@ -367,15 +366,9 @@ def load_settings(
 
 
 def upstream_base_url(settings: ServerSettings, environ: Mapping[str, str] | None = None) -> str | None:
-    """The upstream's base URL, where one is known: the setting, else the OpenAI variables
-    litellm reads for `openai/...` models. None for providers whose endpoint we do not probe."""
-    if settings.upstream.api_base:
-        return settings.upstream.api_base
-    model = settings.upstream.model
-    if model.startswith(("ollama/", "ollama_chat/")):
-        env = os.environ if environ is None else environ
-        return env.get(OLLAMA_API_BASE_ENV) or "http://localhost:11434"
-    return endpoint_from_env(model, environ)[0]
+    """The upstream's base URL, where one is known: the setting, else `known_base` (the environment's,
+    Ollama's default). None for providers whose endpoint we do not probe."""
+    return settings.upstream.api_base or known_base(settings.upstream.model, environ)
 
 
 def upstream_api_key(settings: ServerSettings, environ: Mapping[str, str] | None = None) -> str | None:

@@ -54,6 +54,11 @@ class QueuedEngine:
         """Load the model once (thread-safe); raises ConfigError when it cannot be found or loaded."""
         raise NotImplementedError
 
+    async def prepare(self, model: str, params: dict[str, Any]) -> None:
+        """Load the model (off the event loop) before a first call: loading is no part of any call's time."""
+        if not self.is_loaded:
+            await asyncio.to_thread(self.load)
+
     def _run(self) -> None:
         """The worker loop: take requests off `_queue` until None or `_closing`, resolve their futures."""
         raise NotImplementedError
