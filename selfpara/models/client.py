@@ -29,7 +29,6 @@ from selfpara.models.engines import engine_for
 from selfpara.models.http_backend import HttpBackend, HttpSessions, Transport, endpoint_from_env, resolve_transport
 from selfpara.models.litellm_backend import LiteLLMBackend, completion_from_response
 from selfpara.models.names import provider_of
-from selfpara.models.unreachable import UpstreamUnreachable
 from selfpara.models.upstream_data import UpstreamResponseTooLarge, one_piece, stream_event_text
 from selfpara.result import Completion, Message, Usage
 from selfpara.util.redaction import redact
@@ -150,8 +149,7 @@ class ModelClient:
         return self._litellm
 
     def _endpoint(self, model: str) -> tuple[str | None, str | None]:
-        """The base URL and key `model` is reached with, where known: this client's for its
-        provider, else the environment's."""
+        """The base URL and key `model` is reached with, where known: this client's for its provider, else the env's."""
         env_base, env_key = endpoint_from_env(model, self._environ)
         if self.api_base and (self.provider is None or provider_of(model) == self.provider):
             return self.api_base, self._api_key or env_key
@@ -163,8 +161,7 @@ class ModelClient:
             require_credential(model, self._call_params(model), self._environ)
 
     async def aclose(self) -> None:
-        """Close the http transport's and the cache's connections of the running loop
-        (asyncio.run and uvicorn close them anyway when their loop ends)."""
+        """Close the http transport's and the cache's connections of the running loop (asyncio.run closes them too)."""
         if self.http is not None:
             await self.http.aclose()
         if self.cache is not None:
@@ -212,8 +209,8 @@ class ModelClient:
         """One call (retried) through the model's backend, counted in `usage`."""
         self.require_credentials(model)
         backend = self.backend_for(model)
+        await self._prepare(backend, model, params, usage)
         try:
-            await self._prepare(backend, model, params, usage)
             async for attempt in self._retrying():
                 with attempt:
                     if usage is not None:
@@ -230,23 +227,16 @@ class ModelClient:
         return result
 
     async def _prepare(self, backend: Backend, model: str, params: dict[str, Any], usage: Usage | None) -> None:
-        """The backend's `prepare` (loading an embedded model, importing litellm, connecting once), outside
-        every call's timeout: it is no part of a call. A failure to connect counts as one failed call."""
-        prepare = getattr(backend, "prepare", None)
-        if prepare is None:
-            return
+        """The backend's `prepare` (an embedded model's load; litellm's connect and import) outside every
+        call's timeout: no part of a call. A failure (no connection) counts as one failed call."""
         try:
-            await prepare(model, params)
-        except UpstreamUnreachable:
+            if (prepare := getattr(backend, "prepare", None)) is not None:
+                await prepare(model, params)
+        except UpstreamError as exc:
             if usage is not None:
                 usage.count_call()
-            raise
-
-    def _check_size(self, model: str, result: Completion) -> None:
-        """The http transport's byte cap for backends that read whole responses themselves (litellm)."""
-        cap = self.http.max_response_bytes if self.http is not None else None
-        if cap is not None and len(result.text) > cap:
-            raise UpstreamResponseTooLarge(f"{model}: the upstream's answer exceeds {cap} bytes")
+                usage.failed_calls += 1
+            raise self._redacted(exc, params) from None
 
     def _retrying(self) -> AsyncRetrying:
         return AsyncRetrying(
@@ -267,12 +257,10 @@ class ModelClient:
         return tenant(params.get("api_base") or env_base, params.get("api_key") or env_key)
 
     def _call_params(self, model: str) -> dict[str, Any]:
-        """The client's own parameters of a call to `model`: base URL and key (for its
-        provider only) and the timeout."""
+        """The client's own parameters of a call to `model`: base URL and key (for its provider only: a judge
+        or paraphraser of another provider must not get them) and the timeout."""
         params: dict[str, Any] = {}
         if self.provider is None or provider_of(model) == self.provider:
-            # The base URL and key belong to one provider: a judge or paraphraser from
-            # another provider must not get them.
             if self.api_base:
                 params["api_base"] = self.api_base
             if self._api_key:
@@ -280,12 +268,15 @@ class ModelClient:
         params["timeout"] = self.timeout_s
         return params
 
-    def _raw_backend(self, model: str, endpoint: str) -> RawBackend:
+    async def _raw_backend(self, model: str, endpoint: str, usage: Usage | None) -> tuple[RawBackend, dict[str, Any]]:
+        """The prepared backend of a pass-through call to `model` and the call's parameters."""
         self.require_credentials(model)
         backend = self.backend_for(model)
         if endpoint not in getattr(backend, "raw_endpoints", ()):
             raise UpstreamError(f"{model}: this backend cannot pass {endpoint} requests through", status=400)
-        return backend  # type: ignore[return-value]
+        params = self._call_params(model)
+        await self._prepare(backend, model, params, usage)
+        return backend, params  # type: ignore[return-value]
 
     def can_pass_through(self, model: str, endpoint: str = "chat/completions") -> bool:
         """Whether `raw` / `raw_stream` can send `endpoint` requests to `model` (the http and
@@ -296,9 +287,7 @@ class ModelClient:
         """Send an OpenAI request `body` to `model` unchanged but for the model name and
         return the upstream's JSON answer, with this client's timeout, retries,
         concurrency limit and secret-safe errors. Raises UpstreamError; see `can_pass_through`."""
-        backend = self._raw_backend(model, endpoint)
-        params = self._call_params(model)
-        await self._prepare(backend, model, params, None)
+        backend, params = await self._raw_backend(model, endpoint, None)
         return await self._retried(model, params, lambda: backend.raw(model, endpoint, body, params))
 
     async def raw_stream(
@@ -315,14 +304,7 @@ class ModelClient:
         the upstream's event objects. The timeout bounds the opening and each gap between
         events; a failure mid-stream raises UpstreamError from the iterator. Each attempt
         to open counts in `usage` (a failure to open as a failed call)."""
-        backend = self._raw_backend(model, endpoint)
-        params = self._call_params(model)
-        try:
-            await self._prepare(backend, model, params, usage)
-        except UpstreamError:
-            if usage is not None:
-                usage.failed_calls += 1
-            raise
+        backend, params = await self._raw_backend(model, endpoint, usage)
 
         def attempt() -> Awaitable[AsyncIterator[dict[str, Any]]]:
             if usage is not None:
@@ -503,7 +485,10 @@ class ModelClient:
             started = self.clock()
             try:
                 result = await asyncio.wait_for(backend.complete(model, messages, params), self.timeout_s)
-                self._check_size(model, result)
+                # the http transport's byte cap, for backends that read whole responses themselves (litellm)
+                cap = self.http.max_response_bytes if self.http is not None else None
+                if cap is not None and len(result.text) > cap:
+                    raise UpstreamResponseTooLarge(f"{model}: the upstream's answer exceeds {cap} bytes")
                 return result
             except asyncio.TimeoutError:
                 raise UpstreamTimeout(f"{model}: no answer within {self.timeout_s:g}s") from None
