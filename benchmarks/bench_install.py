@@ -3,12 +3,14 @@ flags against candidates that should build less, each into a throwaway virtualen
 cache off (`--no-cache-dir`, so that nothing built before is reused), in one run on one machine.
 
 Variants (pick with --variants):
-- `readme`: the README's portable flags (`selfpara.models.engines.probe.PORTABLE_CMAKE_ARGS`);
-- `lean`: the same plus what turns off the parts selfpara never loads: `LLAVA_BUILD=OFF` (the
-  multimodal library, `tools/mtmd`: llama-cpp-python builds it unless told not to; selfpara
-  answers text only and `llama_cpp` loads it only for image chat handlers), and the tests,
-  examples, tools and server of llama.cpp and ggml (already off when llama.cpp is built as
-  llama-cpp-python's subproject; named so that a change of those defaults cannot add them back);
+- `readme`: the README's flags (`selfpara.models.engines.probe.README_CMAKE_ARGS`): portable CPU
+  kernels, and `LLAVA_BUILD=OFF` (the multimodal library, `tools/mtmd`: llama-cpp-python builds it
+  unless told not to; selfpara answers text only and `llama_cpp` loads it only for image chat
+  handlers; taken into the README after two rounds of this benchmark measured 0.835 and 0.819 of the
+  build with it);
+- `lean`: the same plus the tests, examples, tools and server of llama.cpp and ggml off (already off
+  when llama.cpp is built as llama-cpp-python's subproject; named so that a change of those defaults
+  cannot add them back);
 - `wheel-index`: a prebuilt CPU wheel from llama-cpp-python's own wheel index, where that index
   is reachable (it is not on a machine that reaches PyPI only: then the variant is recorded as
   unreachable, not timed).
@@ -42,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from _common import write  # noqa: E402
 
-from selfpara.models.engines.probe import PORTABLE_CMAKE_ARGS  # noqa: E402
+from selfpara.models.engines.probe import README_CMAKE_ARGS  # noqa: E402
 
 WHEEL_INDEX = "https://abetlen.github.io/llama-cpp-python/whl/cpu"
 LEAN_EXTRA = (
@@ -50,8 +52,8 @@ LEAN_EXTRA = (
     "-DLLAMA_BUILD_SERVER=OFF -DGGML_BUILD_TESTS=OFF -DGGML_BUILD_EXAMPLES=OFF"
 )
 VARIANTS: dict[str, dict[str, Any]] = {
-    "readme": {"cmake_args": PORTABLE_CMAKE_ARGS, "pip": ["--no-binary", "{name}"]},
-    "lean": {"cmake_args": f"{PORTABLE_CMAKE_ARGS} {LEAN_EXTRA}", "pip": ["--no-binary", "{name}"]},
+    "readme": {"cmake_args": README_CMAKE_ARGS, "pip": ["--no-binary", "{name}"]},
+    "lean": {"cmake_args": f"{README_CMAKE_ARGS} {LEAN_EXTRA}", "pip": ["--no-binary", "{name}"]},
     "wheel-index": {"cmake_args": None, "pip": ["--only-binary", "{name}", "--extra-index-url", WHEEL_INDEX]},
 }
 _SYSTEM_INFO = "import llama_cpp; print(llama_cpp.llama_print_system_info().decode())"

@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 
 from selfpara.cli.serve import serve
+from selfpara.models.engines.probe import README_CMAKE_ARGS
 from selfpara.models.names import EMBEDDED_MODEL
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,11 +46,9 @@ _FENCE = re.compile(r"^```(python|bash|console)\n(.*?)^```", re.MULTILINE | re.D
 NOT_RUN: dict[tuple[str, str], str] = {
     (
         "README.md",
-        'CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" pip install --no-cache',
+        f'CMAKE_ARGS="{README_CMAKE_ARGS}" pip install --no-cache',
     ): ("an install: compiles llama.cpp and downloads the default model's 22 parts (1.1 GB)"),
-    ("README.md", 'CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" pip install torch'): (
-        "installs and runs this test suite itself"
-    ),
+    ("README.md", f'CMAKE_ARGS="{README_CMAKE_ARGS}" pip install torch'): ("installs and runs this test suite itself"),
     ("docs/cli.md", "# a vLLM or any OpenAI-compatible server"): "needs a vLLM and an Ollama server",
     ("README.md", "selfpara bench"): "runs the default local model for minutes (tests/test_bench_cli.py runs bench)",
     ("docs/evaluation.md", "selfpara bench"): "runs the default local model for minutes",
