@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from selfpara.cli import app
+from selfpara.errors import ConfigError
 from selfpara.models.engines import probe
 
 runner = CliRunner()
@@ -102,3 +103,26 @@ def test_doctor_off_a_terminal_splits_no_path(
     }
     doctor._print(report)
     assert any(line.endswith(path) for line in capsys.readouterr().out.splitlines())  # one line, as long as it is
+
+
+def test_an_assembled_model_without_its_parts_is_ready_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # it printed "ready · ... needs 22 part packages and 22 are missing", which reads as a contradiction
+    from selfpara.cli.doctor import _models
+    from selfpara.models.engines import parts
+    from selfpara.models.engines.embedded import QWEN
+
+    def missing(spec: object) -> list[Path]:
+        raise ConfigError("needs 22 part packages and 22 are missing")
+
+    monkeypatch.setattr(parts, "locate_parts", missing)
+    assert _models()["local/qwen2.5-coder-1.5b"] == {
+        "ready": False,
+        "detail": "needs 22 part packages and 22 are missing",
+        "path": str(tmp_path / "cache" / QWEN.filename),
+    }
+    (tmp_path / "cache").mkdir(exist_ok=True)
+    (tmp_path / "cache" / QWEN.filename).write_bytes(b"gguf")
+    qwen = _models()["local/qwen2.5-coder-1.5b"]
+    assert qwen["ready"] and qwen["detail"].startswith("assembled; its part packages are not installed (")

@@ -81,7 +81,9 @@ def _models() -> dict[str, dict[str, Any]]:
     try:
         locate_parts(QWEN)
     except ConfigError as exc:
-        qwen: dict[str, Any] = {"ready": target.is_file(), "detail": str(exc)}
+        # the assembled file serves on its own; its parts matter once the cache is cleared
+        detail = f"assembled; its part packages are not installed ({exc})" if target.is_file() else str(exc)
+        qwen: dict[str, Any] = {"ready": target.is_file(), "detail": detail}
     else:
         qwen = {
             "ready": True,
