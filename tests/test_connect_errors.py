@@ -116,3 +116,22 @@ def test_litellms_placeholder_url_is_not_named_for_another_provider() -> None:
         == "anthropic/m: cannot connect to the upstream (connection refused)"
     )
     assert "https://api.openai.com" in str(unreachable("openai/m", placeholder, None))
+
+
+async def test_only_a_base_on_this_machine_is_probed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a remote base may be reachable only through an HTTP proxy, which a bare connect would not use
+    from selfpara.models.litellm_backend import LiteLLMBackend
+
+    dialled: list[str] = []
+
+    async def refuse(host: str, port: int) -> None:
+        dialled.append(host)
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    monkeypatch.setattr("asyncio.open_connection", refuse)
+    backend = LiteLLMBackend()
+    await backend.prepare("openai/m", {"api_base": "https://llm.example.com/v1"})
+    assert dialled == []
+    with pytest.raises(UpstreamUnreachable):
+        await backend.prepare("openai/m", {"api_base": "http://localhost:9/v1"})
+    assert dialled == ["localhost"]

@@ -16,6 +16,7 @@ from selfpara.models.litellm_import import import_litellm
 from selfpara.models.unreachable import unreachable
 from selfpara.models.upstream_data import UpstreamInvalidResponse, UpstreamResponseTooLarge, check_logprobs, check_text
 from selfpara.result import Completion, Message
+from selfpara.util.hosts import is_loopback
 
 # OpenAI chat-completion parameters litellm takes by name; others ride in extra_body.
 _LITELLM_PARAMS = {
@@ -74,11 +75,12 @@ class LiteLLMBackend:
         self._imported = False
 
     async def prepare(self, model: str, params: dict[str, Any]) -> None:
-        """Before a call (and outside its timeout): connect once to the base URL, where selfpara knows it,
-        then import litellm (seconds), so that a server that is not running (Ollama not started) is named
-        at once. Raises UpstreamUnreachable on a connection refused or a host not found."""
+        """Before a call (and outside its timeout): connect once to the base URL where it is on this machine,
+        then import litellm (seconds), so that a local server that is not running (Ollama not started) is
+        named at once. Raises UpstreamUnreachable on a connection refused. A remote base is not probed: it
+        may be reached only through an HTTP proxy, which litellm's clients use and a bare connect would not."""
         base = _base(model, params)
-        if base is not None and base not in self._reached:
+        if base is not None and base not in self._reached and is_loopback(urlsplit(base).hostname or ""):
             # concurrent first calls wait on one probe: none starts the import before it is answered
             probe = self._probing.get(base)
             if probe is None:
@@ -97,8 +99,6 @@ class LiteLLMBackend:
         """Connect to `base`: UpstreamUnreachable if no connection can be made; a probe that connects or
         times out lets the call go ahead, and litellm's own errors decide."""
         parts = urlsplit(base)
-        if not parts.hostname:
-            return
         port = parts.port or (443 if parts.scheme == "https" else 80)
         try:
             _, writer = await asyncio.wait_for(

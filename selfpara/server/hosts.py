@@ -15,13 +15,13 @@ that went by Content-Length would take the rest of it for the next request on th
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 from collections.abc import Sequence
 from typing import Any
 
 from selfpara.server.logs import printable
+from selfpara.util.hosts import is_loopback
 
 log = logging.getLogger("selfpara.server")
 
@@ -34,16 +34,6 @@ def host_name(header: str) -> str:
     if text.count(":") == 1:
         text = text.split(":", 1)[0]
     return text.rstrip(".")
-
-
-def is_loopback(name: str) -> bool:
-    """Whether `name` (a host name or address) always means this machine."""
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def allowed(name: str, patterns: Sequence[str]) -> bool:

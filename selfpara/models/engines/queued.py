@@ -68,8 +68,7 @@ class QueuedEngine:
         if resolve(model).key != self.spec.key:
             raise UpstreamError(f"{model!r} is not served by the engine of {self.spec.key}", status=404)
         req = make_request(messages, params)
-        if not self.is_loaded:
-            await asyncio.to_thread(self.load)
+        await self.prepare(model, params)
         self._ensure_worker()
         queued = self.clock()
         self._queue.put(req)

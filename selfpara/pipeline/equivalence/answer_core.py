@@ -185,7 +185,8 @@ def _read_core(question: str, text: str, answer: str) -> Core:
     names: set[str] = set()
     runs = []
     for run in _NAME_RUN.finditer(text):
-        if len(words(run.group())) > 1 and f" {' '.join(words(run.group()))} " in asked_phrase:
+        run_words = words(run.group())
+        if len(run_words) > 1 and f" {' '.join(run_words)} " in asked_phrase:
             continue  # the question's own words in a row, capitalised ("the Super Bowl" to "... the super bowl")
         whole = entity_words(run.group()) | _month_of_a_date(text, run)
         parts = [w for w in whole if not _frames(w, framing)]
