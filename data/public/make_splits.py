@@ -3,7 +3,7 @@
     python data/public/make_splits.py NQ-open.dev.jsonl comqa_train.json
 
 Reads the files as distributed (see README.md for where they come from) and writes, in the same
-formats, `nq-open/dev.jsonl`, `nq-open/held.jsonl`, `comqa/dev.json` and `comqa/held.json` beside this
+formats, `nq-open/dev.jsonl`, `nq-open/held.jsonl`, `nq-open/held-2.jsonl`, `comqa/dev.json` and `comqa/held.json` beside this
 script. The seed and sizes below are the protocol: changing them makes new splits, which are new sets.
 """
 
@@ -16,23 +16,31 @@ from pathlib import Path
 
 SEED = 4747
 NQ_DEV, NQ_HELD = 200, 400
+NQ_HELD_2 = 200
+"""A second held-out half, the next questions of the same seeded order, cut on 2026-12-05 (before any model
+answered them) when the first had been answered: the vote budget's check (docs/results/public-sets.md)."""
 COMQA_MIN_WORDINGS = 3
 COMQA_DEV, COMQA_HELD = 120, 200
 
 HERE = Path(__file__).parent
 
 
-def split(rows: list, dev: int, held: int) -> tuple[list, list]:
+def split(rows: list, *sizes: int) -> list[list]:
+    """`rows` shuffled with SEED and cut into consecutive parts of `sizes`."""
     order = list(range(len(rows)))
     random.Random(SEED).shuffle(order)
-    return [rows[i] for i in order[:dev]], [rows[i] for i in order[dev : dev + held]]
+    parts, start = [], 0
+    for size in sizes:
+        parts.append([rows[i] for i in order[start : start + size]])
+        start += size
+    return parts
 
 
 def main(nq_path: str, comqa_path: str) -> None:
     nq = [json.loads(line) for line in Path(nq_path).read_text(encoding="utf-8").splitlines() if line.strip()]
-    nq_dev, nq_held = split(nq, NQ_DEV, NQ_HELD)
+    nq_dev, nq_held, nq_held_2 = split(nq, NQ_DEV, NQ_HELD, NQ_HELD_2)
     (HERE / "nq-open").mkdir(exist_ok=True)
-    for name, rows in (("dev", nq_dev), ("held", nq_held)):
+    for name, rows in (("dev", nq_dev), ("held", nq_held), ("held-2", nq_held_2)):
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
         (HERE / "nq-open" / f"{name}.jsonl").write_text(text, encoding="utf-8")
     clusters = json.loads(Path(comqa_path).read_text(encoding="utf-8"))
@@ -41,7 +49,7 @@ def main(nq_path: str, comqa_path: str) -> None:
     (HERE / "comqa").mkdir(exist_ok=True)
     for name, rows in (("dev", c_dev), ("held", c_held)):
         (HERE / "comqa" / f"{name}.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
-    print(f"NQ-open: {len(nq)} questions -> dev {len(nq_dev)}, held {len(nq_held)}")
+    print(f"NQ-open: {len(nq)} questions -> dev {len(nq_dev)}, held {len(nq_held)}, held-2 {len(nq_held_2)}")
     print(f"ComQA: {len(clusters)} clusters, {len(multi)} with >= {COMQA_MIN_WORDINGS} wordings")
     print(f"  -> dev {len(c_dev)}, held {len(c_held)}")
 
