@@ -53,6 +53,7 @@ from selfpara.config import WrapConfig, build_config
 from selfpara.errors import ConfigError
 from selfpara.pipeline.offline import (
     Equivalence,
+    VoteBudget,
     answer_confidence,
     answers_to_settle,
     build_equivalence,
@@ -92,6 +93,8 @@ def arm_config(config: dict[str, Any], arm: str) -> WrapConfig:
     known = {k: v for k, v in recorded.items() if k in WrapConfig.model_fields and v is not None}
     if "sure_probability" in recorded and recorded["sure_probability"] is None:
         known["sure_probability"] = "off"  # recorded before it took "auto"/"off": None was off
+    if described.get("config") and "vote_budget" not in recorded:
+        known["vote_budget"] = "off"  # recorded before the vote budget: its votes had no cap
     return build_config(**known)
 
 
@@ -135,6 +138,13 @@ def _original_logprob(record: SampleRecord) -> float | None:
     answers = evidence.get("answers", []) if isinstance(evidence, dict) else []
     original = next((a for a in answers if a.get("variant") == 0 and a.get("error") is None), None)
     return original.get("logprob") if original else None
+
+
+def _original_failed(record: SampleRecord) -> bool:
+    """Whether the recorded vote holds the original's answer call as failed (the vote was its only answer)."""
+    evidence = record.details.get("evidence")
+    answers = evidence.get("answers", []) if isinstance(evidence, dict) else []
+    return any(a.get("variant") == 0 and a.get("error") is not None for a in answers)
 
 
 def sure(record: SampleRecord, threshold: float | None) -> bool:
@@ -265,12 +275,21 @@ async def revote_run(
     replay_gate = after.sure_threshold is not None and after.sure_threshold != before.sure_threshold
     if replay_gate and not raw:
         raise ConfigError("re-voting sure_probability needs the run's raw arm: its records are what one call costs")
+    # The vote budget replays in the order the run recorded its answers, each vote charged the calls it made.
+    budget = VoteBudget() if replay_gate and after.budget_per_answer is not None else None
     new: list[SampleRecord] = []
     changed: list[Change] = []
     for r in records:
         if r.arm != arm:
             continue
-        one_call = raw.get((r.item_id, r.variant_id)) if replay_gate and sure(r, after.sure_threshold) else None
+        voted = not replay_gate or not sure(r, after.sure_threshold)
+        if budget is not None and after.budget_per_answer is not None:
+            needed = _original_failed(r)
+            admitted = budget.admit(after.budget_per_answer, doubtful=voted, reserve=after.k + 1, needed=needed)
+            if admitted:
+                budget.settle(after.k + 1, r.calls - 1)
+            voted = admitted
+        one_call = None if voted else raw.get((r.item_id, r.variant_id))
         if one_call is not None:  # doubt first: the original's own answer, at the cost of its one call
             cost = {f: getattr(one_call, f) for f in _COST}
             alone = answer_confidence(1, 1, _original_logprob(r))

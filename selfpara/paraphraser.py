@@ -16,6 +16,7 @@ from selfpara.errors import InputError
 from selfpara.models.cache import open_call_cache
 from selfpara.models.client import ModelClient
 from selfpara.models.names import provider_of
+from selfpara.pipeline.budget import VoteBudget
 from selfpara.pipeline.equivalence import Equivalence, build_equivalence
 from selfpara.pipeline.equivalence.nli import load_nli
 from selfpara.pipeline.paraphrase import equivalence_filter
@@ -98,6 +99,7 @@ class SelfParaphraser:
         self.client = client or client_from_config(self.config)
         # Bounded: a server's clients may name many judge models over time.
         self._equivalences: OrderedDict[tuple[str, ...], Equivalence] = OrderedDict()
+        self.budget = VoteBudget()  # doubt first's account: what the votes of this wrapper's requests may cost
 
     # --- public entry points -------------------------------------------------
 
@@ -142,7 +144,9 @@ class SelfParaphraser:
         if given is not None and not all(given):
             raise InputError("a given paraphrase is empty")
         equivalence = self.equivalence_for(cfg)  # loads an NLI model now: a bad path fails before any model call
-        request = Request(cfg, messages, q, self.client, equivalence, given=given, seeds=list(seeds or []))
+        request = Request(
+            cfg, messages, q, self.client, equivalence, given=given, seeds=list(seeds or []), budget=self.budget
+        )
         return await answer_request(request)
 
     async def paraphrase(

@@ -224,6 +224,9 @@ class Doubt(BaseModel):
         "model reported no log-probabilities.",
     )
     sure_above: float | None = Field(None, description="The `sure_probability` in force; None: vote on every question.")
+    budget: float | None = Field(
+        None, description="The `vote_budget` in force, in mean calls per answer; None: no cap on the votes."
+    )
     reason: str = Field(description="One line: 'answer sure: p = 0.97 >= 0.90', 'in doubt: p = 0.62 < 0.90', ...")
 
 

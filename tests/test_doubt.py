@@ -80,6 +80,47 @@ async def test_a_failed_original_is_left_to_the_vote():
     assert r.doubt.voted and "failed" in r.doubt.reason and r.answer == "Paris" and "original_failed" in r.flags
 
 
+async def test_the_vote_budget_holds_the_calls_per_answer_over_a_wrappers_life():
+    sp, _ = make(responder(math.log(0.5)), k=2, sure_probability=0.9, vote_budget=1.5)
+    results = [await sp.aanswer(QUESTION) for _ in range(12)]
+    voted = [r for r in results if r.doubt.voted]
+    held = [r for r in results if not r.doubt.voted]
+    assert results[0].doubt.voted and results[0].doubt.budget == 1.5  # a fresh wrapper votes its first doubt
+    assert voted and held and all(r.usage.calls == 1 and r.answer == "Lyon" for r in held)
+    assert held[0].doubt.reason.startswith("in doubt: p = 0.50 < 0.90, but the vote budget is spent (")
+    calls = sum(r.usage.calls for r in results)
+    assert calls <= 1.5 * len(results) + 3  # within the budget, plus what the last vote reserved (k + 1)
+    assert calls > len(results) + 3  # and spent: more than one vote ran
+
+
+async def test_a_vote_budget_of_off_votes_every_doubt_and_a_failed_original_votes_whatever_the_credit():
+    sp, _ = make(responder(math.log(0.5)), k=2, sure_probability=0.9, vote_budget="off")
+    assert all([(await sp.aanswer(QUESTION)).doubt.voted for _ in range(4)])
+
+    def respond(model, messages, params):
+        if last_user_text(messages) == QUESTION:
+            return RuntimeError("boom")
+        return responder(None)(model, messages, params)
+
+    sp, _ = make(respond, k=2, sure_probability=0.9, vote_budget=1.1)
+    results = [await sp.aanswer(QUESTION) for _ in range(3)]  # each vote costs more than the requests earn
+    assert all(r.doubt.voted and r.answer == "Paris" for r in results)
+    assert sp.budget.credit < 0  # charged all the same
+
+
+def test_the_budget_banks_at_most_what_twenty_answers_earn_and_settles_what_a_vote_spent():
+    from selfpara.pipeline.budget import BANKED_ANSWERS, VoteBudget
+
+    budget = VoteBudget()
+    for _ in range(100):
+        assert budget.admit(1.5, doubtful=False, reserve=3) is False
+    assert budget.credit == BANKED_ANSWERS * 0.5
+    assert budget.admit(1.5, doubtful=True, reserve=3) is True and budget.credit == BANKED_ANSWERS * 0.5 - 3
+    budget.settle(3, 5)  # the vote spent two calls more than it reserved
+    assert budget.credit == BANKED_ANSWERS * 0.5 - 5
+    assert VoteBudget().admit(1.0, doubtful=True, reserve=3) is False  # a budget of one call: never vote
+
+
 def test_doubt_of_reads_the_mean_token_probability():
     assert doubt_of(Answer(variant=0, text="x", logprob=math.log(0.9)), 0.9).voted is False
     assert doubt_of(Answer(variant=0, text="x", logprob=math.log(0.89)), 0.9).voted is True

@@ -211,6 +211,11 @@ def test_doubt_first_replays_on_an_always_on_run_with_the_raw_arm_s_cost(tmp_pat
     assert gated["details"]["revote"]["voted"] is False
     kenya = records[("gated", "ke")]
     assert kenya["answer"] == records[(label, "ke")]["answer"] and kenya["calls"] == records[(label, "ke")]["calls"]
+    # a vote budget of one call per answer holds back the doubtful one's vote: raw's answer, at one call
+    asyncio.run(revote_run(tmp_path / "run", tmp_path / "b", {"sure_probability": 0.9, "vote_budget": 1.0}, arm=label))
+    capped = [json.loads(line) for line in (tmp_path / "b" / "samples.jsonl").read_text().splitlines()]
+    kenya = next(r for r in capped if r["item_id"] == "ke" and r["arm"] not in ("raw", label))
+    assert kenya["answer"] == "Mombasa" and kenya["calls"] == 1 and kenya["details"]["revote"]["voted"] is False
     with pytest.raises(ConfigError, match="voted on every question"):
         asyncio.run(revote_run(tmp_path / "gated", tmp_path / "x", {"sure_probability": 0.5}, arm="gated"))
     samples = tmp_path / "run" / "samples.jsonl"

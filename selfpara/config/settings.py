@@ -145,6 +145,13 @@ class WrapConfig(BaseModel):
         "docs/results/public-sets.md), off for remote ones (not measured here: fit one with `selfpara "
         "calibrate --gate`).",
     )
+    vote_budget: Annotated[float, Field(ge=1.0)] | Literal["off"] = Field(
+        1.5,
+        description="Doubt first's cap on what its votes cost, in mean calls per answer over the wrapper's life "
+        "(the library instance, the proxy, a bench arm): every request earns budget - 1 calls of credit, and an "
+        "answer in doubt is voted on only while the credit lasts (selfpara.pipeline.budget). 1: never vote. off: "
+        "vote on every answer in doubt, whatever it costs. Applies only while sure_probability is in force.",
+    )
     low_vote_share: Literal["off", "flag", "abstain"] = Field(
         "flag",
         description="What to do when the winner's vote share is below low_vote_share_threshold (or, with "
@@ -322,6 +329,11 @@ class WrapConfig(BaseModel):
         if self.sure_probability == "auto":
             return SURE_PROBABILITY if is_embedded(self.model) else None
         return float(self.sure_probability)
+
+    @property
+    def budget_per_answer(self) -> float | None:
+        """The vote budget in force, in mean calls per answer: None when off or when doubt first is off."""
+        return None if self.vote_budget == "off" or self.sure_threshold is None else float(self.vote_budget)
 
     @property
     def verifies_paraphrases(self) -> bool:

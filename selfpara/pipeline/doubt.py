@@ -34,3 +34,15 @@ def doubt_of(original: Answer, sure_above: float | None) -> Doubt:
             voted=False, probability=p, sure_above=sure_above, reason=f"answer sure: p = {p:.2f} >= {sure_above:.2f}"
         )
     return Doubt(voted=True, probability=p, sure_above=sure_above, reason=f"in doubt: p = {p:.2f} < {sure_above:.2f}")
+
+
+def over_budget(doubt: Doubt, per_answer: float, credit: float) -> Doubt:
+    """`doubt` (in doubt) held back by the vote budget (`selfpara.pipeline.budget`): the original's answer stands."""
+    return doubt.model_copy(
+        update={
+            "voted": False,
+            "budget": per_answer,
+            "reason": f"{doubt.reason}, but the vote budget is spent ({credit:+.1f} calls of credit at "
+            f"{per_answer:g} calls per answer)",
+        }
+    )

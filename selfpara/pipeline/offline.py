@@ -8,7 +8,7 @@ decides what the live path would have decided.
   that need no model), `load_nli`;
 - the vote and what follows it: `cluster_answers`, `vote`, `decide_answer`, `withhold_below`,
   `answer_confidence`, `winner_confidence`;
-- adaptive k's policy: `first_stage`, `settled`, `answers_to_settle`;
+- adaptive k's policy: `first_stage`, `settled`, `answers_to_settle`; doubt first's account: `VoteBudget`;
 - the lexicon's readers of answers, for the graders: `normalize_answer`, `contains_phrase`,
   `is_abstention`, `number_set`, `final_answer`, `to_number`, `same_value`, `boxed`, `UNIT_WORDS`,
   `TENS_WORDS`.
@@ -18,6 +18,7 @@ decides what the live path would have decided.
 """
 
 from selfpara.pipeline.adaptive import answers_to_settle, first_stage, settled
+from selfpara.pipeline.budget import VoteBudget
 from selfpara.pipeline.confidence import answer_confidence, winner_confidence
 from selfpara.pipeline.decision import decide_answer, withhold_below
 from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS, Equivalence, build_equivalence, model_free
@@ -38,6 +39,7 @@ from selfpara.pipeline.vote import cluster_answers, vote
 
 __all__ = [
     "EQUIVALENCE_FUNCTIONS",
+    "VoteBudget",
     "TENS_WORDS",
     "UNIT_WORDS",
     "Equivalence",

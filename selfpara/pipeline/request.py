@@ -19,7 +19,7 @@ import time
 
 from selfpara.models.upstream_data import combined_failure
 from selfpara.pipeline.decision import decide_answer
-from selfpara.pipeline.doubt import doubt_of
+from selfpara.pipeline.doubt import doubt_of, over_budget
 from selfpara.pipeline.gather import gather
 from selfpara.pipeline.independence import independent_wordings
 from selfpara.pipeline.state import Request, answer_wording
@@ -36,9 +36,13 @@ async def answer_request(req: Request) -> WrappedAnswer:
         req: the request, as the runner made it (settings, question, client, equivalence, given wordings).
     """
     started = time.perf_counter()
-    if await doubt_first(req):  # the original is answered first; a sure answer is returned with no vote
-        await gather(req)  # rewordings made, filtered, checked and answered as they come; adaptive k; top-ups
-    result = await vote_on(req)  # cluster the answers, vote, decide what is returned
+    try:
+        if await doubt_first(req):  # the original is answered first; a sure answer is returned with no vote
+            await gather(req)  # rewordings made, filtered, checked and answered as they come; adaptive k; top-ups
+        result = await vote_on(req)  # cluster the answers, vote, decide what is returned
+    finally:
+        if req.reserved:  # the vote budget is charged what the vote spent beyond the original's call
+            req.budget.settle(req.reserved, req.usage.calls + req.usage.cache_hits - 1)
     result.timings.total_s = time.perf_counter() - started
     log.info(
         "answered k=%d kept=%d skipped=%d vote_share=%.2f calls=%d saved=%d in %.2fs",
@@ -57,6 +61,14 @@ async def doubt_first(req: Request) -> bool:
     if req.given is not None or req.cfg.sure_threshold is None:
         return True
     req.doubt = doubt_of(await req.original_answer, req.cfg.sure_threshold)
+    per_answer = req.cfg.budget_per_answer
+    if per_answer is not None:
+        doubtful, needed = req.doubt.voted, not req.original_answer.result().ok
+        if req.budget.admit(per_answer, doubtful=doubtful, reserve=req.cfg.k + 1, needed=needed):
+            req.reserved = req.cfg.k + 1
+            req.doubt = req.doubt.model_copy(update={"budget": per_answer})
+        elif doubtful:
+            req.doubt = over_budget(req.doubt, per_answer, req.budget.credit)
     if not req.doubt.voted:
         req.variants, req.answers = [Variant(index=0, text=req.question)], [req.original_answer.result()]
     return req.doubt.voted

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from selfpara.config import WrapConfig
 from selfpara.errors import UpstreamError
 from selfpara.models.client import ModelClient
+from selfpara.pipeline.budget import VoteBudget
 from selfpara.pipeline.doubt import doubt_of
 from selfpara.pipeline.equivalence import Equivalence
 from selfpara.result import Answer, Doubt, Flag, Message, RejectedParaphrase, Timings, Usage, Variant
@@ -30,6 +31,8 @@ class Request:
         equivalence: whether two answers say the same (the vote's, and adaptive k's).
         given: wordings to answer as given (no generation, no filter, no adaptive k); None: generate.
         seeds: seed of each answer call by variant index (the original's first).
+        budget: the wrapper's vote budget account (doubt first's cap on what votes cost); reserved: the calls
+            this request's vote reserved in it (0: no vote charged).
         usage, timings, flags: what the request spent, how long each stage took, what it noticed.
         failures: the answer calls' upstream errors (the request's own error when no answer came back).
         doubt: whether a vote was spent and why (doubt first).
@@ -47,6 +50,8 @@ class Request:
     equivalence: Equivalence
     given: list[str] | None = None
     seeds: list[int] = field(default_factory=list)
+    budget: VoteBudget = field(default_factory=VoteBudget)
+    reserved: int = 0
     usage: Usage = field(init=False)
     timings: Timings = field(default_factory=Timings)
     flags: list[Flag] = field(default_factory=list)
