@@ -121,6 +121,16 @@ def test_the_budget_banks_at_most_what_twenty_answers_earn_and_settles_what_a_vo
     assert VoteBudget().admit(1.0, doubtful=True, reserve=3) is False  # a budget of one call: never vote
 
 
+async def test_the_proxy_counts_what_doubt_first_did_with_each_answer():
+    from selfpara.server.metrics import vote_outcome
+
+    sp, _ = make(responder(math.log(0.5)), k=2, sure_probability=0.9, vote_budget=1.5)
+    first, second = await sp.aanswer(QUESTION), await sp.aanswer(QUESTION)
+    sure, _ = make(responder(math.log(0.99)), k=2, sure_probability=0.9)
+    assert vote_outcome(first.doubt) == "voted" and vote_outcome(second.doubt) == "over_budget"
+    assert vote_outcome((await sure.aanswer(QUESTION)).doubt) == "sure"
+
+
 def test_doubt_of_reads_the_mean_token_probability():
     assert doubt_of(Answer(variant=0, text="x", logprob=math.log(0.9)), 0.9).voted is False
     assert doubt_of(Answer(variant=0, text="x", logprob=math.log(0.89)), 0.9).voted is True

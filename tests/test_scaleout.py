@@ -264,6 +264,8 @@ def test_metrics_need_the_key_count_per_app_and_can_be_off(upstreams: tuple[Fake
         ok = value(ones["selfpara_requests"], "selfpara_requests_total", endpoint="chat/completions", status="200")
         assert ok == 5
         assert value(ones["selfpara_calls_saved"], "selfpara_calls_saved_total") == saved
+        # a remote model: doubt first is off (auto), so every wrapped answer was voted
+        assert value(ones["selfpara_votes"], "selfpara_votes_total", outcome="voted") == 5
         hits = value(ones["selfpara_cache_hits"], "selfpara_cache_hits_total")
         assert hits >= 3  # at least the last request's paraphrase and answer calls (k=2)
         upstream = value(ones["selfpara_upstream_calls"], "selfpara_upstream_calls_total")

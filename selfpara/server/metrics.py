@@ -16,6 +16,8 @@ so several apps in one process (tests, benchmarks) count apart. Counted:
   answer, cluster and total time (`selfpara.result.Timings`);
 - `selfpara_wrapped_answers_total` and `selfpara_answer_flags_total{flag}`: wrapped
   answers and the flags they carried (low_vote_share, partial_failure, ...);
+- `selfpara_votes_total{outcome}`: wrapped answers by what doubt first did: `voted`, `sure` (returned with
+  no vote) or `over_budget` (in doubt, held back by the vote budget);
 - `selfpara_calls_saved_total`: upstream calls adaptive k did not make
   (`WrappedAnswer.calls_saved`), counted when the answer is returned;
 - `selfpara_cache_hits_total`, `selfpara_cache_errors_total`: calls of wrapped answers
@@ -44,7 +46,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from selfpara.errors import UpstreamError, UpstreamTimeout
 from selfpara.models.upstream_data import UpstreamInvalidResponse, UpstreamResponseTooLarge
-from selfpara.result import WrappedAnswer
+from selfpara.result import Doubt, WrappedAnswer
 
 STAGES = ("paraphrase", "filter", "answer", "cluster", "total")
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
@@ -68,6 +70,14 @@ def endpoint_of(path: str) -> str:
     if path.startswith("/models/"):
         return "models/{id}"
     return _ENDPOINTS.get(path, "other")
+
+
+def vote_outcome(doubt: Doubt) -> str:
+    """What doubt first did with an answer: `voted`, `sure` or `over_budget` (the budget is named only there
+    or on a vote it admitted)."""
+    if doubt.voted:
+        return "voted"
+    return "over_budget" if doubt.budget is not None else "sure"
 
 
 def reason_of(exc: UpstreamError) -> str:
@@ -135,6 +145,12 @@ class ProxyMetrics:
         self.flags = Counter(
             "selfpara_answer_flags", "Flags carried by wrapped answers (low_vote_share, ...).", ["flag"], registry=r
         )
+        self.votes = Counter(
+            "selfpara_votes",
+            "Wrapped answers by what doubt first did: voted, sure (no vote) or over_budget (held back by the budget).",
+            ["outcome"],
+            registry=r,
+        )
         self.calls_saved = Counter(
             "selfpara_calls_saved",
             "Upstream calls adaptive k did not make (answers and checks of paraphrases it did not need).",
@@ -170,6 +186,7 @@ class ProxyMetrics:
             self.stage_seconds.labels(stage=stage).observe(getattr(timings, f"{stage}_s"))
         for flag in wa.flags:
             self.flags.labels(flag=flag).inc()
+        self.votes.labels(outcome=vote_outcome(wa.doubt)).inc()
         self.calls_saved.inc(wa.calls_saved)
         self.cache_hits.inc(wa.usage.cache_hits)
         self.cache_errors.inc(wa.usage.cache_errors)
