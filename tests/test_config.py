@@ -2,7 +2,7 @@ import warnings
 
 import pytest
 
-from selfpara.config import EMBEDDED_MODEL, REMOVED_SETTINGS, build_config
+from selfpara.config import EMBEDDED_MODEL, build_config
 from selfpara.errors import ConfigError
 
 
@@ -43,30 +43,6 @@ def test_overrides_return_a_new_object_and_key_stays_secret():
     assert (cfg.k, other.k) == (3, 2)
     assert other.api_key.get_secret_value() == "sk-abcdef123456"
     assert "abcdef" not in repr(cfg) and "api_key" not in cfg.public_dict()
-
-
-@pytest.mark.parametrize(
-    ("name", "says"),
-    [
-        ("agreement", "renamed to 'equivalence'"),
-        ("low_agreement", "renamed to 'low_vote_share'"),
-        ("low_agreement_threshold", "renamed to 'low_vote_share_threshold'"),
-        ("adaptive_agreement", "removed with 'adaptive_vote_share'"),
-        ("vote_weighting", "removed: weighing answers by token probability"),
-        ("adaptive_first", "removed: adaptive k's stages"),
-        ("paraphrase_calls", "removed: over-generation"),
-        ("paraphrase_pick", "removed with paraphrase_calls"),
-        ("overrule_rule", "removed: the evidence rule"),
-        ("evidence_wordings", "removed with overrule_rule"),
-        ("rewrites", "removed: rewordings made without a model"),
-    ],
-)
-def test_a_renamed_or_removed_setting_is_an_error_that_says_so(name: str, says: str) -> None:
-    assert says in REMOVED_SETTINGS[name]
-    with pytest.raises(ConfigError, match=f"{name}: {says}"):
-        build_config(**{name: 1})
-    with pytest.raises(ConfigError, match=f"{name}: {says}"):
-        build_config().with_overrides(**{name: 1})
 
 
 @pytest.mark.parametrize("module", ["selfpara.pipeline.request", "evaluation.runner"])

@@ -5,7 +5,6 @@ from selfpara.config.file import SettingsFile, config_from_file, read_settings_f
 from selfpara.config.settings import (
     MAX_K,
     PARAPHRASE_CHECKS,
-    REMOVED_SETTINGS,
     WrapConfig,
     build_config,
     is_small_or_local,
@@ -16,7 +15,6 @@ __all__ = [
     "EMBEDDED_MODEL",
     "MAX_K",
     "PARAPHRASE_CHECKS",
-    "REMOVED_SETTINGS",
     "SettingsFile",
     "WrapConfig",
     "build_config",

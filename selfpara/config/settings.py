@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
@@ -238,12 +238,6 @@ class WrapConfig(BaseModel):
         7 * 24 * 3600.0, gt=0, description="Seconds a cached call is served; None: until dropped or evicted."
     )
 
-    @model_validator(mode="before")
-    @classmethod
-    def _removed_settings(cls, data: Any) -> Any:
-        """A setting that was renamed or removed is an error that says so, not an unknown field."""
-        return refuse_removed(data)
-
     @field_validator("equivalence")
     @classmethod
     def _known_equivalence(cls, value: str) -> str:
@@ -400,42 +394,6 @@ def _name_list(value: str, known: list[str] | tuple[str, ...], what: str) -> str
     if unknown:
         raise ValueError(f"unknown {what} {unknown}; choose from {list(known)} or off")
     return ",".join(names)
-
-
-REMOVED_SETTINGS: dict[str, str] = {
-    "agreement": "renamed to 'equivalence'",
-    "low_agreement": "renamed to 'low_vote_share'",
-    "low_agreement_threshold": "renamed to 'low_vote_share_threshold'",
-    "adaptive_agreement": "removed with 'adaptive_vote_share'",
-    "paraphrase_calls": "removed: over-generation kept no more useful paraphrases (docs/results/qwen-gsm8k-overgen.md)",
-    "paraphrase_pick": "removed with paraphrase_calls (docs/results/qwen-gsm8k-overgen.md)",
-    "overrule_rule": "removed: the evidence rule changed answers for the worse; overrule_margin is the rule "
-    "(docs/results/qwen-gsm8k-held24.md)",
-    "evidence_wordings": "removed with overrule_rule (docs/results/qwen-gsm8k-held24.md)",
-    "evidence_logprob": "removed with overrule_rule (docs/results/qwen-gsm8k-held24.md)",
-    "rewrites": "removed: rewordings made without a model raised supply but changed no answer "
-    "(docs/results/qwen-gsm8k-held24.md)",
-    "confident_logprob": "replaced by 'sure_probability': a sure original's answer is returned without a vote, "
-    "so its rewordings are never paid for (it was kept after the vote had run)",
-    "vote_weighting": "removed: weighing answers by token probability changed no answer where it was measured "
-    "(docs/guards.md, the re-vote of a recorded Qwen run) and no recorded run used it; a vote counts answers",
-    "adaptive_first": "removed: adaptive k's stages are the fewest answers that could settle the vote, and no "
-    "recorded run set another size",
-    "adaptive_step": "removed with 'adaptive_first'",
-    "adaptive_vote_share": "removed: stopping on a vote share could return another answer than fixed k, and no "
-    "recorded run or measurement used it; adaptive k stops only when the vote is settled",
-}
-"""Settings that no longer exist, with what replaced them; naming one is a ConfigError saying so."""
-
-
-def refuse_removed(data: Any, prefix: str = "") -> Any:
-    """`data` as it is, unless it names a setting of REMOVED_SETTINGS: then a ValueError saying what
-    replaced each (named `prefix` + name)."""
-    if isinstance(data, dict):
-        gone = [name for name in data if name in REMOVED_SETTINGS]
-        if gone:
-            raise ValueError("; ".join(f"{prefix}{name}: {REMOVED_SETTINGS[name]}" for name in gone))
-    return data
 
 
 def build_config(**values: object) -> WrapConfig:
