@@ -1,5 +1,5 @@
 """One registry shape (`selfpara.util.registry.Registry`) behind every pick-by-name choice: the generic
-rules, and that a new dataset format or engine is one new module plus its registration."""
+rules, and that a new dataset format is one new module plus its registration."""
 
 from __future__ import annotations
 
@@ -18,10 +18,7 @@ from evaluation.datasets import FORMATS, dataset_names, load_dataset
 from evaluation.graders import register_grader
 from evaluation.graders.registry import FACTORIES
 from selfpara.errors import ConfigError
-from selfpara.models.client import ModelClient
-from selfpara.models.engines import ENGINES, engine_for, register_engine
 from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS
-from selfpara.result import Completion, Message, Usage
 from selfpara.util.registry import Registry
 
 
@@ -70,9 +67,8 @@ def test_restored_puts_the_registry_back() -> None:
 
 
 def test_every_registry_is_the_one_shape() -> None:
-    for registry in (EQUIVALENCE_FUNCTIONS, ARMS, FACTORIES, FORMATS, ENGINES):
+    for registry in (EQUIVALENCE_FUNCTIONS, ARMS, FACTORIES, FORMATS):
         assert isinstance(registry, Registry)
-    assert ENGINES.names() == ["llamacpp"]
     assert FORMATS.names() == ["truthfulqa", "math500", "simpleqa", "gsm8k", "nqopen", "comqa"]
     assert ARMS.names() == ["raw", "selfpara", "sc", "single_call", "rar", "oracle", "se", "hybrid"]
 
@@ -151,35 +147,6 @@ def test_the_toy_format_is_gone_after_its_test(tmp_path: Path) -> None:
     assert "toy" not in FORMATS
     with pytest.raises(ConfigError, match="unknown dataset 'toy'"):
         load_dataset("toy", data_dir=tmp_path)
-
-
-# --------------------------------------------------------------------------- a new engine
-
-
-class EchoEngine:
-    """A toy in-process engine: replies with the last message, reversed."""
-
-    def __init__(self, model: str) -> None:
-        self.model = model
-
-    async def complete(self, model: str, messages: list[Message], params: dict[str, object]) -> Completion:
-        return Completion(text=str(messages[-1]["content"])[::-1], completion_tokens=1)
-
-
-async def test_a_new_engine_is_one_registration_and_the_client_uses_it() -> None:
-    with ENGINES.restored():
-
-        @register_engine("echo", serves=lambda model: model.startswith("echo/"))
-        def echo_model(model: str) -> EchoEngine:
-            return EchoEngine(model)
-
-        assert engine_for("echo/x") is ENGINES["echo"] and engine_for("openai/x") is None
-        assert engine_for("local/smollm2") is ENGINES["llamacpp"]
-        client, usage = ModelClient(), Usage()
-        out = await client.complete("echo/x", [{"role": "user", "content": "abc"}], usage=usage)
-        assert out.text == "cba" and usage.calls == 1 and usage.completion_tokens == 1
-        assert isinstance(client.backend_for("echo/y"), EchoEngine)
-    assert "echo" not in ENGINES
 
 
 # --------------------------------------------------------------------------- --help lists the registries

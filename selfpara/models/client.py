@@ -25,10 +25,10 @@ from selfpara.errors import SelfparaError, UpstreamError, UpstreamTimeout
 from selfpara.models.backends import Backend, CallObserver, RawBackend
 from selfpara.models.cache import CallCache, cacheable, call_key, tenant
 from selfpara.models.credentials import require_credential
-from selfpara.models.engines import engine_for
+from selfpara.models.engines import embedded_engine
 from selfpara.models.http_backend import HttpBackend, HttpSessions, Transport, endpoint_from_env, resolve_transport
 from selfpara.models.litellm_backend import LiteLLMBackend, completion_from_response
-from selfpara.models.names import provider_of
+from selfpara.models.names import is_embedded, provider_of
 from selfpara.models.upstream_data import UpstreamResponseTooLarge, one_piece, stream_event_text
 from selfpara.result import Completion, Message, Usage
 from selfpara.util.redaction import redact
@@ -132,9 +132,8 @@ class ModelClient:
             return self._backend
         if model in self.routes:
             return self.routes[model]
-        engine = engine_for(model)  # an in-process engine (local/... on llama.cpp), see selfpara.models.engines
-        if engine is not None:
-            return engine.build(model)
+        if is_embedded(model):  # an in-process engine (local/... on llama.cpp), see selfpara.models.engines
+            return embedded_engine(model)
         base, key = self._endpoint(model)
         if resolve_transport(self.transport, model, base) == "http":
             assert base is not None
