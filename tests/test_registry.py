@@ -20,6 +20,7 @@ from evaluation.graders.registry import FACTORIES
 from selfpara.errors import ConfigError
 from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.util.registry import Registry
+from tests.helpers.registries import restored
 
 
 def test_a_registry_keeps_entries_by_name_in_order_and_resolves_aliases() -> None:
@@ -60,7 +61,7 @@ def test_an_unknown_name_is_a_config_error_listing_the_names() -> None:
 def test_restored_puts_the_registry_back() -> None:
     reg: Registry[int] = Registry("colour")
     reg.add("red", 1)
-    with reg.restored():
+    with restored(reg):
         reg.add("blue", 2, "azure")
         assert reg.knows("azure")
     assert reg.names() == ["red"] and not reg.knows("azure")
@@ -74,12 +75,12 @@ def test_every_registry_is_the_one_shape() -> None:
 
 
 def test_arms_and_graders_reject_a_name_that_is_taken() -> None:
-    with ARMS.restored(), pytest.raises(ValueError, match="arm name 'raw' is taken"):
+    with restored(ARMS), pytest.raises(ValueError, match="arm name 'raw' is taken"):
         register_arm("raw")(type("Other", (RawArm,), {}))
     assert ARMS["raw"] is RawArm and RawArm.name == "raw"  # the decorator named it
-    with FACTORIES.restored(), pytest.raises(ValueError, match="grader name 'exact' is taken"):
+    with restored(FACTORIES), pytest.raises(ValueError, match="grader name 'exact' is taken"):
         register_grader("exact")(lambda **_: None)
-    with FACTORIES.restored(), pytest.raises(ValueError, match="taken by the per-kind default"):
+    with restored(FACTORIES), pytest.raises(ValueError, match="taken by the per-kind default"):
         register_grader("auto")(lambda **_: None)
 
 
@@ -117,7 +118,7 @@ def toy_format(tmp_path: Path) -> Iterator[ModuleType]:
     """The toy format's module, written as its own file and imported, registered until the test ends."""
     source = tmp_path / "toy_format.py"
     source.write_text(textwrap.dedent(TOY_FORMAT), encoding="utf-8")
-    with FORMATS.restored():
+    with restored(FORMATS):
         yield _import_file(source, "toy_format")
     sys.modules.pop("toy_format", None)
 

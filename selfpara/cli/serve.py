@@ -37,6 +37,7 @@ from selfpara.util.envvars import (
     PORT_ENV,
     PROXY_KEY_ENV,
     ROUTER_CONFIG_ENV,
+    SERVE_SPEC_ENV,
     TRANSPORT_ENV,
 )
 from selfpara.util.extras import install_note
@@ -268,7 +269,6 @@ def serve(
 
         import uvicorn
 
-        from selfpara.server.app import SPEC_ENV
         from selfpara.server.logs import setup_server_logging
         from selfpara.server.protocol import uvicorn_options
 
@@ -326,7 +326,7 @@ def serve(
                     "log_format": log_format.value,
                     "verbose": verbose,
                 }
-                os.environ[SPEC_ENV] = json.dumps(spec)
+                os.environ[SERVE_SPEC_ENV] = json.dumps(spec)
                 run("selfpara.server.app:app_from_env", factory=True, workers=workers)
             else:
                 from selfpara.server import create_app

@@ -14,9 +14,6 @@ from selfpara.pipeline.drift import DRIFT_CHECKS
 from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.pipeline.vote import VoteRule
 
-PARAPHRASE_CHECKS = ("off", "llm", "nli")
-"""Ways to verify that a paraphrase asks exactly what the original asks."""
-
 MAX_K = 20
 
 _SIZE_TAG = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z])")

@@ -202,9 +202,6 @@ class _RequestIdMiddleware:
                 )
 
 
-SPEC_ENV = SERVE_SPEC_ENV  # the name serve.py imports
-
-
 def app_from_env() -> FastAPI:
     """App factory for several worker processes (`selfpara serve --workers N`, or
     `uvicorn --factory selfpara.server.app:app_from_env`): each worker rebuilds the
@@ -215,7 +212,7 @@ def app_from_env() -> FastAPI:
     from selfpara.server.logs import setup_server_logging
     from selfpara.server.settings import load_settings
 
-    spec = json.loads(os.environ.get(SPEC_ENV) or "{}")
+    spec = json.loads(os.environ.get(SERVE_SPEC_ENV) or "{}")
     settings = load_settings(
         spec.get("config_file"),
         upstream=spec.get("upstream"),
