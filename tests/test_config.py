@@ -107,7 +107,7 @@ def test_judge_is_model_under_test():
 
 
 def test_drift_checks_setting():
-    assert build_config(drift_checks="numbers, negation").drift_check_names == ["numbers", "negation"]
+    assert build_config(drift_checks="numbers, asks").drift_check_names == ["numbers", "asks"]
     assert build_config(drift_checks="off").drift_check_names == []
     with pytest.raises(ConfigError, match="unknown drift check"):
         build_config(drift_checks="numbers,vibes")

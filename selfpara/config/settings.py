@@ -101,7 +101,7 @@ class WrapConfig(BaseModel):
         "(narrowing words such as capital, adult, largest, most kept and none added), rates ('each acre', 'per "
         "hour' keep their unit), asks (a question of at most 30 words: the same kind of answer asked for, "
         "'who' not 'which book', no relation such as symbol or author dropped, no new name, no added "
-        "question), negation (negated iff the question is); off: none.",
+        "question); off: none.",
     )
     paraphrase_check: Literal["auto", "off", "llm", "nli"] = Field(
         "auto", description="Equivalence check on paraphrases. auto: llm, or off for the embedded model."
