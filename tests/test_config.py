@@ -85,6 +85,11 @@ def test_config_error_can_name_fields_as_the_user_knows_them():
         ("local/smollm2", None, True),
         ("openai/qwen", "http://127.0.0.1:8080/v1", True),
         ("openai/qwen", "http://localhost:8080/v1", True),
+        ("openai/gpt-4o", "http://localhost:8000", True),
+        ("openai/gpt-4o", "http://127.0.0.1:1", True),
+        ("openai/gpt-4o", "http://[::1]:8000/v1", True),
+        ("openai/gpt-4o", "http://example.com", False),
+        ("openai/gpt-4o", "http://0.0.0.0:8000/v1", False),  # as util/hosts: a listen address, not loopback
         ("openai/Qwen2.5-Coder-1.5B-Instruct", "https://api.example.com/v1", True),
         ("ollama/llama3.1:8b", None, True),
         ("openai/gpt-4o-mini", None, False),

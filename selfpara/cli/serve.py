@@ -41,6 +41,7 @@ from selfpara.util.envvars import (
     TRANSPORT_ENV,
 )
 from selfpara.util.extras import install_note
+from selfpara.util.hosts import is_loopback
 from selfpara.util.redaction import redact
 
 
@@ -284,7 +285,7 @@ def serve(
             f" (k={settings.upstream.k}, auth {'on' if settings.api_key else 'off'}"
             f"{f', {workers} workers' if workers > 1 else ''})"
         )
-        open_proxy = settings.api_key is None and host not in ("127.0.0.1", "localhost", "::1")
+        open_proxy = settings.api_key is None and not is_loopback(host)
         warning = (
             f"no proxy key, listening on {host}: whoever reaches this port spends the upstream's key; "
             f"set {PROXY_KEY_ENV}"

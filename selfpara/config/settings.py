@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
@@ -13,11 +14,11 @@ from selfpara.models.names import EMBEDDED_MODEL, OPENAI_COMPATIBLE, is_embedded
 from selfpara.pipeline.drift import DRIFT_CHECKS
 from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.pipeline.vote import VoteRule
+from selfpara.util.hosts import is_loopback
 
 MAX_K = 20
 
 _SIZE_TAG = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z])")
-_LOOPBACK = re.compile(r"^[a-z]+://(localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|\[::1\])(:|/|$)", re.I)
 SURE_PROBABILITY = 0.55
 """Doubt first's threshold on embedded models: on the development splits (NQ-open, ComQA) the vote changed no
 answer at any threshold, and 0.55 is the highest whose calls and model-seconds per answer stay within 1.5x raw's
@@ -29,7 +30,7 @@ SMALL_MODEL_B = 14.0
 
 def is_small_or_local(model: str, api_base: str | None = None) -> bool:
     """Whether `model` is an embedded model, served on this machine, or named as small (≤ 14B)."""
-    if is_embedded(model) or (api_base and _LOOPBACK.match(api_base)):
+    if is_embedded(model) or (api_base and is_loopback(urlsplit(api_base).hostname or "")):
         return True
     return named_small(model)
 
