@@ -245,15 +245,16 @@ def serve(
             "router_config": str(router_config) if router_config else None,
             "metrics": metrics,
         }
-        settings = load_settings(
-            config_file,
-            upstream=upstream,
-            server=server,
-            api_key_env=api_key_env,
-            upstream_key_env=upstream_key_env,
-            no_auth=no_auth,
-            metrics_key_env=metrics_key_env,
-        )
+        load_args: dict[str, Any] = {
+            "config_file": config_file,
+            "upstream": upstream,
+            "server": server,
+            "api_key_env": api_key_env,
+            "upstream_key_env": upstream_key_env,
+            "no_auth": no_auth,
+            "metrics_key_env": metrics_key_env,
+        }
+        settings = load_settings(**load_args)
         if settings.router_config is not None:  # the judge's deployments are checked when built: now, not in a worker
             from selfpara.server.state import default_client
 
@@ -316,17 +317,7 @@ def serve(
 
         with _interrupt_seen() as interrupted:
             if workers > 1:  # each worker process builds its own app from the same spec
-                spec = {
-                    "config_file": config_file,
-                    "upstream": upstream,
-                    "server": server,
-                    "api_key_env": api_key_env,
-                    "upstream_key_env": upstream_key_env,
-                    "no_auth": no_auth,
-                    "metrics_key_env": metrics_key_env,
-                    "log_format": log_format.value,
-                    "verbose": verbose,
-                }
+                spec = {"settings": load_args, "log_format": log_format.value, "verbose": verbose}
                 os.environ[SERVE_SPEC_ENV] = json.dumps(spec)
                 run("selfpara.server.app:app_from_env", factory=True, workers=workers)
             else:
