@@ -1,16 +1,20 @@
 """Optional dependencies: the base install runs the library, the CLI and the proxy in front
 of a remote model; local models, NLI and evaluation come with extras. Code that needs an
 extra's package imports it inside `requires_extra(...)`, so a missing package becomes a
-ConfigError that names the extra to install instead of a bare ModuleNotFoundError."""
+ConfigError that names the extra to install instead of a bare ModuleNotFoundError. Also the shims of
+Python 3.10: the TOML reader and `within` (a timeout)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sys
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Awaitable, Iterator
+from typing import Any, TypeVar
 
 from selfpara.errors import ConfigError
+
+T = TypeVar("T")
 
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "bench": ("numpy", "jinja2", "rouge_score"),
@@ -92,6 +96,16 @@ def requires_extra(extra: str, purpose: str) -> Iterator[None]:
         if message is None:
             raise  # not the extra's package: a real bug, shown as one
         raise ConfigError(message) from None
+
+
+async def within(seconds: float, awaitable: Awaitable[T]) -> T:
+    """`awaitable`'s result, asyncio.TimeoutError after `seconds`: with `asyncio.timeout` (3.11+), which makes
+    no task per await, else `wait_for`."""
+    timeout = getattr(asyncio, "timeout", None)
+    if timeout is None:
+        return await asyncio.wait_for(awaitable, seconds)
+    async with timeout(seconds):
+        return await awaitable
 
 
 def toml_reader() -> Any:
