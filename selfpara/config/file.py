@@ -17,7 +17,6 @@ from a file (the proxy's settings name the environment variables that hold them)
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import Any
 
 from selfpara.config.settings import WrapConfig, build_config
 from selfpara.errors import ConfigError
-from selfpara.util.extras import toml_reader
+from selfpara.util.extras import read_structured
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +53,7 @@ def read_settings_file(path: str | Path) -> SettingsFile:
     `upstream` or `calibration` that is not a table, or holds a key (`api_key`).
     """
     p = Path(path).expanduser()
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {p}: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(text) if p.suffix.lower() == ".json" else toml_reader().loads(text)
-    except ValueError as exc:  # json.JSONDecodeError and tomllib.TOMLDecodeError are ValueErrors
-        raise ConfigError(f"cannot parse config file {p}: {exc}") from None
+    data = read_structured(p, f"config file {p}", "toml")
     if not isinstance(data, dict):
         raise ConfigError(f"config file {p} must hold a table/object at the top")
     server = dict(data.get("server", {}), **{k: v for k, v in data.items() if k != "server"})

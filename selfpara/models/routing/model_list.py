@@ -22,7 +22,6 @@ loaded (at startup); keys are held as SecretStr and never appear in a message.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -34,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_serializer, 
 
 from selfpara.errors import ConfigError
 from selfpara.models.names import OPENAI_COMPATIBLE
+from selfpara.util.extras import read_structured
 
 log = logging.getLogger(__name__)
 
@@ -198,22 +198,7 @@ def load_router_config(path: str | Path, environ: Mapping[str, str] | None = Non
     """
     p = Path(path)
     where = f"router config {p}"
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read {where}: {exc.strerror or exc}") from None
-    try:
-        if p.suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            import yaml
-
-            data = yaml.safe_load(text)
-    except Exception as exc:  # json's ValueError, yaml's YAMLError: the position, never the text
-        mark = getattr(exc, "problem_mark", None)
-        at = f" (line {mark.line + 1})" if mark is not None else ""
-        detail = type(exc).__name__ if not isinstance(exc, ValueError) else str(exc)
-        raise ConfigError(f"cannot parse {where}{at}: {detail}") from None
+    data = read_structured(p, where, "yaml")
     if isinstance(data, list):
         data = {"model_list": data}
     if not isinstance(data, dict):
