@@ -1,18 +1,6 @@
-"""Settings files: the one TOML or JSON layout that `selfpara serve --config`, `selfpara ask --settings`
-and the library (`config_from_file`) read.
-
-    [upstream]                      # WrapConfig fields: the wrapped model and how it is asked
-    model = "local/qwen2.5-coder-1.5b"
-    k = 3
-    confidence_threshold = 0.75
-
-    [calibration]                   # where a threshold came from (`selfpara calibrate`): a record, not settings
-    run = "runs/held200"
-
-    max_k = 10                      # top-level keys and a [server] table: the proxy's own settings
-
-JSON files hold the same structure. `ask` and the library read `[upstream]` only; keys never come
-from a file (the proxy's settings name the environment variables that hold them).
+"""Settings files: the one TOML or JSON layout (`[upstream]`, the proxy's own keys, `[calibration]`)
+that `selfpara serve --config`, `selfpara ask --settings` and the library (`config_from_file`) read.
+See docs/cli.md#settings-flags-environment-settings-file.
 """
 
 from __future__ import annotations
