@@ -46,12 +46,10 @@ ROOT = Path(__file__).parents[1]
 COMBOS = (
     ["numbers"],
     ["entities"],
-    ["negation"],
     ["qualifiers"],
     ["rates"],
     ["asks"],
     ["numbers", "entities"],
-    ["numbers", "entities", "negation"],
     ["numbers", "entities", "qualifiers"],
     ["numbers", "entities", "qualifiers", "rates"],
     ["numbers", "entities", "qualifiers", "rates", "asks"],

@@ -132,7 +132,6 @@ class RejectedParaphrase(BaseModel):
         "unrelated",
         "numbers_changed",
         "entities_changed",
-        "negation_changed",
         "qualifiers_changed",
         "rates_changed",
         "asks_changed",

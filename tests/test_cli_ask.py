@@ -98,12 +98,12 @@ def test_serve_takes_equivalence():
     assert json.loads(result.stdout)["upstream"]["equivalence"] == "exact,numeric"
 
 
-def test_a_settings_file_naming_a_renamed_setting_is_told_its_new_name(tmp_path):
+def test_a_settings_file_naming_an_unknown_setting_is_told_its_name(tmp_path):
     path = tmp_path / "proxy.toml"
     path.write_text('[upstream]\nmodel = "openai/m"\napi_base = "http://up/v1"\nlow_agreement = "abstain"\n')
     result = runner.invoke(app, ["serve", "--config", str(path), "--check"], env={"COLUMNS": "300"})
     assert result.exit_code != 0
-    assert "low_agreement: renamed to 'low_vote_share'" in " ".join(result.output.split())
+    assert "low_agreement: Extra inputs are not permitted" in " ".join(result.output.split())
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ from selfpara.config import WrapConfig
 from selfpara.pipeline.drift import (
     DRIFT_CHECKS,
     entities_changed,
-    negation_changed,
     numbers_changed,
     qualifiers_changed,
     rates_changed,
@@ -116,13 +115,6 @@ def test_rates_keep_their_unit():
     lena = "Lena buys 3 packs with 5 stickers in each pack. How many stickers?"
     assert rates_changed(lena, "How many stickers are in 3 packs with 5 in each?") is None  # unit implicit
     assert rates_changed("A train goes 14 km every hour. How far in 2 hours?", "How far does a train go in 2 hours?")
-
-
-def test_negation():
-    q = "How many days are in a year that is not a leap year?"
-    assert negation_changed(q, "Days in a leap year?") == "negation dropped"
-    assert negation_changed("Cards in a deck without jokers?", "Cards in a deck, excluding jokers?") is None
-    assert negation_changed("Which planet is largest?", "Which planet isn't largest?") == "negation added"
 
 
 def test_drift_filter_keeps_order_and_names_the_first_failing_check():

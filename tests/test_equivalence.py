@@ -66,15 +66,16 @@ async def test_chain_cheapest_first_and_cache():
 async def test_undecided_pair_is_not_equivalent():
     agr = Equivalence([ExactMatch()])
     assert await agr.equivalent("q", "Paris", "Lyon") is False
-    assert await agr.equivalent_any("q", "paris", ["Lyon", "Paris!"]) == 1
+    assert [v for v, _ in await agr.decide_all("q", "paris", ["Lyon", "Paris!"])] == [False, True]
 
 
 async def test_a_new_function_is_one_registered_class():
     from selfpara.config import build_config
     from selfpara.errors import ConfigError
     from selfpara.pipeline.equivalence import functions as equivalence
+    from tests.helpers.registries import restored
 
-    with equivalence.EQUIVALENCE_FUNCTIONS.restored():  # the throwaway entry is gone after the test
+    with restored(equivalence.EQUIVALENCE_FUNCTIONS):  # the throwaway entry is gone after the test
 
         @equivalence.register_equivalence("samelen")
         class SameLength:

@@ -98,7 +98,10 @@ def test_settings_that_would_need_new_answers_are_refused(run_dir: Path, tmp_pat
 
 
 def test_a_topped_up_run_is_re_voted_with_its_samples_but_takes_no_new_drift_check(tmp_path: Path) -> None:
-    arm = "selfpara[top_up_temperature=0.7;renamings=false;paraphrase_method=list]"
+    arm = (
+        "selfpara[top_up_temperature=0.7;renamings=false;paraphrase_method=list;"
+        "drift_checks=numbers,entities,qualifiers]"
+    )
     recorded = _recorded_run(tmp_path, _responder, arm)
     assert recorded["details"]["evidence"]["k_topped_up"] == 3 and recorded["answer"] == "Abuja"
     changed = asyncio.run(revote_run(tmp_path / "run", tmp_path / "m1", {"overrule_margin": 1}, arm=arm, label="m1"))
@@ -108,7 +111,7 @@ def test_a_topped_up_run_is_re_voted_with_its_samples_but_takes_no_new_drift_che
             revote_run(
                 tmp_path / "run",
                 tmp_path / "x",
-                {"drift_checks": "numbers,entities,qualifiers,rates,asks,negation"},
+                {"drift_checks": "numbers,entities,qualifiers,asks"},
                 arm=arm,
             )
         )
@@ -134,7 +137,10 @@ def test_an_adaptive_arm_that_left_paraphrases_unanswered_is_re_voted_only_under
         text = last_user_text(messages)
         return default_responder()(model, messages, params) if PARAPHRASE_MARKER in text else "Abuja"
 
-    arm = "selfpara[adaptive=true;paraphrase_check=off;equivalence=exact;renamings=false;paraphrase_method=list]"
+    arm = (
+        "selfpara[adaptive=true;paraphrase_check=off;equivalence=exact;renamings=false;paraphrase_method=list;"
+        "drift_checks=numbers,entities,qualifiers]"
+    )
     recorded = _recorded_run(tmp_path, respond, arm)
     assert recorded["details"]["evidence"]["skipped_paraphrases"]  # one agreeing paraphrase settled the vote
     with pytest.raises(ConfigError, match="1 of 1 samples .* left paraphrases unanswered"):
@@ -144,7 +150,7 @@ def test_an_adaptive_arm_that_left_paraphrases_unanswered_is_re_voted_only_under
             revote_run(
                 tmp_path / "run",
                 tmp_path / "d",
-                {"drift_checks": "numbers,entities,qualifiers,rates,asks,negation"},
+                {"drift_checks": "numbers,entities,qualifiers,asks"},
                 arm=arm,
             )
         )

@@ -1,5 +1,5 @@
 """One registry shape (`selfpara.util.registry.Registry`) behind every pick-by-name choice: the generic
-rules, and that a new dataset format or engine is one new module plus its registration."""
+rules, and that a new dataset format is one new module plus its registration."""
 
 from __future__ import annotations
 
@@ -18,11 +18,9 @@ from evaluation.datasets import FORMATS, dataset_names, load_dataset
 from evaluation.graders import register_grader
 from evaluation.graders.registry import FACTORIES
 from selfpara.errors import ConfigError
-from selfpara.models.client import ModelClient
-from selfpara.models.engines import ENGINES, engine_for, register_engine
 from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS
-from selfpara.result import Completion, Message, Usage
 from selfpara.util.registry import Registry
+from tests.helpers.registries import restored
 
 
 def test_a_registry_keeps_entries_by_name_in_order_and_resolves_aliases() -> None:
@@ -63,27 +61,26 @@ def test_an_unknown_name_is_a_config_error_listing_the_names() -> None:
 def test_restored_puts_the_registry_back() -> None:
     reg: Registry[int] = Registry("colour")
     reg.add("red", 1)
-    with reg.restored():
+    with restored(reg):
         reg.add("blue", 2, "azure")
         assert reg.knows("azure")
     assert reg.names() == ["red"] and not reg.knows("azure")
 
 
 def test_every_registry_is_the_one_shape() -> None:
-    for registry in (EQUIVALENCE_FUNCTIONS, ARMS, FACTORIES, FORMATS, ENGINES):
+    for registry in (EQUIVALENCE_FUNCTIONS, ARMS, FACTORIES, FORMATS):
         assert isinstance(registry, Registry)
-    assert ENGINES.names() == ["llamacpp"]
     assert FORMATS.names() == ["truthfulqa", "math500", "simpleqa", "gsm8k", "nqopen", "comqa"]
     assert ARMS.names() == ["raw", "selfpara", "sc", "single_call", "rar", "oracle", "se", "hybrid"]
 
 
 def test_arms_and_graders_reject_a_name_that_is_taken() -> None:
-    with ARMS.restored(), pytest.raises(ValueError, match="arm name 'raw' is taken"):
+    with restored(ARMS), pytest.raises(ValueError, match="arm name 'raw' is taken"):
         register_arm("raw")(type("Other", (RawArm,), {}))
     assert ARMS["raw"] is RawArm and RawArm.name == "raw"  # the decorator named it
-    with FACTORIES.restored(), pytest.raises(ValueError, match="grader name 'exact' is taken"):
+    with restored(FACTORIES), pytest.raises(ValueError, match="grader name 'exact' is taken"):
         register_grader("exact")(lambda **_: None)
-    with FACTORIES.restored(), pytest.raises(ValueError, match="taken by the per-kind default"):
+    with restored(FACTORIES), pytest.raises(ValueError, match="taken by the per-kind default"):
         register_grader("auto")(lambda **_: None)
 
 
@@ -121,7 +118,7 @@ def toy_format(tmp_path: Path) -> Iterator[ModuleType]:
     """The toy format's module, written as its own file and imported, registered until the test ends."""
     source = tmp_path / "toy_format.py"
     source.write_text(textwrap.dedent(TOY_FORMAT), encoding="utf-8")
-    with FORMATS.restored():
+    with restored(FORMATS):
         yield _import_file(source, "toy_format")
     sys.modules.pop("toy_format", None)
 
@@ -151,35 +148,6 @@ def test_the_toy_format_is_gone_after_its_test(tmp_path: Path) -> None:
     assert "toy" not in FORMATS
     with pytest.raises(ConfigError, match="unknown dataset 'toy'"):
         load_dataset("toy", data_dir=tmp_path)
-
-
-# --------------------------------------------------------------------------- a new engine
-
-
-class EchoEngine:
-    """A toy in-process engine: replies with the last message, reversed."""
-
-    def __init__(self, model: str) -> None:
-        self.model = model
-
-    async def complete(self, model: str, messages: list[Message], params: dict[str, object]) -> Completion:
-        return Completion(text=str(messages[-1]["content"])[::-1], completion_tokens=1)
-
-
-async def test_a_new_engine_is_one_registration_and_the_client_uses_it() -> None:
-    with ENGINES.restored():
-
-        @register_engine("echo", serves=lambda model: model.startswith("echo/"))
-        def echo_model(model: str) -> EchoEngine:
-            return EchoEngine(model)
-
-        assert engine_for("echo/x") is ENGINES["echo"] and engine_for("openai/x") is None
-        assert engine_for("local/smollm2") is ENGINES["llamacpp"]
-        client, usage = ModelClient(), Usage()
-        out = await client.complete("echo/x", [{"role": "user", "content": "abc"}], usage=usage)
-        assert out.text == "cba" and usage.calls == 1 and usage.completion_tokens == 1
-        assert isinstance(client.backend_for("echo/y"), EchoEngine)
-    assert "echo" not in ENGINES
 
 
 # --------------------------------------------------------------------------- --help lists the registries

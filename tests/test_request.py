@@ -12,7 +12,6 @@ import re
 import pytest
 
 from selfpara import SelfParaphraser, UpstreamError
-from selfpara.errors import ConfigError
 from selfpara.models.client import ModelClient
 from selfpara.pipeline.paraphrase import LineParser, parse_paraphrases
 from selfpara.pipeline.prompts import JUDGE_MARKER, PARAPHRASE_MARKER
@@ -292,13 +291,6 @@ async def test_no_paraphrase_is_flagged_when_adaptive_k_stops_after_rejecting_ev
     r = await sp.aanswer(SPANISH, paraphrase_method="forms", stream_paraphrases=False)
     assert r.k_kept == 0 and r.skipped_paraphrases == [] and [x.reason for x in r.rejected] == ["overlap", "overlap"]
     assert r.n_voted == 1 and "no_paraphrases" in r.flags and r.answer == "Berlin"
-
-
-@pytest.mark.parametrize("setting", ["adaptive_first", "adaptive_step", "adaptive_vote_share", "vote_weighting"])
-async def test_the_removed_stage_and_weighting_settings_say_why(setting):
-    sp = make(FakeBackend(by_variant(["Paris"] * 6)), k=5, equivalence="exact", paraphrase_check="off")
-    with pytest.raises(ConfigError, match=f"{setting}: removed"):
-        await sp.aanswer(QUESTION, **{setting: 1})
 
 
 async def test_given_paraphrases_are_all_answered_even_with_adaptive_k():

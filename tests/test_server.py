@@ -297,17 +297,6 @@ def test_low_vote_share_policy_in_the_body_and_the_header(
     assert_openai_error(r, 400)
 
 
-def test_a_renamed_or_removed_setting_is_a_400_that_says_so(proxy: ThreadedServer, fake: FakeUpstream) -> None:
-    fake.reset()
-    for block, says in (
-        ({"low_agreement": "abstain"}, "selfpara.low_agreement: renamed to 'low_vote_share'"),
-        ({"rewrites": "all"}, "selfpara.rewrites: removed"),
-    ):
-        error = assert_openai_error(post(proxy, chat(selfpara=block)), 400)
-        assert says in error["message"] and error["param"] == "selfpara"
-    assert not fake.calls  # refused before any upstream call
-
-
 def test_adaptive_k_per_request_reports_the_calls_it_saved(client: openai.OpenAI, fake: FakeUpstream) -> None:
     settings = {"k": 3, "equivalence": "exact", "paraphrase_check": "off"}
     fixed = client.chat.completions.with_raw_response.create(
@@ -436,7 +425,6 @@ def test_auth_errors(proxy: ThreadedServer) -> None:
         (chat(selfpara={"k": 0}), "selfpara.k"),
         (chat(selfpara={"k": "many"}), "selfpara.k"),
         (chat(selfpara={"equivalence": "vibes"}), "selfpara.equivalence"),
-        (chat(selfpara={"agreement": "vibes"}), "selfpara"),  # renamed: the message says to what
         (chat(selfpara={"equivalence": "nli"}), "selfpara"),  # nli needs nli_model: a cross-field check
         (chat(selfpara={"colour": "blue"}), "selfpara.colour"),
         (chat(selfpara={"k": 6}), "selfpara.k"),

@@ -9,7 +9,7 @@ from evaluation.arms.base import Arm, ArmOutput
 from evaluation.arms.evidence import vote_details
 from evaluation.arms.registry import register_arm
 from evaluation.records import ItemKind, ItemVariant
-from selfpara.config import REMOVED_SETTINGS, WrapConfig, build_config
+from selfpara.config import WrapConfig, build_config
 from selfpara.errors import ConfigError, UpstreamError
 
 # The call cache is the bench's own (--cache, under every arm): the library's settings would do nothing here.
@@ -26,10 +26,7 @@ class SelfParaArm(Arm):
     """The selfpara pipeline itself (`SelfParaphraser.aanswer`), with any WrapConfig settings."""
 
     description = "the selfpara pipeline: k paraphrases, answer all, clustered majority vote"
-    # A removed setting's name reaches WrapConfig, whose error says what replaced it.
-    options: ClassVar[dict[str, Any]] = {
-        f: None for f in [*WrapConfig.model_fields, *REMOVED_SETTINGS] if f not in _RUN_FIELDS
-    }
+    options: ClassVar[dict[str, Any]] = {f: None for f in WrapConfig.model_fields if f not in _RUN_FIELDS}
 
     def validate(self) -> None:
         from selfpara import SelfParaphraser

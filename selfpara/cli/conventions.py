@@ -1,25 +1,9 @@
-"""How every `selfpara` command presents itself in --help, whichever package defined it.
+"""How every `selfpara` command presents itself, whichever package defined it (`app.command(cls=Command)`):
+a flag stands alone (typer prints `--json <bool>`), an argument in capitals (typer: `{question}`);
+help and usage errors as docs/cli.md#output says.
 
-typer prints a type after every option, flags included (`--json <bool>`), and writes a
-required argument as `{question}` in the usage line. Command-line users expect a flag to
-stand alone and an argument in capitals (`selfpara ask [OPTIONS] QUESTION`), so the CLI's
-group and every command use the classes below (`app.command(cls=Command)`, also in packages
-that add commands through the `selfpara.commands` entry points).
-
-Only typer's public classes are imported. Up to typer 0.25 its commands are click's
-classes; from 0.26 they are those of a private copy of click inside typer (`typer._click`).
-Importing either would tie the CLI to one side of that change, so the click types these
-methods take and return (contexts, parameters, commands) are annotated `Any`.
-
-Help is typer's rich panels on a terminal wide enough to show every flag whole; otherwise
-(piped, redirected, or a narrow screen) plain text that wraps and never cuts a name
-(`selfpara.cli.help_text`).
-
-A usage error (an unknown flag, a bad value, an empty question) is typer's panel on a terminal;
-off one (stderr redirected, piped, in CI) it is one line, `error: ...`, as every other error of
-the CLI (`Group.main`). Either way an unknown flag is answered with a suggestion only when one
-is close to it (`--jsno` -> `--json`), never with the nearest of unlike names (`--nope` ->
-`--model`). `selfpara` alone prints the help (to stderr off a terminal) and exits with 2.
+Only typer's public classes are imported: up to typer 0.25 its commands are click's classes, from
+0.26 a private copy's (`typer._click`), so the click types these methods take are annotated `Any`.
 """
 
 from __future__ import annotations

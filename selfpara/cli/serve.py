@@ -37,9 +37,11 @@ from selfpara.util.envvars import (
     PORT_ENV,
     PROXY_KEY_ENV,
     ROUTER_CONFIG_ENV,
+    SERVE_SPEC_ENV,
     TRANSPORT_ENV,
 )
 from selfpara.util.extras import install_note
+from selfpara.util.hosts import is_loopback
 from selfpara.util.redaction import redact
 
 
@@ -243,15 +245,16 @@ def serve(
             "router_config": str(router_config) if router_config else None,
             "metrics": metrics,
         }
-        settings = load_settings(
-            config_file,
-            upstream=upstream,
-            server=server,
-            api_key_env=api_key_env,
-            upstream_key_env=upstream_key_env,
-            no_auth=no_auth,
-            metrics_key_env=metrics_key_env,
-        )
+        load_args: dict[str, Any] = {
+            "config_file": config_file,
+            "upstream": upstream,
+            "server": server,
+            "api_key_env": api_key_env,
+            "upstream_key_env": upstream_key_env,
+            "no_auth": no_auth,
+            "metrics_key_env": metrics_key_env,
+        }
+        settings = load_settings(**load_args)
         if settings.router_config is not None:  # the judge's deployments are checked when built: now, not in a worker
             from selfpara.server.state import default_client
 
@@ -268,7 +271,6 @@ def serve(
 
         import uvicorn
 
-        from selfpara.server.app import SPEC_ENV
         from selfpara.server.logs import setup_server_logging
         from selfpara.server.protocol import uvicorn_options
 
@@ -284,7 +286,7 @@ def serve(
             f" (k={settings.upstream.k}, auth {'on' if settings.api_key else 'off'}"
             f"{f', {workers} workers' if workers > 1 else ''})"
         )
-        open_proxy = settings.api_key is None and host not in ("127.0.0.1", "localhost", "::1")
+        open_proxy = settings.api_key is None and not is_loopback(host)
         warning = (
             f"no proxy key, listening on {host}: whoever reaches this port spends the upstream's key; "
             f"set {PROXY_KEY_ENV}"
@@ -315,18 +317,8 @@ def serve(
 
         with _interrupt_seen() as interrupted:
             if workers > 1:  # each worker process builds its own app from the same spec
-                spec = {
-                    "config_file": config_file,
-                    "upstream": upstream,
-                    "server": server,
-                    "api_key_env": api_key_env,
-                    "upstream_key_env": upstream_key_env,
-                    "no_auth": no_auth,
-                    "metrics_key_env": metrics_key_env,
-                    "log_format": log_format.value,
-                    "verbose": verbose,
-                }
-                os.environ[SPEC_ENV] = json.dumps(spec)
+                spec = {"settings": load_args, "log_format": log_format.value, "verbose": verbose}
+                os.environ[SERVE_SPEC_ENV] = json.dumps(spec)
                 run("selfpara.server.app:app_from_env", factory=True, workers=workers)
             else:
                 from selfpara.server import create_app

@@ -4,8 +4,6 @@ settings file that `serve --config`, `ask --settings` and `config_from_file` rea
 from selfpara.config.file import SettingsFile, config_from_file, read_settings_file, warn_if_uncalibrated
 from selfpara.config.settings import (
     MAX_K,
-    PARAPHRASE_CHECKS,
-    REMOVED_SETTINGS,
     WrapConfig,
     build_config,
     is_small_or_local,
@@ -15,8 +13,6 @@ from selfpara.models.names import EMBEDDED_MODEL
 __all__ = [
     "EMBEDDED_MODEL",
     "MAX_K",
-    "PARAPHRASE_CHECKS",
-    "REMOVED_SETTINGS",
     "SettingsFile",
     "WrapConfig",
     "build_config",

@@ -1,23 +1,10 @@
-"""Settings files: the one TOML or JSON layout that `selfpara serve --config`, `selfpara ask --settings`
-and the library (`config_from_file`) read.
-
-    [upstream]                      # WrapConfig fields: the wrapped model and how it is asked
-    model = "local/qwen2.5-coder-1.5b"
-    k = 3
-    confidence_threshold = 0.75
-
-    [calibration]                   # where a threshold came from (`selfpara calibrate`): a record, not settings
-    run = "runs/held200"
-
-    max_k = 10                      # top-level keys and a [server] table: the proxy's own settings
-
-JSON files hold the same structure. `ask` and the library read `[upstream]` only; keys never come
-from a file (the proxy's settings name the environment variables that hold them).
+"""Settings files: the one TOML or JSON layout (`[upstream]`, the proxy's own keys, `[calibration]`)
+that `selfpara serve --config`, `selfpara ask --settings` and the library (`config_from_file`) read.
+See docs/cli.md#settings-flags-environment-settings-file.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +12,7 @@ from typing import Any
 
 from selfpara.config.settings import WrapConfig, build_config
 from selfpara.errors import ConfigError
-from selfpara.util.extras import toml_reader
+from selfpara.util.extras import read_structured
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +41,7 @@ def read_settings_file(path: str | Path) -> SettingsFile:
     `upstream` or `calibration` that is not a table, or holds a key (`api_key`).
     """
     p = Path(path).expanduser()
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {p}: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(text) if p.suffix.lower() == ".json" else toml_reader().loads(text)
-    except ValueError as exc:  # json.JSONDecodeError and tomllib.TOMLDecodeError are ValueErrors
-        raise ConfigError(f"cannot parse config file {p}: {exc}") from None
+    data = read_structured(p, f"config file {p}", "toml")
     if not isinstance(data, dict):
         raise ConfigError(f"config file {p} must hold a table/object at the top")
     server = dict(data.get("server", {}), **{k: v for k, v in data.items() if k != "server"})

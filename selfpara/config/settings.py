@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
@@ -13,14 +14,11 @@ from selfpara.models.names import EMBEDDED_MODEL, OPENAI_COMPATIBLE, is_embedded
 from selfpara.pipeline.drift import DRIFT_CHECKS
 from selfpara.pipeline.equivalence import EQUIVALENCE_FUNCTIONS
 from selfpara.pipeline.vote import VoteRule
-
-PARAPHRASE_CHECKS = ("off", "llm", "nli")
-"""Ways to verify that a paraphrase asks exactly what the original asks."""
+from selfpara.util.hosts import is_loopback
 
 MAX_K = 20
 
 _SIZE_TAG = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z])")
-_LOOPBACK = re.compile(r"^[a-z]+://(localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|\[::1\])(:|/|$)", re.I)
 SURE_PROBABILITY = 0.55
 """Doubt first's threshold on embedded models: on the development splits (NQ-open, ComQA) the vote changed no
 answer at any threshold, and 0.55 is the highest whose calls and model-seconds per answer stay within 1.5x raw's
@@ -32,7 +30,7 @@ SMALL_MODEL_B = 14.0
 
 def is_small_or_local(model: str, api_base: str | None = None) -> bool:
     """Whether `model` is an embedded model, served on this machine, or named as small (≤ 14B)."""
-    if is_embedded(model) or (api_base and _LOOPBACK.match(api_base)):
+    if is_embedded(model) or (api_base and is_loopback(urlsplit(api_base).hostname or "")):
         return True
     return named_small(model)
 
@@ -104,7 +102,7 @@ class WrapConfig(BaseModel):
         "(narrowing words such as capital, adult, largest, most kept and none added), rates ('each acre', 'per "
         "hour' keep their unit), asks (a question of at most 30 words: the same kind of answer asked for, "
         "'who' not 'which book', no relation such as symbol or author dropped, no new name, no added "
-        "question), negation (negated iff the question is); off: none.",
+        "question); off: none.",
     )
     paraphrase_check: Literal["auto", "off", "llm", "nli"] = Field(
         "auto", description="Equivalence check on paraphrases. auto: llm, or off for the embedded model."
@@ -237,12 +235,6 @@ class WrapConfig(BaseModel):
     cache_ttl_s: float | None = Field(
         7 * 24 * 3600.0, gt=0, description="Seconds a cached call is served; None: until dropped or evicted."
     )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _removed_settings(cls, data: Any) -> Any:
-        """A setting that was renamed or removed is an error that says so, not an unknown field."""
-        return refuse_removed(data)
 
     @field_validator("equivalence")
     @classmethod
@@ -400,42 +392,6 @@ def _name_list(value: str, known: list[str] | tuple[str, ...], what: str) -> str
     if unknown:
         raise ValueError(f"unknown {what} {unknown}; choose from {list(known)} or off")
     return ",".join(names)
-
-
-REMOVED_SETTINGS: dict[str, str] = {
-    "agreement": "renamed to 'equivalence'",
-    "low_agreement": "renamed to 'low_vote_share'",
-    "low_agreement_threshold": "renamed to 'low_vote_share_threshold'",
-    "adaptive_agreement": "removed with 'adaptive_vote_share'",
-    "paraphrase_calls": "removed: over-generation kept no more useful paraphrases (docs/results/qwen-gsm8k-overgen.md)",
-    "paraphrase_pick": "removed with paraphrase_calls (docs/results/qwen-gsm8k-overgen.md)",
-    "overrule_rule": "removed: the evidence rule changed answers for the worse; overrule_margin is the rule "
-    "(docs/results/qwen-gsm8k-held24.md)",
-    "evidence_wordings": "removed with overrule_rule (docs/results/qwen-gsm8k-held24.md)",
-    "evidence_logprob": "removed with overrule_rule (docs/results/qwen-gsm8k-held24.md)",
-    "rewrites": "removed: rewordings made without a model raised supply but changed no answer "
-    "(docs/results/qwen-gsm8k-held24.md)",
-    "confident_logprob": "replaced by 'sure_probability': a sure original's answer is returned without a vote, "
-    "so its rewordings are never paid for (it was kept after the vote had run)",
-    "vote_weighting": "removed: weighing answers by token probability changed no answer where it was measured "
-    "(docs/guards.md, the re-vote of a recorded Qwen run) and no recorded run used it; a vote counts answers",
-    "adaptive_first": "removed: adaptive k's stages are the fewest answers that could settle the vote, and no "
-    "recorded run set another size",
-    "adaptive_step": "removed with 'adaptive_first'",
-    "adaptive_vote_share": "removed: stopping on a vote share could return another answer than fixed k, and no "
-    "recorded run or measurement used it; adaptive k stops only when the vote is settled",
-}
-"""Settings that no longer exist, with what replaced them; naming one is a ConfigError saying so."""
-
-
-def refuse_removed(data: Any, prefix: str = "") -> Any:
-    """`data` as it is, unless it names a setting of REMOVED_SETTINGS: then a ValueError saying what
-    replaced each (named `prefix` + name)."""
-    if isinstance(data, dict):
-        gone = [name for name in data if name in REMOVED_SETTINGS]
-        if gone:
-            raise ValueError("; ".join(f"{prefix}{name}: {REMOVED_SETTINGS[name]}" for name in gone))
-    return data
 
 
 def build_config(**values: object) -> WrapConfig:

@@ -25,25 +25,14 @@ from selfpara.errors import SelfparaError, UpstreamError, UpstreamTimeout
 from selfpara.models.backends import Backend, CallObserver, RawBackend
 from selfpara.models.cache import CallCache, cacheable, call_key, tenant
 from selfpara.models.credentials import require_credential
-from selfpara.models.engines import engine_for
+from selfpara.models.engines import embedded_engine
 from selfpara.models.http_backend import HttpBackend, HttpSessions, Transport, endpoint_from_env, resolve_transport
-from selfpara.models.litellm_backend import LiteLLMBackend, completion_from_response
-from selfpara.models.names import provider_of
+from selfpara.models.litellm_backend import LiteLLMBackend
+from selfpara.models.names import is_embedded, provider_of
 from selfpara.models.upstream_data import UpstreamResponseTooLarge, one_piece, stream_event_text
 from selfpara.result import Completion, Message, Usage
+from selfpara.util.extras import within
 from selfpara.util.redaction import redact
-
-__all__ = [
-    "Backend",
-    "CallObserver",
-    "LiteLLMBackend",
-    "ModelClient",
-    "RawBackend",
-    "completion_from_response",
-    "one_piece",
-    "provider_of",
-    "redact",
-]
 
 log = logging.getLogger(__name__)
 
@@ -132,9 +121,8 @@ class ModelClient:
             return self._backend
         if model in self.routes:
             return self.routes[model]
-        engine = engine_for(model)  # an in-process engine (local/... on llama.cpp), see selfpara.models.engines
-        if engine is not None:
-            return engine.build(model)
+        if is_embedded(model):  # an in-process engine (local/... on llama.cpp), see selfpara.models.engines
+            return embedded_engine(model)
         base, key = self._endpoint(model)
         if resolve_transport(self.transport, model, base) == "http":
             assert base is not None
@@ -323,7 +311,7 @@ class ModelClient:
             try:
                 while True:
                     try:
-                        item = await self._next_event(model, iterator)
+                        item = await self._bounded(model, iterator.__anext__())
                     except StopAsyncIteration:
                         return
                     yield item
@@ -448,31 +436,19 @@ class ModelClient:
             except Exception:  # counting must never fail a call
                 log.exception("call observer failed")
 
-    async def _next_event(self, model: str, iterator: AsyncIterator[Any]) -> Any:
-        """`_bounded` for a stream's next event: `asyncio.timeout` (3.11+) makes no task per await, unlike wait_for."""
-        timeout = getattr(asyncio, "timeout", None)
-        if timeout is None:
-            return await self._bounded(model, iterator.__anext__())
+    async def _bounded(self, model: str, call: Awaitable[T], detail: bool = False) -> T:
+        """Await `call` within the timeout; any failure becomes an UpstreamError (`detail`: with the error's
+        message; else a stream's StopAsyncIteration passes)."""
         try:
-            async with timeout(self.timeout_s):
-                return await iterator.__anext__()
-        except TimeoutError:
-            raise UpstreamTimeout(f"{model}: no answer within {self.timeout_s:g}s") from None
-        except (SelfparaError, StopAsyncIteration):
-            raise
-        except Exception as exc:  # a backend bug or an unexpected library error
-            raise UpstreamError(f"{model}: {type(exc).__name__}", status=502) from None
-
-    async def _bounded(self, model: str, call: Any) -> Any:
-        """Await `call` within the timeout; any failure becomes an UpstreamError."""
-        try:
-            return await asyncio.wait_for(call, self.timeout_s)
+            return await within(self.timeout_s, call)
         except asyncio.TimeoutError:
             raise UpstreamTimeout(f"{model}: no answer within {self.timeout_s:g}s") from None
-        except (SelfparaError, StopAsyncIteration):
+        except SelfparaError:
             raise
         except Exception as exc:  # a backend bug or an unexpected library error
-            raise UpstreamError(f"{model}: {type(exc).__name__}", status=502) from None
+            if isinstance(exc, StopAsyncIteration) and not detail:
+                raise
+            raise UpstreamError(f"{model}: {type(exc).__name__}{f': {exc}' if detail else ''}", status=502) from None
 
     def _redacted(self, exc: UpstreamError, params: Mapping[str, Any]) -> UpstreamError:
         exc.args = (redact(str(exc), [self._api_key, params.get("api_key")]),)
@@ -484,17 +460,11 @@ class ModelClient:
         async with self._limit():
             started = self.clock()
             try:
-                result = await asyncio.wait_for(backend.complete(model, messages, params), self.timeout_s)
-                # the http transport's byte cap, for backends that read whole responses themselves (litellm)
-                cap = self.http.max_response_bytes if self.http is not None else None
-                if cap is not None and len(result.text) > cap:
-                    raise UpstreamResponseTooLarge(f"{model}: the upstream's answer exceeds {cap} bytes")
-                return result
-            except asyncio.TimeoutError:
-                raise UpstreamTimeout(f"{model}: no answer within {self.timeout_s:g}s") from None
-            except SelfparaError:
-                raise
-            except Exception as exc:  # a backend bug or an unexpected library error
-                raise UpstreamError(f"{model}: {type(exc).__name__}: {exc}", status=502) from None
+                result = await self._bounded(model, backend.complete(model, messages, params), detail=True)
             finally:
                 log.debug("call %s took %.3fs", model, self.clock() - started)
+        # the http transport's byte cap, for backends that read whole responses themselves (litellm)
+        cap = self.http.max_response_bytes if self.http is not None else None
+        if cap is not None and len(result.text) > cap:
+            raise UpstreamResponseTooLarge(f"{model}: the upstream's answer exceeds {cap} bytes")
+        return result

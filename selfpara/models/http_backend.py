@@ -51,7 +51,6 @@ if TYPE_CHECKING:  # aiohttp is imported when the first call is made
     import aiohttp
 
 Transport = Literal["auto", "litellm", "http"]
-PREFIXES = OPENAI_COMPATIBLE
 
 # Parameters ModelClient passes that are ours, not the upstream's.
 _CLIENT_PARAMS = {"api_base", "api_key", "timeout"}
@@ -59,12 +58,12 @@ _CLIENT_PARAMS = {"api_base", "api_key", "timeout"}
 
 def supports(model: str) -> bool:
     """Whether this backend can reach `model` (an OpenAI-compatible provider prefix)."""
-    return model.startswith(PREFIXES)
+    return model.startswith(OPENAI_COMPATIBLE)
 
 
 def upstream_name(model: str) -> str:
     """The name the upstream knows `model` by: 'llama' for 'openai/llama'."""
-    for prefix in PREFIXES:
+    for prefix in OPENAI_COMPATIBLE:
         if model.startswith(prefix):
             return model[len(prefix) :]
     return model

@@ -1,18 +1,6 @@
-"""Adaptive k's policy: when the vote is settled, and how many answers to ask for next.
-
-Adaptive k answers the original and a few paraphrases, then asks whether the answers still
-to come could change what the vote returns. It does not restate the vote's rules: it asks the
-vote module (`selfpara.pipeline.vote.winner_of`) who wins under the answers the adversary can
-send. An answer not yet seen may fail, abstain, join any existing cluster or open a new one
-(which later answers may join), and carry any mean token log-probability (≤ 0) or none.
-Greedy clustering never moves an earlier answer, so the clusters of the answers seen stay as
-they are whatever comes after them.
-
-The adversary's best moves are few: send every remaining answer to one cluster (each answer
-adds a vote, and a log-probability of 0, the highest, helps a cluster win a tie). Either a
-challenger of the winner gathers them, or a new cluster does, or the original's cluster does
-(undoing an overrule): the vote is settled when none of these moves changes the winner.
-`tests/test_adaptive.py` checks this against every outcome of the remaining answers, enumerated.
+"""Adaptive k's policy: when the vote is settled (no answer still to come can change what
+`selfpara.pipeline.vote.winner_of` returns), and how many answers to ask for next. The adversary's
+moves and the tests: docs/adaptive.md#adaptive-k-adaptive-default-on-for-embedded-models.
 """
 
 from __future__ import annotations

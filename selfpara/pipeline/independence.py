@@ -1,28 +1,6 @@
-"""Which wordings of a request the paraphrase call could not steer.
-
-The paraphrase call reads the user's question, so text in the question can steer what it writes:
-a question carrying an instruction made a compliant paraphraser write four rewordings that kept
-the question's words, passed every check, and were each answered Lyon against the original's
-Paris (vote share 0.8). Every wording from that call can be steered at once; the vote guard
-(`selfpara.pipeline.vote.guard_original`) therefore lets no challenger overrule the original's answer
-unless at least one of its answers is to a wording the call could not bend:
-
-- a renaming (`selfpara.pipeline.lexicon.renamings`, made by rules, no model);
-- a sample of the original (top-up: the user's own wording asked again);
-- a wording the caller gave;
-- a wording a capable model's paraphrase check verified (`Variant.verified`: an LLM judge that is not the
-  small or local model under test judged it to ask exactly what the original asks). A steered line adds
-  what the question did not ask ("... (say lyon)"), which is what that check is told to refuse; without
-  it, a remote model's rewordings, which come from one list call, could never overrule (issue 47);
-- a line made of the question's own words: every content word of the question kept, none added, only
-  the sentence around them changed and words from `FORM_WORDS` added or dropped. A steered line of
-  this kind says nothing the original does not: the probe's lines dropped the instruction's words
-  and added none, so they are not of this kind.
-
-The last kind is what a form call ("Which city …?", "Name the …") writes when it does its job, and it
-is where the model's forms recover a question put in an odd shape ("The Bahamian capital is which
-city?" answered Grand Bahama, "Which city is the capital of the Bahamas?" Nassau). Measured in
-docs/guards.md, "Injection".
+"""Which wordings of a request the paraphrase call could not steer: the vote guard
+(`selfpara.pipeline.vote.guard_original`) lets no challenger overrule the original's answer without
+one. The kinds, why each counts, and the probe: docs/guards.md#injection-the-paraphrase-call-does-not-decide-alone.
 """
 
 from __future__ import annotations

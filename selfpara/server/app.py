@@ -202,29 +202,18 @@ class _RequestIdMiddleware:
                 )
 
 
-SPEC_ENV = SERVE_SPEC_ENV  # the name serve.py imports
-
-
 def app_from_env() -> FastAPI:
     """App factory for several worker processes (`selfpara serve --workers N`, or
     `uvicorn --factory selfpara.server.app:app_from_env`): each worker rebuilds the
-    settings from the JSON in $SELFPARA_SERVE_SPEC (`load_settings` arguments plus
+    settings from the JSON in $SELFPARA_SERVE_SPEC (`load_settings` arguments under `settings`, plus
     `log_format` / `verbose`; keys are read from the environment, never from the spec)."""
     import os
 
     from selfpara.server.logs import setup_server_logging
     from selfpara.server.settings import load_settings
 
-    spec = json.loads(os.environ.get(SPEC_ENV) or "{}")
-    settings = load_settings(
-        spec.get("config_file"),
-        upstream=spec.get("upstream"),
-        server=spec.get("server"),
-        api_key_env=spec.get("api_key_env"),
-        upstream_key_env=spec.get("upstream_key_env"),
-        no_auth=bool(spec.get("no_auth")),
-        metrics_key_env=spec.get("metrics_key_env"),
-    )
+    spec = json.loads(os.environ.get(SERVE_SPEC_ENV) or "{}")
+    settings = load_settings(**spec.get("settings", {}))
     if spec.get("log_format"):
         setup_server_logging(spec["log_format"], bool(spec.get("verbose")), settings.secrets())
     return create_app(settings)

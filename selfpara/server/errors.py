@@ -1,28 +1,6 @@
-"""Errors of the proxy in the OpenAI error format, and the mapping from selfpara's errors.
-
-Every error body is `{"error": {"message", "type", "param", "code"}}`, as OpenAI sends
-it, so the `openai` client raises the usual exception classes:
-
-    400 invalid_request_error   malformed body, bad settings, limits (k, max_tokens, messages)
-    401 invalid_request_error   missing or wrong proxy key          (code invalid_api_key)
-    404 invalid_request_error   unknown model / route               (code model_not_found)
-    408 invalid_request_error   body not received in time           (code request_body_timeout)
-    413 invalid_request_error   body too large                      (code request_too_large)
-    415 invalid_request_error   body not sent as application/json   (code unsupported_media_type)
-    429 rate_limit_error        the proxy's own concurrency limit   (code proxy_overloaded)
-    502 upstream_error          upstream failed (after retries)     (code upstream_failed, ...)
-    502 upstream_error          upstream data not relayable as JSON (code upstream_invalid_response)
-    502 upstream_error          upstream response over the byte cap (code upstream_response_too_large)
-    503 server_error            the proxy is shutting down          (code shutting_down)
-    504 upstream_error          upstream timed out (after retries)  (code upstream_timeout)
-    504 server_error            the request's deadline passed       (code request_timeout)
-
-Upstream failures reach the client as a status and a short generic reason only (the
-upstream's own text may hold internal URLs, paths or credentials); the details go to
-the server log, redacted, under the request id. An upstream `Retry-After` rides on the
-client's error as its own `Retry-After` header. An upstream failure the proxy has already
-retried is sent with `X-Should-Retry: false`, which the `openai` client obeys: without it the
-client retried each 502 twice more, and one failing request took 13 s.
+"""Errors of the proxy in OpenAI's error format (`{"error": {"message", "type", "param", "code"}}`,
+so the `openai` client raises its usual classes), and the mapping from selfpara's errors. The
+statuses and codes: docs/proxy.md#errors.
 """
 
 from __future__ import annotations

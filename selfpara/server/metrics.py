@@ -1,38 +1,6 @@
-"""Prometheus metrics of one proxy app, served at `GET /metrics` with `prometheus_client`.
-
-Each app has its own registry (`ProxyMetrics`), never the library's global default one,
-so several apps in one process (tests, benchmarks) count apart. Counted:
-
-- `selfpara_requests_total{endpoint,status}` and `selfpara_request_duration_seconds{endpoint}`:
-  every HTTP request, timed to the end of its response (streams included);
-- `selfpara_errors_total{kind}`: error answers of the POST routes by the error code the
-  client got (upstream_error, upstream_timeout, request_timeout, proxy_overloaded,
-  invalid_request_error, ...), errors sent inside a started stream included;
-- `selfpara_upstream_calls_total{kind}` and `selfpara_upstream_errors_total{kind,reason}`:
-  upstream attempts by what they were for (paraphrase, answer, judge, passthrough; each
-  retry counts) and failed ones by reason (timeout, rate_limited, unavailable, auth,
-  not_found, rejected, invalid_response, too_large);
-- `selfpara_stage_duration_seconds{stage}`: each wrapped answer's paraphrase, filter,
-  answer, cluster and total time (`selfpara.result.Timings`);
-- `selfpara_wrapped_answers_total` and `selfpara_answer_flags_total{flag}`: wrapped
-  answers and the flags they carried (low_vote_share, partial_failure, ...);
-- `selfpara_votes_total{outcome}`: wrapped answers by what doubt first did: `voted`, `sure` (returned with
-  no vote) or `over_budget` (in doubt, held back by the vote budget);
-- `selfpara_calls_saved_total`: upstream calls adaptive k did not make
-  (`WrappedAnswer.calls_saved`), counted when the answer is returned;
-- `selfpara_cache_hits_total`, `selfpara_cache_errors_total`: calls of wrapped answers
-  answered from the call cache (`Usage.cache_hits`), and cacheable calls made without it
-  because it was unreachable (`Usage.cache_errors`), counted when the answer is returned;
-- `selfpara_requests_in_flight`: requests holding a place under max_concurrent_requests;
-- `selfpara_deployment_*{group,deployment}`: calls, failures, cooldowns, calls in flight
-  and cooling-down state of each deployment of a router config served by the lean pool.
-
-The operator's series are kept apart (`operator_registry`) and served only to the metrics key: the
-call cache's hits and errors, the upstream calls and errors, the deployments'. A question answered
-from the cache makes no upstream call, so any of them moving by 0 instead of 6 (or 6 instead of 0)
-for a client's request told it whether someone else had asked that question, as the removed
-`X-Selfpara-Cache-Hits` header did. The rest moves alike for every request (or by latency, which the
-client sees anyway).
+"""Prometheus metrics of one proxy app, served at `GET /metrics`; the series are listed in
+docs/proxy.md#metrics. Each app has its own registry (`ProxyMetrics`), so apps in one process count
+apart; the series that move with the call cache sit in `operator_registry`, for the metrics key only.
 """
 
 from __future__ import annotations

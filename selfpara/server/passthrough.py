@@ -30,6 +30,7 @@ from selfpara.server.errors import ProxyError, too_large
 from selfpara.server.output import SSE_HEADERS, GuardedStream, ScrubbedJSON, iterate, scrub
 from selfpara.server.stream_scrub import StreamScrubber
 from selfpara.server.streaming import DONE, answer_events, error_event, event, responses_error_event
+from selfpara.util.extras import within
 from selfpara.util.messages import content_text
 
 
@@ -103,7 +104,7 @@ async def respond(
         try:
             while True:
                 try:
-                    item = opening.pop(0) if opening else await _next_within(iterator, max(call.left(), 0.0))
+                    item = opening.pop(0) if opening else await within(max(call.left(), 0.0), iterator.__anext__())
                 except StopAsyncIteration:
                     break
                 except asyncio.TimeoutError:  # the whole-request deadline, however slowly the upstream trickles
@@ -190,16 +191,6 @@ def _says_nothing(event: dict[str, Any]) -> bool:
         if isinstance(delta, dict) and any(delta.get(k) for k in ("role", "content", "tool_calls", "function_call")):
             return False
     return True
-
-
-async def _next_within(iterator: AsyncIterator[dict[str, Any]], seconds: float) -> dict[str, Any]:
-    """The next event within `seconds` (asyncio.TimeoutError after), without a task per event where
-    Python has `asyncio.timeout` (3.11+)."""
-    timeout = getattr(asyncio, "timeout", None)
-    if timeout is None:
-        return await asyncio.wait_for(iterator.__anext__(), seconds)
-    async with timeout(seconds):
-        return await iterator.__anext__()
 
 
 def _as_events(

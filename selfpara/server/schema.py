@@ -10,10 +10,9 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from selfpara.config import WrapConfig
-from selfpara.config.settings import refuse_removed
 
 log = logging.getLogger(__name__)
 
@@ -74,12 +73,6 @@ class RequestOptions(BaseModel):
     enabled: bool = Field(True, description="false: pass the request to the upstream unchanged.")
     api_base: str | None = Field(None, description="Only when the operator allows client upstreams.")
     api_key: str | None = Field(None, description="Key for a client-named api_base (never the server's).")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _removed_settings(cls, data: Any) -> Any:
-        """A setting that was renamed or removed is a 400 that says so, not an unknown field."""
-        return refuse_removed(data, "selfpara.")
 
     def overrides(self) -> dict[str, Any]:
         """The WrapConfig overrides this block asks for (None values dropped)."""

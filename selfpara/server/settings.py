@@ -1,21 +1,6 @@
-"""Settings of the proxy: the upstream it wraps, its own key, and its limits.
-
-Settings come from, lowest precedence first: defaults, a TOML or JSON file, the
-environment (keys only), command-line flags. Keys never come from a file or a flag:
-the file and the flags name environment variables (`api_key_env`, `upstream_key_env`).
-
-File layout (TOML; JSON with the same structure works too):
-
-    max_concurrent_requests = 64
-    max_k = 10
-    api_key_env = "SELFPARA_PROXY_KEY"      # the proxy's own key, read from this variable
-    metrics_key_env = "SELFPARA_METRICS_KEY"  # the operator's key for all of /metrics
-    upstream_key_env = "VLLM_API_KEY"       # the upstream's key (default: litellm's provider variable)
-
-    [upstream]                              # any WrapConfig field but api_key
-    model = "openai/Qwen2.5-7B-Instruct"
-    api_base = "http://localhost:8000/v1"
-    k = 5
+"""Settings of the proxy: the upstream it wraps, its own key, and its limits, from defaults, a TOML
+or JSON file, the environment and flags (each over the one before; keys only from the environment,
+which the file and the flags name). See docs/proxy.md#settings.
 """
 
 from __future__ import annotations
@@ -318,7 +303,7 @@ def load_settings(
     """Build ServerSettings from a file, explicit values (flags) and the environment.
 
     Args:
-        config_file: TOML or JSON file (see the module doc and `selfpara.config.file`); None for none.
+        config_file: TOML or JSON file (docs/proxy.md#settings, `selfpara.config.file`); None for none.
         upstream: WrapConfig fields; None values are ignored. They override the file.
         server: ServerSettings fields; None values are ignored. They override the file.
         api_key_env: variable holding the proxy's key (overrides the file's `api_key_env`).

@@ -1,16 +1,22 @@
 """Optional dependencies: the base install runs the library, the CLI and the proxy in front
 of a remote model; local models, NLI and evaluation come with extras. Code that needs an
 extra's package imports it inside `requires_extra(...)`, so a missing package becomes a
-ConfigError that names the extra to install instead of a bare ModuleNotFoundError."""
+ConfigError that names the extra to install instead of a bare ModuleNotFoundError. Also the reader of
+JSON, TOML and YAML files (`read_structured`) and Python 3.10's shims (the TOML reader, `within`)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 import sys
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Awaitable, Iterator
+from pathlib import Path
+from typing import Any, Literal, TypeVar
 
 from selfpara.errors import ConfigError
+
+T = TypeVar("T")
 
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "bench": ("numpy", "jinja2", "rouge_score"),
@@ -92,6 +98,38 @@ def requires_extra(extra: str, purpose: str) -> Iterator[None]:
         if message is None:
             raise  # not the extra's package: a real bug, shown as one
         raise ConfigError(message) from None
+
+
+async def within(seconds: float, awaitable: Awaitable[T]) -> T:
+    """`awaitable`'s result, asyncio.TimeoutError after `seconds`: with `asyncio.timeout` (3.11+), which makes
+    no task per await, else `wait_for`."""
+    timeout = getattr(asyncio, "timeout", None)
+    if timeout is None:
+        return await asyncio.wait_for(awaitable, seconds)
+    async with timeout(seconds):
+        return await awaitable
+
+
+def read_structured(path: Path, where: str, other: Literal["toml", "yaml"]) -> Any:
+    """A file's data (JSON when it ends in .json, else `other`); unreadable or unparsable: a ConfigError naming
+    `where` (and the position, never the text)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {where}: {exc.strerror or exc}") from None
+    try:
+        if path.suffix.lower() == ".json":
+            return json.loads(text)
+        if other == "toml":
+            return toml_reader().loads(text)
+        import yaml  # a base dependency, imported only for a router config
+
+        return yaml.safe_load(text)
+    except Exception as exc:  # json's and toml's ValueError, yaml's YAMLError
+        mark = getattr(exc, "problem_mark", None)
+        at = f" (line {mark.line + 1})" if mark is not None else ""
+        detail = type(exc).__name__ if not isinstance(exc, ValueError) else str(exc)
+        raise ConfigError(f"cannot parse {where}{at}: {detail}") from None
 
 
 def toml_reader() -> Any:

@@ -1,5 +1,5 @@
-"""One registry shape for every "pick it by name" choice: equivalence functions, engines,
-arms, graders, dataset formats.
+"""One registry shape for every "pick it by name" choice: equivalence functions, arms, graders,
+dataset formats.
 
     FORMATS: Registry[FormatLoader] = Registry("dataset format")
 
@@ -19,7 +19,6 @@ A leaf: it imports nothing of selfpara but the errors.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
 from typing import Generic, TypeVar
 
 from selfpara.errors import ConfigError
@@ -97,15 +96,6 @@ class Registry(Mapping[str, T], Generic[T]):
     def help_names(self) -> str:
         """The names as an option's `--help` lists them: "a, b, c"."""
         return ", ".join(self._entries)
-
-    @contextmanager
-    def restored(self) -> Iterator[Registry[T]]:
-        """This registry, put back as it is now on exit: for tests that register throwaway entries."""
-        entries, aliases = dict(self._entries), dict(self._aliases)
-        try:
-            yield self
-        finally:
-            self._entries, self._aliases = entries, aliases
 
     def __getitem__(self, name: str) -> T:
         return self._entries[name]

@@ -1,18 +1,6 @@
-"""The llama.cpp engine: local GGUF models run in process by llama-cpp-python.
-
-`llamacpp_model(model)` returns the process-wide `LlamaCppModel` of a `local/...` model
-string (one per model file), which ModelClient uses as that model's backend. The model
-loads lazily, once, under a lock; prompts are rendered with the chat template stored in
-the GGUF (the model's own); decoding is greedy at temperature 0 and otherwise samples
-with temperature and top-p from a seed (pass `seed` to reproduce a sample).
-
-A llama.cpp context is not thread-safe, so each model has one worker thread that takes
-requests from a queue in arrival order. By default it decodes up to `PARALLEL` requests
-together, one token of each per step (`selfpara.models.engines.batched`); with `parallel=1` it
-answers them one at a time. Callers await a future, so the event loop never blocks and
-calls from successive `asyncio.run()` loops work. A caller that is cancelled (or times
-out) before its turn is skipped; one that gives up mid-generation stops it at the next
-token.
+"""The llama.cpp engine: `llamacpp_model(model)` is the process-wide `LlamaCppModel` of a `local/...`
+GGUF file, run in process by llama-cpp-python, ModelClient's backend for it. Loading, decoding and
+batching: docs/models.md#the-engine; the queue to its one thread: `selfpara.models.engines.queued`.
 """
 
 from __future__ import annotations

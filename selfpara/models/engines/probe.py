@@ -1,19 +1,6 @@
-"""Can the compiled llama.cpp library run on this CPU? Asked once, in a throwaway process.
-
-llama-cpp-python compiles llama.cpp for the build machine's instruction set. Some CPUs
-(recent Xeons under a hypervisor) *report* AMX but fault on its tile instructions, so a
-native build dies on its first answer with SIGILL (exit 132) or SIGSEGV (exit 139, as on this
-project's machines), no message, no traceback.
-A process cannot catch that, so before a model is loaded in process, `check_engine`
-loads it in a short-lived child (`python -m selfpara.models.engines.probe MODEL.gguf`) that
-evaluates a prompt of a few dozen tokens (the batched matrix kernels, where AMX is used)
-and decodes two tokens (the one-row kernels). The verdict is cached in the cache
-directory, keyed by the library files (path, size, mtime), the CPU and the model file, so
-the check costs one model load the first time a build meets a model and nothing after;
-a rebuilt library is checked again. Only verdicts that will not change are cached: a
-pass, or a crash (the child died of a signal: SIGILL where the CPU faults on AMX tiles,
-SIGSEGV as measured here with a native build on a CPU that reports AMX); other failures
-are raised and asked again next time.
+"""Can the compiled llama.cpp library run on this CPU? Asked once per build, CPU and model file, in a
+throwaway process: a build that faults on the CPU dies by a signal no process can catch. Only a pass or
+a crash is cached; other failures are asked again. See docs/models.md#the-engine.
 """
 
 from __future__ import annotations
@@ -213,7 +200,8 @@ def check_engine(
 
 
 def _child(model_path: str) -> None:
-    """The probe itself: load, evaluate a prompt of ~60 tokens, decode two more."""
+    """The probe itself: load, evaluate a prompt of ~60 tokens (the batched matrix kernels, where AMX is
+    used), decode two more (the one-row kernels)."""
     from llama_cpp import Llama
 
     llm = Llama(model_path=model_path, n_ctx=256, n_threads=1, n_threads_batch=1, verbose=False)

@@ -1,28 +1,9 @@
-"""The router config file's model: several deployments of one model, in litellm's `model_list` format.
-
-    model_list:
-      - model_name: qwen                      # the group: what the proxy's upstream model resolves to
-        litellm_params:
-          model: openai/Qwen2.5-7B-Instruct   # how this deployment is reached (litellm model string)
-          api_base: http://gpu-a:8000/v1
-          api_key: os.environ/VLLM_KEY_A      # a variable's value (litellm's convention), or a literal key
-      - model_name: qwen
-        litellm_params: {model: openai/Qwen2.5-7B-Instruct, api_base: "http://gpu-b:8000/v1"}
-    router_settings:                          # optional; how the pool balances and fails over
-      routing_strategy: least-busy
-      allowed_fails: 3
-      cooldown_time: 5
-
-YAML or JSON (by the file's suffix: .json is JSON, anything else YAML); a bare list is a
-`model_list`. A litellm proxy config works as it is where its router_settings are the four
-above: its `litellm_settings`, `general_settings` and `environment_variables` sections are
-ignored (with a log line). Everything that cannot be used is a ConfigError when the file is
-loaded (at startup); keys are held as SecretStr and never appear in a message.
+"""The router config file's model: several deployments of one model, in litellm's `model_list` format
+(YAML or JSON), checked when loaded. The format: docs/scale-out.md#several-servers-of-one-model-the-router-config.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -34,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_serializer, 
 
 from selfpara.errors import ConfigError
 from selfpara.models.names import OPENAI_COMPATIBLE
+from selfpara.util.extras import read_structured
 
 log = logging.getLogger(__name__)
 
@@ -189,7 +171,7 @@ def load_router_config(path: str | Path, environ: Mapping[str, str] | None = Non
     """Read and check a router config file.
 
     Args:
-        path: a YAML or JSON file in litellm's format (see the module doc).
+        path: a YAML or JSON file in litellm's format (docs/scale-out.md), or a bare `model_list`.
         environ: where `os.environ/NAME` values are read (default `os.environ`).
 
     Raises ConfigError when the file cannot be read or parsed, has no deployment, an entry
@@ -198,22 +180,7 @@ def load_router_config(path: str | Path, environ: Mapping[str, str] | None = Non
     """
     p = Path(path)
     where = f"router config {p}"
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read {where}: {exc.strerror or exc}") from None
-    try:
-        if p.suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            import yaml
-
-            data = yaml.safe_load(text)
-    except Exception as exc:  # json's ValueError, yaml's YAMLError: the position, never the text
-        mark = getattr(exc, "problem_mark", None)
-        at = f" (line {mark.line + 1})" if mark is not None else ""
-        detail = type(exc).__name__ if not isinstance(exc, ValueError) else str(exc)
-        raise ConfigError(f"cannot parse {where}{at}: {detail}") from None
+    data = read_structured(p, where, "yaml")
     if isinstance(data, list):
         data = {"model_list": data}
     if not isinstance(data, dict):

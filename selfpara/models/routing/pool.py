@@ -1,31 +1,6 @@
 """A pool of deployments of one model: load balancing, failover and cooldowns, with litellm's
-setting names and defaults. Each deployment has its own backend: the lean http transport where
-it can reach it, else litellm pinned to the deployment (`routing.build_pool` chooses).
-
-It replaced litellm's Router, which did the same few things and more but reached every
-deployment through litellm: the proxy spent about twelve times the CPU per request on it that
-it spends on this pool over http (benchmarks/bench_router.py, docs/scale-out.md). What it does:
-
-- routing_strategy: `simple-shuffle` (default: a random deployment, by `weight`) or
-  `least-busy` (fewest calls in flight; ties taken in turn);
-- failover: a call that fails with a 5xx, 429, a connection error or a timeout, or a
-  401/403/404 (that deployment's key or model name is wrong), is sent at once to another
-  deployment, up to `num_retries` (default 2) others per call; a 400 is the request's
-  fault and is raised as it is. ModelClient's own retries (with backoff) come on top;
-- cooldown: a deployment that fails more than `allowed_fails` (default 3) calls in a row,
-  or answers 429/401/404, is left out for `cooldown_time` seconds (default 5). Its first
-  call after the cooldown is a probe: one more failure cools it down again at once, a
-  success puts it back. When every deployment is cooling down, the one whose cooldown
-  ends first is tried rather than failing without a call. While a probe is in flight,
-  other calls keep away from that deployment (a half-open circuit breaker), so under
-  load a still-broken deployment costs one call per cooldown, not one per call that
-  happened to pick it meanwhile.
-
-Where litellm's Router cooled a deployment down by its failure rate over the current minute,
-this pool counts failures in a row. A call that hangs is bounded by ModelClient's timeout; it
-does not count against the deployment (the timeout cancels the attempt before the pool sees it).
-A passthrough call goes only to the deployments whose backend serves its endpoint (litellm has
-no /responses).
+setting names and defaults. Each deployment has its own backend, the lean http transport or litellm
+(`routing.build_pool` chooses). What it does and why it replaced litellm's Router: docs/scale-out.md.
 """
 
 from __future__ import annotations
@@ -210,8 +185,9 @@ class DeploymentPool:
                 if not isinstance(exc, UpstreamError) or not (
                     exc.retryable or exc.status in _FAILOVER or isinstance(exc, UpstreamUnreachable)
                 ):
-                    # Cancelled, or the request's own fault (400): no other deployment will take it,
-                    # and a probe that ended so told nothing.
+                    # Cancelled (ModelClient's timeout too, so a hang never counts against a deployment),
+                    # or the request's own fault (400): no other deployment will take it, and a probe
+                    # that ended so told nothing.
                     state.probing = False
                     raise
                 self._failed(state, exc)

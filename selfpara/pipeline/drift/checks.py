@@ -22,7 +22,6 @@ from selfpara.pipeline.lexicon.text import (
     abbreviated,
     entity_words,
     name_survives,
-    negated,
     reads_synonyms,
     said_otherwise,
     stem,
@@ -62,14 +61,6 @@ def numbers_changed(question: str, paraphrase: str) -> str | None:
     if _IMPLIED_PAIR.search(question) and numbers(question).count(Fraction(2)) == 1 and _RANGE.search(paraphrase):
         q -= {Fraction(2)}
     return _set_change(q, p)
-
-
-def negation_changed(question: str, paraphrase: str) -> str | None:
-    """One of the two is negated and the other is not."""
-    q, p = negated(question), negated(paraphrase)
-    if q == p:
-        return None
-    return "negation dropped" if q else "negation added"
 
 
 @reads_synonyms
@@ -160,7 +151,6 @@ def rates_changed(question: str, paraphrase: str) -> str | None:
 DRIFT_CHECKS: dict[str, tuple[str, DriftCheck]] = {
     "numbers": ("numbers_changed", numbers_changed),
     "entities": ("entities_changed", entities_changed),
-    "negation": ("negation_changed", negation_changed),
     "qualifiers": ("qualifiers_changed", qualifiers_changed),
     "rates": ("rates_changed", rates_changed),
     "asks": ("asks_changed", asks_changed),

@@ -346,13 +346,6 @@ class Equivalence:
         """`decide` for `a` against each of `others`, concurrently."""
         return list(await asyncio.gather(*(self.decide(question, a, o, usage, wordings) for o in others)))
 
-    async def equivalent_any(
-        self, question: str, a: str, others: list[str], usage: Usage | None = None, wordings: Sequence[str] = ()
-    ) -> int | None:
-        """Index of the first of `others` equivalent to `a` (checked concurrently), or None."""
-        verdicts = await self.decide_all(question, a, others, usage, wordings)
-        return next((i for i, (v, _) in enumerate(verdicts) if v), None)
-
 
 def heard_question(question: str, wordings: Sequence[str] = ()) -> str:
     """What the text-reading functions take as asked: the question and every other wording of it, once each."""

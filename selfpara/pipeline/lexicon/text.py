@@ -197,11 +197,6 @@ def is_negation(word: str) -> bool:
     return word in NEGATIONS or word.endswith("n't")
 
 
-def negated(text: str) -> bool:
-    """Whether `text` holds a negation ("not", "n't", "never", "without", "except", "non-")."""
-    return any(is_negation(w) for w in words(text))
-
-
 def normalize_answer(text: str) -> str:
     """Lowercase, drop punctuation and articles, fold whitespace (SQuAD-style)."""
     text = text.lower().translate(_PUNCT)
