@@ -38,7 +38,8 @@ N_CTX_SLOT = 4096
 
 
 class LlamaCppModel(QueuedEngine):
-    """Backend for one GGUF model: loads once, answers one request at a time on its own thread.
+    """Backend for one GGUF model: loads once, and on its own thread decodes up to `parallel` requests together
+    (batched; one at a time where `parallel` is 1).
 
     Args:
         spec: the model to load (see `selfpara.models.engines.embedded.resolve`).
