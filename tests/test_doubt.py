@@ -93,6 +93,17 @@ async def test_the_vote_budget_holds_the_calls_per_answer_over_a_wrappers_life()
     assert calls > len(results) + 3  # and spent: more than one vote ran
 
 
+async def test_concurrent_doubts_see_each_others_reservations():
+    import asyncio
+
+    sp, _ = make(responder(math.log(0.5)), k=2, sure_probability=0.9, vote_budget=1.5)
+    results = await asyncio.gather(*(sp.aanswer(QUESTION) for _ in range(5)))
+    # the first admitted reserves k + 1 = 3 calls before its vote is done: the four beside it, earning 0.5 each,
+    # find the credit still negative
+    assert sum(r.doubt.voted for r in results) == 1
+    assert sum(r.usage.calls for r in results) <= 1.5 * len(results) + 3
+
+
 async def test_a_vote_budget_of_off_votes_every_doubt_and_a_failed_original_votes_whatever_the_credit():
     sp, _ = make(responder(math.log(0.5)), k=2, sure_probability=0.9, vote_budget="off")
     assert all([(await sp.aanswer(QUESTION)).doubt.voted for _ in range(4)])
