@@ -27,6 +27,7 @@ def test_greedy_picks_the_most_likely_token_with_its_raw_logprob() -> None:
     token, lp = TokenSampler().pick(logits)
     assert token == 1
     assert lp == pytest.approx(3.0 - np.log(np.exp(0.5) + np.exp(3.0) + np.exp(1.0)))
+    assert TokenSampler().pick(np.array([1e4, 0.0], dtype=np.float32))[1] == pytest.approx(0.0)  # no overflow
 
 
 def test_one_seed_draws_one_sequence_and_another_seed_another() -> None:
@@ -263,7 +264,7 @@ PROMPTS = [
 @pytest.fixture(scope="module")
 def engines() -> Iterator[dict[str, LlamaCppModel]]:
     spec = resolve("local/smollm2")
-    made = {"queue": LlamaCppModel(spec, parallel=1), "batched": LlamaCppModel(spec, parallel=8)}
+    made = {"single": LlamaCppModel(spec, parallel=1), "batched": LlamaCppModel(spec, parallel=8)}
     yield made
     for engine in made.values():
         engine.close()
@@ -274,8 +275,10 @@ async def _ask(engine: LlamaCppModel, prompt: str, **params: object) -> Completi
 
 
 @pytest.mark.model
-async def test_real_eight_concurrent_calls_match_the_queue_and_do_not_mix(engines: dict[str, LlamaCppModel]) -> None:
-    queued = [await _ask(engines["queue"], p) for p in PROMPTS]
+async def test_real_eight_concurrent_calls_match_one_at_a_time_and_do_not_mix(
+    engines: dict[str, LlamaCppModel],
+) -> None:
+    queued = [await _ask(engines["single"], p) for p in PROMPTS]
     batched = await asyncio.gather(*(_ask(engines["batched"], p) for p in PROMPTS))
     assert [(r.text, r.completion_tokens, r.prompt_tokens, r.finish_reason) for r in batched] == [
         (r.text, r.completion_tokens, r.prompt_tokens, r.finish_reason) for r in queued

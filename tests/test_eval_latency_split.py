@@ -16,29 +16,25 @@ from evaluation.records import Item, ItemVariant, SampleRecord
 from evaluation.report import build_report, markdown_table
 from evaluation.runner import BenchConfig, RunOptions, run_bench
 from selfpara.models.client import ModelClient
-from selfpara.models.engines.embedded import resolve
-from selfpara.models.engines.llamacpp import LlamaCppModel
 from selfpara.models.engines.params import GenRequest
 from selfpara.result import Completion
 from tests.helpers.clock import FakeClock
-from tests.helpers.engines import CountingQueue
+from tests.helpers.engines import SerialEngine
 
 DELAY_S = 0.1
 CALLS = 4
 
 
-class SteppedEngine(LlamaCppModel):
-    """The llama.cpp engine's own queue and worker, on a fake clock that a generation moves by DELAY_S.
+class SteppedEngine(SerialEngine):
+    """The llama.cpp engine's own queue, on a fake clock that a generation moves by DELAY_S.
 
     The first generation starts once all CALLS calls wait in the queue, each later one once the
     bench has recorded the answer before it: no reading of the clock can race a generation.
     """
 
     def __init__(self, clock: FakeClock) -> None:
-        super().__init__(resolve("local/smollm2"))
-        self._llm = object()  # counts as loaded
+        super().__init__()
         self.clock = clock
-        self.requests = self._queue = CountingQueue()
         self.generated = self.recorded = 0
 
     def record(self, _record: SampleRecord) -> None:

@@ -232,8 +232,7 @@ class SlotContext:
     def __init__(self, llm: Any, *, n_slots: int, n_ctx_slot: int, threads: int) -> None:
         import llama_cpp
 
-        # Llama's own settings (attention kernel, cache types), so a sequence is computed as
-        # the one-at-a-time engine computes it.
+        # Llama's own settings (attention kernel, cache types).
         params = llama_cpp.llama_context_params.from_buffer_copy(llm.context_params)
         params.n_ctx = n_slots * n_ctx_slot
         params.n_batch = params.n_ubatch = max(CHUNK, n_slots)

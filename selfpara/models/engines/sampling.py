@@ -14,15 +14,6 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-def logprob(logits: np.ndarray, token: int) -> float:
-    """log softmax(logits)[token], computed stably in float64."""
-    import numpy as np
-
-    values = logits.astype(np.float64)
-    top = values.max()
-    return float(values[token] - top - np.log(np.exp(values - top).sum()))
-
-
 class TokenSampler:
     """Picks tokens for one request.
 
