@@ -276,16 +276,15 @@ async def revote_run(
     if replay_gate and not raw:
         raise ConfigError("re-voting sure_probability needs the run's raw arm: its records are what one call costs")
     # The vote budget replays in the order the run recorded its answers, each vote charged the calls it made.
-    budget = VoteBudget() if replay_gate and after.budget_per_answer is not None else None
+    per_answer, budget = (after.budget_per_answer if replay_gate else None), VoteBudget()
     new: list[SampleRecord] = []
     changed: list[Change] = []
     for r in records:
         if r.arm != arm:
             continue
         voted = not replay_gate or not sure(r, after.sure_threshold)
-        if budget is not None and after.budget_per_answer is not None:
-            needed = _original_failed(r)
-            admitted = budget.admit(after.budget_per_answer, doubtful=voted, reserve=after.k + 1, needed=needed)
+        if per_answer is not None:
+            admitted = budget.admit(per_answer, doubtful=voted, reserve=after.k + 1, needed=_original_failed(r))
             if admitted:
                 budget.settle(after.k + 1, r.calls - 1)
             voted = admitted

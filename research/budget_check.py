@@ -12,12 +12,14 @@ over questions.
 from __future__ import annotations
 
 import argparse
-import random
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import numpy as np
+
 from evaluation.records import SampleRecord
 from evaluation.rundir import SAMPLES_FILE, latest_records, read_samples
+from evaluation.stats import paired_bootstrap, percentile_interval
 
 BOOTSTRAP = 2000
 
@@ -39,12 +41,13 @@ def strict(records: dict[tuple[str, int], SampleRecord]) -> dict[str, bool]:
 
 
 def paired_interval(a: dict[str, bool], b: dict[str, bool], seed: int = 0) -> tuple[float, float, float]:
-    """Mean of a − b over the questions both hold, with a 95% bootstrap interval over questions."""
+    """Mean of a − b over the questions both hold, with a 95% paired bootstrap interval over questions."""
     ids = sorted(set(a) & set(b))
-    diffs = [int(a[i]) - int(b[i]) for i in ids]
-    rng = random.Random(seed)
-    means = sorted(sum(rng.choice(diffs) for _ in diffs) / len(diffs) for _ in range(BOOTSTRAP))
-    return sum(diffs) / len(diffs), means[int(0.025 * BOOTSTRAP)], means[int(0.975 * BOOTSTRAP) - 1]
+    num_a, num_b = (np.array([[float(x[i])] for i in ids]) for x in (a, b))
+    ones = np.ones_like(num_a)
+    point, reps = paired_bootstrap(num_a, ones, num_b, ones, n_boot=BOOTSTRAP, rng=np.random.default_rng(seed))
+    lo, hi = percentile_interval(reps)
+    return float(point[0]), float(lo[0]), float(hi[0])
 
 
 def _ratio(value: float, base: float) -> str:

@@ -156,12 +156,17 @@ def test_the_proxy_says_whether_the_vote_ran_in_its_headers_and_report() -> None
             # the fake's every token has log-probability -0.5: p = 0.61
             sure = post(proxy, chat(QUESTION, selfpara={"sure_probability": 0.6}))
             doubtful = post(proxy, chat(QUESTION, selfpara={"sure_probability": 0.7}))
+            # the proxy's one vote budget (1.5 calls per answer): that vote spent more than three requests earn
+            held = post(proxy, chat(QUESTION, selfpara={"sure_probability": 0.7}))
         assert sure.status_code == doubtful.status_code == 200, sure.text
         assert sure.headers["X-Selfpara-Voted"] == "false" and sure.headers["X-Selfpara-Calls"] == "1"
         assert sure.headers["X-Selfpara-Doubt"] == "answer sure: p = 0.61 >= 0.60"
         assert sure.json()["selfpara"]["doubt"]["voted"] is False
         assert doubtful.headers["X-Selfpara-Voted"] == "true" and int(doubtful.headers["X-Selfpara-Calls"]) > 1
         assert doubtful.headers["X-Selfpara-Doubt"] == "in doubt: p = 0.61 < 0.70"
+        assert held.status_code == 200 and held.headers["X-Selfpara-Voted"] == "false"
+        assert held.headers["X-Selfpara-Calls"] == "1"
+        assert "the vote budget is spent" in held.headers["X-Selfpara-Doubt"]
 
 
 def test_auto_is_the_measured_threshold_on_embedded_models_and_off_on_remote_ones() -> None:
