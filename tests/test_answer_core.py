@@ -197,6 +197,20 @@ def test_pairs_near_those_gaps_that_differ_stay_open(gap: str) -> None:
     assert same_core(question, b, a) is None
 
 
+# what a specifying aside names is the answer the words before it frame (NQ-open, development reading)
+SAME += [
+    (
+        "What book of the bible is the song of solomon in?",
+        "The song of Solomon is a chapter in the Bible, specifically in the Book of Proverbs.",
+        "The song of Solomon is in the Book of Proverbs.",
+    ),
+    (
+        "What are bulls used for on a farm?",
+        "Bulls are used on a farm for various purposes, including breeding, fertilizing, and raising livestock.",
+        "Bulls on a farm are used for breeding and raising livestock.",
+    ),
+]
+
 UNDECIDED = [
     ("What is 2+2?", "2 + 2 equals 4.", "2 + 2 equals 5."),
     ("What is the capital of Australia?", "The capital of Australia is Canberra.", "It is Sydney."),
@@ -219,6 +233,18 @@ UNDECIDED = [
         "Who decides where the super bowl is played?",
         "The NFL (National Football League) decides.",
         "The AFL (American Football League) decides.",
+    ),
+    # a list and one of its names: the initials ("John F. Kennedy") do not cut the list into sentences
+    (
+        "What was the name of john f kennedy's vice president?",
+        "John F. Kennedy's vice presidents were Robert F. Kennedy and Lyndon B. Johnson.",
+        "The name of John F. Kennedy's vice president was Robert F. Kennedy.",
+    ),
+    # a specifying aside that names something else does not make two answers one
+    (
+        "What book of the bible is the song of solomon in?",
+        "The song of Solomon is a chapter in the Bible, specifically in the Book of Psalms.",
+        "The song of Solomon is in the Book of Proverbs.",
     ),
     # a hyphen is joined, but a negation's stays: "non-stop" is not "stop"
     ("What kind of flight is it?", "It is a non-stop flight.", "It is a stop flight."),

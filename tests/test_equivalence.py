@@ -202,3 +202,15 @@ async def test_answers_are_heard_against_every_wording_and_a_judge_sees_the_ques
         False,
         "distinct",
     )
+
+
+async def test_the_text_reading_functions_read_answers_without_accents():
+    eq = build_equivalence(
+        ["exact", "numeric", "contains", "distinct", "core"],
+        client=ModelClient(backend=FakeBackend()),
+        judge_model="unused",
+    )
+    question = "What was Rene Descartes' occupation?"
+    a = "René Descartes was a French philosopher and mathematician."
+    b = "Rene Descartes was a French philosopher and mathematician."
+    assert await eq.decide(question, a, b) == (True, "exact")

@@ -14,7 +14,7 @@ import pytest
 from selfpara.pipeline.lexicon import LEXICON
 from selfpara.pipeline.lexicon.renamings import Renaming
 from selfpara.pipeline.lexicon.tables import Lexicon
-from selfpara.pipeline.lexicon.text import aliases_of, said_otherwise, sentences, stem
+from selfpara.pipeline.lexicon.text import aliases_of, said_otherwise, sentences, stem, unaccented
 
 PACKAGE = Path(__file__).parents[1] / "selfpara"
 LEXICON_DIR = PACKAGE / "pipeline" / "lexicon"
@@ -106,6 +106,25 @@ def test_sentences_end_before_anything_but_a_lower_case_word() -> None:
         "It is Alaska.",
         "Done",
     ]
+
+
+def test_a_name_s_initial_or_a_title_ends_no_sentence() -> None:
+    assert sentences("John F. Kennedy's vice president was Lyndon B. Johnson. He served.") == [
+        "John F. Kennedy's vice president was Lyndon B. Johnson.",
+        "He served.",
+    ]
+    assert sentences("The author is J. K. Rowling. Dr. Seuss is not. St. Louis is a city.") == [
+        "The author is J. K. Rowling.",
+        "Dr. Seuss is not.",
+        "St. Louis is a city.",
+    ]
+    # a single capital after a lower-case word is no initial: the sentence ends there
+    assert sentences("It is vitamin C. It helps.") == ["It is vitamin C.", "It helps."]
+
+
+def test_accents_are_read_as_their_letters() -> None:
+    assert unaccented("René Descartes, Ångström") == "Rene Descartes, Angstrom"
+    assert unaccented("plain") == "plain"
 
 
 def test_an_alias_counts_both_ways_and_a_common_word_only_where_the_question_lacks_it() -> None:

@@ -48,6 +48,8 @@ _YES_NO_QUESTION = LEXICON.pattern("answers.yes_no_question")
 _NUMBER_QUESTION = LEXICON.pattern("answers.number_question")
 _ASIDE = LEXICON.pattern("answers.aside")
 _ASIDE_ENDS = LEXICON.pattern("answers.aside_ends")
+_SPECIFIES = LEXICON.pattern("answers.specifies")
+_STOP = re.compile(r"[.;!?](?:\s|$)")
 _LISTS = LEXICON.pattern("answers.lists")
 _MOUNT = LEXICON.pattern("case_sensitive.mount", case=True)
 _BRACKETS = re.compile(r"\s*[(（][^()（）]*[)）]|\s*[(（].*$", re.DOTALL)
@@ -272,7 +274,8 @@ def same_core(question: str, a: str, b: str) -> bool | None:
     ("Mexico City" and "The capital of Mexico is City"; "the city of Mexico" agrees).
     When the first sentences leave a pair open, every sentence of an answer of several is
     compared with the other answer (or its every sentence), and one that agrees decides,
-    unless the answer's first sentence restates the whole question (then it is the answer).
+    unless the answer's first sentence restates the whole question (then it is the answer);
+    so does what a specifying aside names ("..., specifically in the Book of Proverbs").
     """
     worked = len(words(a)) > LONG and len(words(b)) > LONG
     if asks_for_number(question) and worked:  # reasoning first, the result last
@@ -287,8 +290,8 @@ def same_core(question: str, a: str, b: str) -> bool | None:
     first_a, first_b = answer_core(question, a), answer_core(question, b)
     if first_a.negated != first_b.negated:  # "Ethiopia has no official capital. It's using Addis Ababa ..."
         return None
-    sa = _later_answers(question, a) or [first_a]
-    sb = _later_answers(question, b) or [first_b]
+    sa = (_later_answers(question, a) or [first_a]) + _specified(question, a)
+    sb = (_later_answers(question, b) or [first_b]) + _specified(question, b)
     if len(sa) == len(sb) == 1:
         return None
     return True if any(_same_counted(question, x, y) for x in sa for y in sb) else None
@@ -304,6 +307,14 @@ def _later_answers(question: str, answer: str) -> list[Core]:
     if not sentences or _restates(question, sentences[0]):
         return []
     return [_core_of(question, sentence, answer) for sentence in sentences]
+
+
+def _specified(question: str, answer: str) -> list[Core]:
+    """The cores of what each specifying aside of the counted text names, to its sentence's end ("The song
+    of Solomon is a chapter in the Bible, specifically in the Book of Proverbs.": the Book of Proverbs)."""
+    text = _counted(question, answer, cut=False)
+    found = (_STOP.split(text[m.end() :], maxsplit=1)[0] for m in _SPECIFIES.finditer(text))
+    return [_read_core(question, part, answer) for part in found if words(part)]
 
 
 def _same_counted(question: str, ca: Core, cb: Core) -> bool:

@@ -33,7 +33,15 @@ from selfpara.pipeline.equivalence.answer_core import same_core
 from selfpara.pipeline.lexicon import quantities
 from selfpara.pipeline.lexicon.quantities import number_set
 from selfpara.pipeline.lexicon.tables import LEXICON
-from selfpara.pipeline.lexicon.text import STOPWORDS, contains_phrase, entity_words, normalize_answer, stems, words
+from selfpara.pipeline.lexicon.text import (
+    STOPWORDS,
+    contains_phrase,
+    entity_words,
+    normalize_answer,
+    stems,
+    unaccented,
+    words,
+)
 from selfpara.pipeline.paraphrase import parse_yes_no
 from selfpara.result import Usage
 from selfpara.util.registry import Registry
@@ -300,11 +308,11 @@ class Equivalence:
 
         `wordings`: the other wordings the answers replied to. An answer restates the wording it was asked
         in ("The sea that separates the United Kingdom from Scandinavia is the North Sea." to a wording that
-        says "uk"), so the functions that read text without a model take every wording's words as asked;
-        a model that judges (NLI, LLM) is shown the question itself. A cached pair reports the function
-        that decided it first. A function whose model call fails (an LLM judge after its retries) decides
-        nothing: the next function is asked, the failure counts in `usage.judge_failures`, and a pair it
-        leaves undecided is not cached.
+        says "uk"), so the functions that read text without a model take every wording's words as asked,
+        and read the texts without accents ("René" is "Rene"); a model that judges (NLI, LLM) is shown the
+        question itself. A cached pair reports the function that decided it first. A function whose model
+        call fails (an LLM judge after its retries) decides nothing: the next function is asked, the failure
+        counts in `usage.judge_failures`, and a pair it leaves undecided is not cached.
         """
         heard = heard_question(question, wordings)
         first, second = sorted((a.strip(), b.strip()))
@@ -314,11 +322,12 @@ class Equivalence:
             self._cache.move_to_end(key)
             return self._cache[key]
         found, failed = (False, self.UNDECIDED), False
+        read = unaccented(heard), unaccented(a), unaccented(b)
         for fn in self.functions:
             entry = EQUIVALENCE_FUNCTIONS.get(fn.name) if fn.name in EQUIVALENCE_FUNCTIONS else None
-            asked = question if entry is None or entry.calls_model else heard
+            shown = (question, a, b) if entry is None or entry.calls_model else read
             try:
-                decided = await fn(asked, a, b, usage)
+                decided = await fn(*shown, usage)
             except UpstreamError:  # a judge's call failed: the pair is left to the others, counted, not cached
                 failed = True
                 if usage is not None:

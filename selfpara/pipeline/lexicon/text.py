@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import string
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable
 from functools import wraps
@@ -19,6 +20,8 @@ NEGATIONS = LEXICON.word_set("common.negations")
 _OPENERS = LEXICON.word_set("common.sentence_openers")
 _WORD = LEXICON.pattern("text.word", case=True)
 _SENTENCE_BREAK = LEXICON.pattern("text.sentence_break", case=True)
+_RUNS_ON = LEXICON.pattern("text.runs_on", case=True)
+_INITIALS = LEXICON.pattern("text.initials", case=True)
 _DECLINES = LEXICON.pattern("abstention.declines")
 _HEDGES = LEXICON.pattern("abstention.hedges")
 _SYNONYMS = tuple(
@@ -34,6 +37,13 @@ _NAME_RUN = re.compile(r"\b[A-Z][a-z]+(?: (?:of )?[A-Z][a-z]+)+")
 def words(text: str) -> list[str]:
     """Lowercase word tokens: `[A-Za-z0-9']+`, as METHOD §2.2 defines them."""
     return [w.lower() for w in _WORD.findall(text)]
+
+
+def unaccented(text: str) -> str:
+    """`text` without its accents ("René" → "Rene"), which the word pattern would otherwise cut words at."""
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
 
 
 def base(word: str) -> str:
@@ -57,13 +67,23 @@ def stems(text_words: Iterable[str], letters: int = 5) -> set[str]:
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of `text`, in order, without empty ones: the one sentence splitter."""
-    return [s for s in _SENTENCE_BREAK.split(text.strip()) if s.strip()]
+    """The sentences of `text`, in order, without empty ones: the one sentence splitter (a stop after a
+    name's initial or a title does not end one: "John F. Kennedy", "J. K. Rowling")."""
+    text = text.strip()
+    found, start = [], 0
+    for brk in _SENTENCE_BREAK.finditer(text):
+        runs_on = _RUNS_ON.search(text[start : brk.start()]) or _INITIALS.match(text, max(brk.start() - 2, 0))
+        if "\n" not in brk.group() and runs_on:
+            continue
+        found.append(text[start : brk.start()])
+        start = brk.end()
+    found.append(text[start:])
+    return [s for s in found if s.strip()]
 
 
 def first_sentence(text: str) -> str:
     """The first sentence of `text` (all of it when it has one)."""
-    return _SENTENCE_BREAK.split(text.strip(), maxsplit=1)[0]
+    return next(iter(sentences(text)), "")
 
 
 def overlap(a: str, b: str) -> float:
