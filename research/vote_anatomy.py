@@ -15,6 +15,13 @@ vote held a rewording of each source (renaming, form, list, verified, own words)
 changed against raw (wrong → right, right → wrong) the sources of the winning cluster's rewordings.
 
     python research/vote_anatomy.py runs/held-comqa [--arm selfpara --arm oracle] [--show] [--now]
+
+The grader's labels are a proxy: two different answers can both hold a gold alias ("China and India",
+"China and Bhutan" to the countries bordering Nepal), and one answer can be graded apart from itself
+("mitochondrion", "mitochondria"). `--dump FILE` writes those same pairs, shuffled and without the vote's
+verdict, for a person to label whether the two answers give the same answer (`"same": true|false` on each
+line); `--labels FILE` then measures the clustering against those labels too: same-answer pairs left apart,
+different-answer pairs merged.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import json
+import random
 from collections import Counter
 from pathlib import Path
 
@@ -54,7 +63,16 @@ async def main() -> None:
         help="decide each pair with today's model-free chain (exact, numeric, contains, distinct, core) and the "
         "vote's wordings, instead of reading the recorded clusters",
     )
+    ap.add_argument("--dump", type=Path, help="write the pairs, shuffled and without verdicts, to label by hand")
+    ap.add_argument("--labels", type=Path, help="hand labels of the dumped pairs (a 'same' field on each line)")
     args = ap.parse_args()
+    labels = {}
+    if args.labels:
+        for line in args.labels.read_text().splitlines():
+            row = json.loads(line)
+            if row.get("same") is not None:
+                labels[(row["item"], *sorted((row["a"], row["b"])))] = row["same"]
+    dumped: list[dict] = []
     chain = build_equivalence(LOCAL_CHAIN, client=ModelClient(), judge_model="unused") if args.now else None
     arms = args.arm or ["selfpara", "oracle"]
     items = {
@@ -91,6 +109,14 @@ async def main() -> None:
                     same, _ = await chain.decide(ev["variants"][0]["text"], texts[x], texts[y], None, wordings)
                 else:
                     same = cluster[x] == cluster[y]
+                if right[x] or right[y]:
+                    dumped.append({"item": r.item_id, "question": ev["variants"][0]["text"], "a": first, "b": second})
+                label = labels.get((r.item_id, first, second))
+                if label is not None:
+                    pairs[("hand", "same pairs" if label else "different pairs")] += 1
+                    pairs[("hand", "left apart" if label else "merged")] += label != same
+                    if args.show and label != same:
+                        print(f"  hand: {'apart ' if label else 'merged'} {r.item_id}: {first!r} | {second!r}")
                 scope = ["all"] + (["one answer"] if r.item_id in one_answer else [])
                 for s in scope:
                     if right[x] and right[y]:
@@ -121,6 +147,12 @@ async def main() -> None:
                     f"  {s:10s}: right pairs left apart {ra}/{rp} = {ra / max(rp, 1):.3f}; "
                     f"right-wrong pairs merged {wm}/{wp} = {wm / max(wp, 1):.3f}"
                 )
+        if pairs[("hand", "same pairs")] or pairs[("hand", "different pairs")]:
+            sp, sa, dp, dm = (pairs[("hand", k)] for k in ("same pairs", "left apart", "different pairs", "merged"))
+            print(
+                f"  hand labels: same-answer pairs left apart {sa}/{sp} = {sa / max(sp, 1):.3f}; "
+                f"different-answer pairs merged {dm}/{dp} = {dm / max(dp, 1):.3f}"
+            )
         if wordings_with:
             print("  wordings whose vote held a rewording of each source: " + ", ".join(
                 f"{k} {n} ({n / len(mine):.1%})" for k, n in wordings_with.most_common()))  # fmt: skip
@@ -128,6 +160,11 @@ async def main() -> None:
             if counter:
                 n = counter.pop("(answers)")
                 print(f"  {way}: {n} answers, winning rewordings by source: {dict(counter)}")
+    if args.dump:
+        unique = list({(d["item"], d["a"], d["b"]): d for d in dumped}.values())
+        random.Random(0).shuffle(unique)
+        args.dump.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in unique))
+        print(f"{len(unique)} pairs written to {args.dump}")
 
 
 if __name__ == "__main__":
