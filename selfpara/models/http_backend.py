@@ -31,11 +31,9 @@ from selfpara.models.upstream_data import (
     UpstreamInvalidResponse,
     UpstreamResponseTooLarge,
     UpstreamRetryLater,
-    check_logprobs,
-    check_text,
+    completion_from_json,
     parse_json,
     retry_after_seconds,
-    token_count,
 )
 from selfpara.result import Completion, Message
 from selfpara.util.envvars import (
@@ -174,36 +172,6 @@ def _error_message(raw: bytes) -> str:
         message = error.get("message") if isinstance(error, dict) else error
         return str(message or data)[:300]
     return str(data)[:300]
-
-
-def completion_from_json(data: Any, model: str = "upstream") -> Completion:
-    """Read text, usage, mean log-probability and finish reason out of an OpenAI response body
-    (UpstreamInvalidResponse for a body of the wrong shape or with unusable text)."""
-    try:
-        choice = data["choices"][0]
-        text = choice["message"]["content"]
-    except (KeyError, IndexError, TypeError):
-        raise UpstreamInvalidResponse(f"{model}: upstream returned a response with no choices") from None
-    if not isinstance(text, str):
-        raise UpstreamInvalidResponse(f"{model}: upstream returned a choice with no text content")
-    check_text(model, text)
-    usage = data.get("usage") or {}
-    logprob = None
-    content = ((choice.get("logprobs") or {}).get("content")) or []
-    if not isinstance(usage, dict) or not isinstance(content, list):
-        raise UpstreamInvalidResponse(f"{model}: upstream returned usage or logprobs of the wrong shape")
-    values = [t["logprob"] for t in content if isinstance(t, dict) and t.get("logprob") is not None]
-    check_logprobs(model, values)
-    if values:
-        logprob = sum(values) / len(values)
-    return Completion(
-        text=text,
-        prompt_tokens=token_count(model, usage, "prompt_tokens"),
-        completion_tokens=token_count(model, usage, "completion_tokens"),
-        logprob=logprob,
-        finish_reason=choice.get("finish_reason") or "stop",
-        token_logprobs=[t for t in content if isinstance(t, dict)] or None,
-    )
 
 
 # ---- the connection pool -----------------------------------------------------------------

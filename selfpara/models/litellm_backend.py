@@ -14,7 +14,7 @@ from selfpara.models.http_backend import classify_status, endpoint_from_env, kno
 from selfpara.models.litellm_clients import CappedOpenAIClients, too_large_error
 from selfpara.models.litellm_import import import_litellm
 from selfpara.models.unreachable import unreachable
-from selfpara.models.upstream_data import UpstreamInvalidResponse, UpstreamResponseTooLarge, check_logprobs, check_text
+from selfpara.models.upstream_data import UpstreamResponseTooLarge, completion_from_json
 from selfpara.result import Completion, Message
 from selfpara.util.hosts import is_loopback
 
@@ -117,7 +117,7 @@ class LiteLLMBackend:
             response = await call(messages=messages, **await self._target(model, params))
         except Exception as exc:
             raise _classify(model, exc, _base(model, params)) from None
-        return completion_from_response(response)
+        return completion_from_response(response, model)
 
     async def raw(self, model: str, endpoint: str, body: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
         call = self._call(endpoint)
@@ -192,34 +192,11 @@ def _dump(item: Any, *, exclude_none: bool = True) -> dict[str, Any]:
     return dict(item)
 
 
-def completion_from_response(response: Any) -> Completion:
-    """Read text, usage, cost and mean log-probability out of a litellm/OpenAI response."""
-    try:
-        choice = response.choices[0]
-        text = choice.message.content
-    except (AttributeError, IndexError, TypeError):
-        raise UpstreamInvalidResponse("upstream returned a response with no choices") from None
-    if not isinstance(text, str):
-        raise UpstreamInvalidResponse("upstream returned a choice with no text content")
-    check_text("upstream", text)
-    usage = getattr(response, "usage", None)
+def completion_from_response(response: Any, model: str) -> Completion:
+    """Read a litellm response as the OpenAI body it dumps to (`completion_from_json`), with litellm's cost."""
     hidden = getattr(response, "_hidden_params", None) or {}
-    cost = hidden.get("response_cost") or 0.0
-    logprob = None
-    content = getattr(getattr(choice, "logprobs", None), "content", None)
-    if content:
-        values = [t.logprob for t in content if getattr(t, "logprob", None) is not None]
-        check_logprobs("upstream", values)
-        logprob = sum(values) / len(values) if values else None
-    return Completion(
-        text=text,
-        prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-        completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-        cost=float(cost),
-        logprob=logprob,
-        finish_reason=getattr(choice, "finish_reason", None) or "stop",
-        token_logprobs=[_dump(t, exclude_none=False) for t in content] if content else None,
-    )
+    completion = completion_from_json(_dump(response, exclude_none=False), model)
+    return completion.model_copy(update={"cost": float(hidden.get("response_cost") or 0.0)})
 
 
 def _base(model: str, params: dict[str, Any]) -> str | None:

@@ -20,6 +20,7 @@ from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 from selfpara.errors import UpstreamError
+from selfpara.result import Completion
 
 
 class UpstreamInvalidResponse(UpstreamError):
@@ -126,6 +127,36 @@ def token_count(model: str, usage: dict[str, Any], name: str) -> int:
     if isinstance(value, float) and not value.is_integer():
         raise UpstreamInvalidResponse(f"{model}: upstream sent usage.{name} that is not a count of tokens")
     return int(value)
+
+
+def completion_from_json(data: Any, model: str = "upstream") -> Completion:
+    """Read text, usage, mean log-probability and finish reason out of an OpenAI response body
+    (UpstreamInvalidResponse for a body of the wrong shape or with unusable text)."""
+    try:
+        choice = data["choices"][0]
+        text = choice["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise UpstreamInvalidResponse(f"{model}: upstream returned a response with no choices") from None
+    if not isinstance(text, str):
+        raise UpstreamInvalidResponse(f"{model}: upstream returned a choice with no text content")
+    check_text(model, text)
+    usage = data.get("usage") or {}
+    logprob = None
+    content = ((choice.get("logprobs") or {}).get("content")) or []
+    if not isinstance(usage, dict) or not isinstance(content, list):
+        raise UpstreamInvalidResponse(f"{model}: upstream returned usage or logprobs of the wrong shape")
+    values = [t["logprob"] for t in content if isinstance(t, dict) and t.get("logprob") is not None]
+    check_logprobs(model, values)
+    if values:
+        logprob = sum(values) / len(values)
+    return Completion(
+        text=text,
+        prompt_tokens=token_count(model, usage, "prompt_tokens"),
+        completion_tokens=token_count(model, usage, "completion_tokens"),
+        logprob=logprob,
+        finish_reason=choice.get("finish_reason") or "stop",
+        token_logprobs=[t for t in content if isinstance(t, dict)] or None,
+    )
 
 
 def stream_event_text(model: str, event: Any) -> tuple[list[str], int, int]:
