@@ -224,18 +224,9 @@ def _classify(model: str, exc: Exception, url: str | None = None) -> UpstreamErr
     if isinstance(exc, litellm.BadRequestError) and "LLM Provider NOT provided" in str(exc):
         return UpstreamError(f"unknown model {model!r}: name it as provider/model, e.g. openai/gpt-4o-mini", status=404)
     status = getattr(exc, "status_code", None)
-    if isinstance(status, int) and status >= 300:  # 3xx, 403, 413, 429, 5xx, ...: as the http transport maps them
+    # every litellm status error (401, 404, 429, 5xx, ...) carries its code: mapped as the http transport maps it
+    if isinstance(status, int) and status >= 300:
         return classify_status(model, status, message, _retry_after(exc))
-    if isinstance(exc, litellm.AuthenticationError):
-        return UpstreamError(f"{model}: the upstream rejected the API key ({name})", status=401)
-    if isinstance(exc, litellm.NotFoundError):
-        return UpstreamError(f"{model}: unknown model or endpoint ({message})", status=404)
-    if isinstance(exc, litellm.RateLimitError):
-        return UpstreamError(f"{model}: rate limited ({message})", status=429, retryable=True)
-    if isinstance(exc, (litellm.APIConnectionError, litellm.InternalServerError, litellm.ServiceUnavailableError)):
-        return UpstreamError(f"{model}: upstream unavailable ({message})", status=502, retryable=True)
-    if isinstance(exc, litellm.BadRequestError):
-        return UpstreamError(f"{model}: the upstream rejected the request ({message})", status=400)
     return UpstreamError(f"{model}: {name}: {message}", status=502)
 
 
