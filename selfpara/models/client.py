@@ -181,9 +181,7 @@ class ModelClient:
         Raises UpstreamError (UpstreamTimeout for timeouts) once retries are spent or
         at once for failures retrying cannot fix (bad key, unknown model, bad request).
         """
-        params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens, **extra}
-        for key, value in self._call_params(model).items():
-            params[key] = value if key == "timeout" else params.get(key, value)
+        params = self._keyed(model, {"temperature": temperature, "max_tokens": max_tokens, **extra})
         if self.cache is not None and cacheable(params):
             key = call_key(model, messages, params, tenant=self._tenant(model, params))
             call = lambda: self._complete(model, messages, params, usage, kind)  # noqa: E731
@@ -384,23 +382,17 @@ class ModelClient:
         (None: not cacheable, or no reachable cache), counted as `complete` counts them."""
         if self.cache is None or not cacheable(params):
             return None
-        keyed = dict(params)
-        for name, value in self._call_params(model).items():  # as `complete` keys it
-            keyed[name] = value if name == "timeout" else keyed.get(name, value)
+        keyed = self._keyed(model, dict(params))  # as `complete` keys it
         key = call_key(model, messages, keyed, tenant=self._tenant(model, keyed))
         found, reachable = await self.cache.get(key)
-        if found is not None:
-            self.cache.stats.hits += 1
-            if usage is not None:
-                usage.add_hit(found)
-            return found
-        if not reachable:
-            self.cache.stats.skipped += 1
-            if usage is not None:
-                usage.cache_errors += 1
-            return None
-        self.cache.stats.misses += 1
-        return key
+        self.cache.count(found, reachable, usage)
+        return found if found is not None else key if reachable else None
+
+    def _keyed(self, model: str, params: dict[str, Any]) -> dict[str, Any]:
+        """`params` with the client's own call parameters for `model` where they give none (its timeout always)."""
+        for name, value in self._call_params(model).items():
+            params[name] = value if name == "timeout" else params.get(name, value)
+        return params
 
     async def _retried(
         self,

@@ -94,17 +94,9 @@ class CallCache:
                 await asyncio.wait([leader])  # an error of its own is not ours: then we call ourselves
                 if not leader.cancelled():
                     found = leader.result()
+        self.count(found, reachable, usage)
         if found is not None:
-            self.stats.hits += 1
-            if usage is not None:
-                usage.add_hit(found)
             return found, True
-        if not reachable:
-            self.stats.skipped += 1
-            if usage is not None:
-                usage.cache_errors += 1
-        else:
-            self.stats.misses += 1
         pending = self._in_flight()
         future: asyncio.Future[Completion] | None = None
         if key not in pending:
@@ -123,6 +115,19 @@ class CallCache:
         if reachable:
             await self.put(key, result)
         return result, False
+
+    def count(self, found: Completion | None, reachable: bool, usage: Usage | None = None) -> None:
+        """Count one lookup's outcome (`get`'s pair): a hit, a skip (store unavailable) or a miss."""
+        if found is not None:
+            self.stats.hits += 1
+            if usage is not None:
+                usage.add_hit(found)
+        elif not reachable:
+            self.stats.skipped += 1
+            if usage is not None:
+                usage.cache_errors += 1
+        else:
+            self.stats.misses += 1
 
     async def get(self, key: str) -> tuple[Completion | None, bool]:
         """(the stored result or None, whether the store could be asked)."""
