@@ -49,7 +49,6 @@ _NUMBER_QUESTION = LEXICON.pattern("answers.number_question")
 _ASIDE = LEXICON.pattern("answers.aside")
 _ASIDE_ENDS = LEXICON.pattern("answers.aside_ends")
 _SPECIFIES = LEXICON.pattern("answers.specifies")
-_STOP = re.compile(r"[.;!?](?:\s|$)")
 _LISTS = LEXICON.pattern("answers.lists")
 _MOUNT = LEXICON.pattern("case_sensitive.mount", case=True)
 _BRACKETS = re.compile(r"\s*[(（][^()（）]*[)）]|\s*[(（].*$", re.DOTALL)
@@ -313,7 +312,7 @@ def _specified(question: str, answer: str) -> list[Core]:
     """The cores of what each specifying aside of the counted text names, to its sentence's end ("The song
     of Solomon is a chapter in the Bible, specifically in the Book of Proverbs.": the Book of Proverbs)."""
     text = _counted(question, answer, cut=False)
-    found = (_STOP.split(text[m.end() :], maxsplit=1)[0] for m in _SPECIFIES.finditer(text))
+    found = (first_sentence(text[m.end() :]).split(";")[0] for m in _SPECIFIES.finditer(text))
     return [_read_core(question, part, answer) for part in found if words(part)]
 
 
