@@ -80,6 +80,24 @@ def test_plain_call(fake: FakeUpstream, base: str) -> None:
     assert not {"api_base", "api_key", "timeout"} & set(seen.body)
 
 
+@pytest.mark.parametrize("transport", ["http", "litellm"])
+def test_both_transports_read_one_body_alike(fake: FakeUpstream, base: str, transport: str) -> None:
+    """The litellm backend reads its response through the http transport's reader: the same text, token
+    counts, finish reason and mean log-probability come out of one upstream body."""
+    client = client_for(base, transport=transport)
+
+    async def go() -> Any:
+        try:
+            return await client.complete("openai/fake", HI, max_tokens=16, logprobs=True)
+        finally:
+            await client.aclose()
+
+    out = asyncio.run(go())
+    assert out.text == "Paris" and out.finish_reason == "stop"
+    assert out.prompt_tokens > 0 and out.completion_tokens == 1
+    assert out.logprob == pytest.approx(-0.5) and out.token_logprobs and out.token_logprobs[0]["logprob"] == -0.5
+
+
 @pytest.mark.parametrize("status", [429, 500])
 def test_transient_statuses_are_retried(fake: FakeUpstream, base: str, status: int) -> None:
     fake.fail(status, times=2)
