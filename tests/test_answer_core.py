@@ -248,6 +248,53 @@ UNDECIDED = [
     ),
     # a hyphen is joined, but a negation's stays: "non-stop" is not "stop"
     ("What kind of flight is it?", "It is a non-stop flight.", "It is a stop flight."),
+    # the vote's own pairs, labelled by hand (ComQA held-out rest, research/data/hearing_rest.md):
+    # two days of one month and year share their last number, not their date
+    (
+        "Which date was facebook launched by mark zuckerberg?",
+        "Facebook was launched on June 26, 2004.",
+        "Facebook was launched on June 4, 2004.",
+    ),
+    # a "when" answered by one side only
+    (
+        "When did mark zuckerburg invent facebook?",
+        "Mark Zuckerberg invented Facebook in 2004.",
+        "The inventor of Facebook is Mark Zuckerberg.",
+    ),
+    # the dates a "when" asks for said in an aside are not cut with it
+    (
+        "When was lincoln president of the us?",
+        "Abraham Lincoln was the 16th President of the United States, serving from March 4, 1861, to April 15, 1865.",
+        "Lincoln was the 16th President of the United States.",
+    ),
+    # two lists that each name a country the other does not
+    (
+        "What is germany's neighbouring countries?",
+        "Germany borders Poland, Austria, Switzerland, and the Netherlands.",
+        "The neighboring countries of Germany are Austria, Switzerland, France, and the Netherlands.",
+    ),
+]
+
+SAME += [
+    # a date and its month and year, or its year, are one answer
+    (
+        "Which date was facebook launched by mark zuckerberg?",
+        "Facebook was launched on February 4, 2004.",
+        "Facebook was launched in February 2004.",
+    ),
+    ("When did mark zuckerburg invent facebook?", "Facebook was launched on August 6, 2004.", "He started it in 2004."),
+    # a year beside no year, where the question asks for none ("first" is a number the question holds)
+    (
+        "What city and state did woodstock concert first appear?",
+        "The popular Woodstock concert occurred in Woodstock, New York, in 1969.",
+        "Woodstock is held in Woodstock, New York.",
+    ),
+    # a list and the same list in other words
+    (
+        "What is germany's neighbouring countries?",
+        "Germany's neighbors are Austria, Switzerland, and Luxembourg.",
+        "The neighbouring countries of Germany are Austria, Switzerland and Luxembourg.",
+    ),
 ]
 
 

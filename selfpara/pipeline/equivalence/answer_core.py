@@ -123,7 +123,14 @@ def _counted(question: str, answer: str, *, cut: bool = True) -> str:
     first = first_sentence(text)
     if len(words(text)) > LONG or _restates(question, first):
         text = first
-    return (_without_asides(text) if cut else _BRACKETS.sub("", text)) or text
+    kept = _BRACKETS.sub("", text)
+    if cut:
+        without = _without_asides(text)
+        # A number question's answer may be what the aside says ("Lincoln was the 16th President, serving
+        # from March 4, 1861, to April 15, 1865."): an aside holding a number of its own stays.
+        if not (_NUMBER_QUESTION.search(question) and number_set(kept) - number_set(without) - number_set(question)):
+            kept = without
+    return kept or text
 
 
 def _restates(question: str, sentence: str) -> bool:
@@ -262,11 +269,13 @@ def same_core(question: str, a: str, b: str) -> bool | None:
     What decides, by what the question asks: a yes/no question, the same yes or no; a
     question asking for a number, the same final result of two worked (long) answers, or
     the same numbers (or final result) where both state some, as also where numbers are
-    all an answer states; otherwise the same names where both give some, else the same
+    all an answer states or both give a date (then the day too: "June 26, 2004" is not
+    "June 4, 2004", "June 2004" is either), and never an answer with a number beside one
+    without where a number is asked for; otherwise the same names where both give some, else the same
     other content words. Two sets are the same when they overlap by more than half
     (Jaccard > 0.5), or when one holds the other and the larger lists nothing beside it
     ("Paris" and "Paris, the City of Light" agree; "oxygen" and "carbon dioxide and
-    oxygen" do not); failing that, the same without the question's words in another form
+    oxygen" do not), and two lists never when each names something the other does not; failing that, the same without the question's words in another form
     ("Indian Rupee" and "rupee" for "the currency of India"), unless the other answer names
     something else in their place. A negation on one side only leaves the pair undecided, and so does
     a name that holds a question's word the other answer never says after its own answer
@@ -323,14 +332,20 @@ def _same_counted(question: str, ca: Core, cb: Core) -> bool:
     if is_yes_no_question(question) and ca.polarity and cb.polarity:
         return ca.polarity == cb.polarity
     textless = not (ca.names or ca.content) or not (cb.names or cb.content)
-    if (asks_for_number(question) or textless) and ca.numbers and cb.numbers:
+    months_a, months_b = _months(ca.names), _months(cb.names)
+    dated = bool(months_a and months_b)
+    if (asks_for_number(question) or textless or dated) and ca.numbers and cb.numbers:
         agree = ca.numbers == cb.numbers or (ca.final is not None and ca.final == cb.final)
         # Names beside the same number need only not contradict ("The RMS Titanic" / "the Titanic ... 1912"); a
         # date's month is part of its number ("May 5, 1821" is not "January 5, 1821").
-        months_a, months_b = _months(ca.names), _months(cb.names)
-        if months_a and months_b and months_a != months_b:
-            return False
+        if dated:
+            if months_a != months_b:
+                return False
+            # and so is its day: "June 26, 2004" is not "June 4, 2004"; "June 2004" agrees with either
+            agree = ca.numbers <= cb.numbers or cb.numbers <= ca.numbers
         return agree and (not ca.names or not cb.names or bool(ca.names & cb.names))
+    if _NUMBER_QUESTION.search(question) and bool(ca.numbers) != bool(cb.numbers):
+        return False  # a number asked for, given by one answer only: "invented it in 2004" / "invented it"
     if ca.names and cb.names:
         return _agree(question, ca.names, cb.names, ca, cb)
     return _agree(question, ca.names | ca.content, cb.names | cb.content, ca, cb)
@@ -358,7 +373,10 @@ def _agree(question: str, sa: frozenset[str], sb: frozenset[str], ca: Core, cb: 
 
 
 def _overlap(sa: frozenset[str], sb: frozenset[str], ca: Core, cb: Core) -> bool:
-    """Jaccard above one half, or one set inside the other with no list beside it (see `same_core`)."""
+    """Jaccard above one half, or one set inside the other with no list beside it (see `same_core`); two lists
+    that each name something the other does not are two answers, however much they share."""
+    if ca.lists and cb.lists and sa - sb and sb - sa:
+        return False
     if len(sa & sb) / len(sa | sb) > 0.5:
         return True
     small, large = (sa, sb) if len(sa) <= len(sb) else (sb, sa)
