@@ -267,6 +267,13 @@ UNDECIDED = [
         "Abraham Lincoln was the 16th President of the United States, serving from March 4, 1861, to April 15, 1865.",
         "Lincoln was the 16th President of the United States.",
     ),
+    # a sentence that opens a numbered list is where its answer is: the list's pieces are no answers of their own
+    (
+        "What is the head office postal address for sainsbury's?",
+        "The head office of Sainsbury's is located at 1000 Park Lane, London, England.",
+        "The head office postal address for Sainsbury is: 1. 1000 Queen Elizabeth Street 2. London 3. England "
+        "4. United Kingdom This address is the official address of Sainsbury's headquarters in the United Kingdom.",
+    ),
     # two lists that each name a country the other does not
     (
         "What is germany's neighbouring countries?",
@@ -288,6 +295,13 @@ SAME += [
         "What city and state did woodstock concert first appear?",
         "The popular Woodstock concert occurred in Woodstock, New York, in 1969.",
         "Woodstock is held in Woodstock, New York.",
+    ),
+    # a first sentence that restates the question but names no answer: the next one does
+    (
+        "What are president andrew jackson's parents name?",
+        "Andrew Jackson's parents were John and Rachel Jackson.",
+        "President Andrew Jackson had two parents. His father was John Jackson, a wealthy planter and politician, "
+        "and his mother was Rachel Jackson, a widow who had been married to John Jackson for many years.",
     ),
     # a list and the same list in other words
     (

@@ -266,24 +266,25 @@ def asks_for_number(question: str) -> bool:
 def same_core(question: str, a: str, b: str) -> bool | None:
     """True when answers `a` and `b` give the same answer to `question`; None when their cores cannot tell.
 
-    What decides, by what the question asks: a yes/no question, the same yes or no; a
-    question asking for a number, the same final result of two worked (long) answers, or
-    the same numbers (or final result) where both state some, as also where numbers are
-    all an answer states or both give a date (then the day too: "June 26, 2004" is not
-    "June 4, 2004", "June 2004" is either), and never an answer with a number beside one
-    without where a number is asked for; otherwise the same names where both give some, else the same
-    other content words. Two sets are the same when they overlap by more than half
-    (Jaccard > 0.5), or when one holds the other and the larger lists nothing beside it
-    ("Paris" and "Paris, the City of Light" agree; "oxygen" and "carbon dioxide and
-    oxygen" do not), and two lists never when each names something the other does not; failing that, the same without the question's words in another form
-    ("Indian Rupee" and "rupee" for "the currency of India"), unless the other answer names
-    something else in their place. A negation on one side only leaves the pair undecided, and so does
-    a name that holds a question's word the other answer never says after its own answer
-    ("Mexico City" and "The capital of Mexico is City"; "the city of Mexico" agrees).
-    When the first sentences leave a pair open, every sentence of an answer of several is
-    compared with the other answer (or its every sentence), and one that agrees decides,
-    unless the answer's first sentence restates the whole question (then it is the answer);
-    so does what a specifying aside names ("..., specifically in the Book of Proverbs").
+    What decides, by what the question asks: a yes/no question, the same yes or no; a question
+    asking for a number, the same final result of two worked (long) answers, or the same numbers
+    (or final result) where both state some, as also where numbers are all an answer states or
+    both give a date (then the day too: "June 26, 2004" is not "June 4, 2004", "June 2004" is
+    either), and never an answer with a number beside one without where a number is asked for;
+    otherwise the same names where both give some, else the same other content words. Two sets
+    are the same when they overlap by more than half (Jaccard > 0.5), or when one holds the other
+    and the larger lists nothing beside it ("Paris" and "Paris, the City of Light" agree; "oxygen"
+    and "carbon dioxide and oxygen" do not), and two lists never when each names something the
+    other does not; failing that, the same without the question's words in another form ("Indian
+    Rupee" and "rupee" for "the currency of India"), unless the other answer names something else
+    in their place. A negation on one side only leaves the pair undecided, and so does a name that
+    holds a question's word the other answer never says after its own answer ("Mexico City" and
+    "The capital of Mexico is City"; "the city of Mexico" agrees).
+    When the first sentences leave a pair open, every sentence of an answer of several is compared
+    with the other answer (or its every sentence), and one that agrees decides, unless the answer's
+    first sentence restates the whole question and says something beyond it (then it is the
+    answer; "Jackson had two parents." is not); so does what a specifying aside names ("...,
+    specifically in the Book of Proverbs").
     """
     worked = len(words(a)) > LONG and len(words(b)) > LONG
     if asks_for_number(question) and worked:  # reasoning first, the result last
@@ -312,9 +313,20 @@ def _later_answers(question: str, answer: str) -> list[Core]:
     is where the answer is stated; a later one ("Sydney is the largest city.") is then no answer.
     """
     sentences = _sentences(answer)
-    if not sentences or _restates(question, sentences[0]):
+    if not sentences or _restates(question, sentences[0]) and _names_something(question, sentences[0], answer):
         return []
     return [_core_of(question, sentence, answer) for sentence in sentences]
+
+
+def _names_something(question: str, sentence: str, answer: str) -> bool:
+    """Whether `sentence` of `answer` names or says something beyond a number the question does not ask for
+    ("President Andrew Jackson had two parents." names none of them: the next sentence does). One that opens a
+    numbered list ("The address is: 1.") holds the answer it introduces, however the list is cut into sentences."""
+    if ":" in sentence:
+        return True
+    core = _core_of(question, sentence, answer)
+    said = (core.names | core.content) - {stem(w, STEM) for w in words(question)}
+    return bool(said or core.polarity) or bool(core.numbers and _NUMBER_QUESTION.search(question))
 
 
 def _specified(question: str, answer: str) -> list[Core]:
