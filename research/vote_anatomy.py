@@ -98,7 +98,8 @@ async def main() -> None:
             answers = [a for a in ev["answers"] if a.get("error") is None and a.get("text") is not None]
             right = {a["variant"]: (await grader.grade(item, a["text"])) == "correct" for a in answers}
             cluster = {a["variant"]: a.get("cluster") for a in answers}
-            texts = {a["variant"]: " ".join(a["text"].split()) for a in answers}
+            texts = {a["variant"]: " ".join(a["text"].split()) for a in answers}  # the pair's key and its labels
+            spoken = {a["variant"]: a["text"] for a in answers}  # what the vote read: line breaks and all
             for x, y in itertools.combinations(sorted(right), 2):
                 first, second = sorted((texts[x], texts[y]))
                 if first == second or (r.item_id, first, second) in seen:
@@ -106,7 +107,7 @@ async def main() -> None:
                 seen.add((r.item_id, first, second))
                 if chain is not None:
                     wordings = [v["text"] for v in ev["variants"]]
-                    same, _ = await chain.decide(ev["variants"][0]["text"], texts[x], texts[y], None, wordings)
+                    same, _ = await chain.decide(ev["variants"][0]["text"], spoken[x], spoken[y], None, wordings)
                 else:
                     same = cluster[x] == cluster[y]
                 if right[x] or right[y]:
