@@ -274,6 +274,21 @@ UNDECIDED = [
         "The head office postal address for Sainsbury is: 1. 1000 Queen Elizabeth Street 2. London 3. England "
         "4. United Kingdom This address is the official address of Sainsbury's headquarters in the United Kingdom.",
     ),
+    # two numbered lists that each name countries the other does not, read as lists, not item by item
+    (
+        "Which countries touch both the atlantic and pacific ocean?",
+        "The countries that touch both oceans are:\n1. Canada\n2. United States\n3. Mexico\n4. Chile\n5. Peru",
+        "The countries that touch both oceans are:\n1. Canada\n2. United States\n3. Mexico\n4. Brazil\n5. Australia",
+    ),
+    # two long lists of three: their last marker ("3.") is no worked result they share
+    (
+        "What are the three fifty shades of grey books?",
+        'The three fifty shades of grey books are:\n\n1. "The Three Hundred Shades of Grey" by William Shakespeare\n'
+        '2. "The Three Hundred Shades of Grey" by Charles Dickens\n'
+        '3. "The Three Hundred Shades of Grey" by Oscar Wilde',
+        'There are three fifty shades of grey books:\n\n1. "The Great Gatsby" by F. Scott Fitzgerald\n'
+        '2. "To Kill a Mockingbird" by Harper Lee\n3. "The Catcher in the Rye" by J.D. Salinger',
+    ),
     # two lists that each name a country the other does not
     (
         "What is germany's neighbouring countries?",
@@ -302,6 +317,12 @@ SAME += [
         "Andrew Jackson's parents were John and Rachel Jackson.",
         "President Andrew Jackson had two parents. His father was John Jackson, a wealthy planter and politician, "
         "and his mother was Rachel Jackson, a widow who had been married to John Jackson for many years.",
+    ),
+    # a name joined by "of", made of the question's words ("gulf", "california"): one name all the same
+    (
+        "What gulf is between lower california and mexico?",
+        "The Gulf of California is between Lower California and Mexico.",
+        "The Gulf of California is the body of water between the lower California coast and Mexico.",
     ),
     # a list and the same list in other words
     (

@@ -14,7 +14,7 @@ import pytest
 from selfpara.pipeline.lexicon import LEXICON
 from selfpara.pipeline.lexicon.renamings import Renaming
 from selfpara.pipeline.lexicon.tables import Lexicon
-from selfpara.pipeline.lexicon.text import aliases_of, said_otherwise, sentences, stem, unaccented
+from selfpara.pipeline.lexicon.text import aliases_of, joined_lists, said_otherwise, sentences, stem, unaccented
 
 PACKAGE = Path(__file__).parents[1] / "selfpara"
 LEXICON_DIR = PACKAGE / "pipeline" / "lexicon"
@@ -120,6 +120,21 @@ def test_a_name_s_initial_or_a_title_ends_no_sentence() -> None:
     ]
     # a single capital after a lower-case word is no initial: the sentence ends there
     assert sentences("It is vitamin C. It helps.") == ["It is vitamin C.", "It helps."]
+
+
+def test_a_list_written_one_item_a_line_is_one_sentence() -> None:
+    answer = (
+        "Germany occupied several countries, including:\n\n1. **France**: From 1940 to 1945.\n"
+        "2. Poland (1939-1945)\n3. The Netherlands\n\nThese were all in Europe."
+    )
+    assert sentences(answer) == [
+        "Germany occupied several countries, including: France, Poland, and The Netherlands.",
+        "These were all in Europe.",
+    ]
+    assert joined_lists("Two:\n- Paris\n- Lyon") == "Two: Paris and Lyon."
+    assert joined_lists("1. Paris") == "Paris."
+    # a line that only looks like an item in running text is left alone
+    assert sentences("He was born in 1950. He died in 2001.") == ["He was born in 1950.", "He died in 2001."]
 
 
 def test_accents_are_read_as_their_letters() -> None:

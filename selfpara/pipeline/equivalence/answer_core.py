@@ -33,6 +33,7 @@ from selfpara.pipeline.lexicon.text import (
     expansion,
     first_sentence,
     is_negation,
+    joined_lists,
     sentences,
     stem,
     words,
@@ -53,8 +54,9 @@ _LISTS = LEXICON.pattern("answers.lists")
 _MOUNT = LEXICON.pattern("case_sensitive.mount", case=True)
 _BRACKETS = re.compile(r"\s*[(（][^()（）]*[)）]|\s*[(（].*$", re.DOTALL)
 """A bracketed aside ("Everest (8,848 m) is ..."), or an unclosed one to the end."""
-_NAME_RUN = re.compile(r"[A-Z][A-Za-z'’]*(?:[ -][A-Z][A-Za-z'’]*)*")
-"""Capitalised words in a row: one name ("Mexico City", "Northern Europe")."""
+_NAME_RUN = re.compile(r"[A-Z][A-Za-z'’]*(?:(?:[ -]|\s(?:of|de|del|da|di|du|von|van)\s)[A-Z][A-Za-z'’]*)*")
+"""Capitalised words in a row, or joined by a name's "of": one name ("Mexico City", "Northern Europe", "Gulf of
+California")."""
 
 _MONTH_STEMS = frozenset(stem(m, 5) for m in MONTHS)
 _COMPOUND = re.compile(r"\b([A-Za-z]+)-([a-z]+)\b")
@@ -119,7 +121,7 @@ def _counted(question: str, answer: str, *, cut: bool = True) -> str:
     """The part of `answer` its core is read from: its first sentence if the answer is long or that
     sentence restates the whole question (see `_restates`), else all of it; without brackets, and
     with `cut`, without comma asides (see `_without_asides`)."""
-    text = answer.strip()
+    text = joined_lists(answer.strip())
     first = first_sentence(text)
     if len(words(text)) > LONG or _restates(question, first):
         text = first
@@ -227,7 +229,7 @@ def _read_core(question: str, text: str, answer: str) -> Core:
     # "not only ... but also" adds, it does not deny
     denials = [i for i, w in enumerate(said) if is_negation(w) and said[i + 1 : i + 2] != ["only"]]
     negated = any(i > 0 or not polarity for i in denials) and not any(is_negation(w) for w in words(question))
-    found = quantities.final_answer(answer)
+    found = quantities.final_answer(joined_lists(answer))  # a list's last marker ("3. ...") is no result
     final = quantities.to_number(found) if found is not None else None
     numbers = frozenset(number_set(text) - number_set(question))
     lists = bool(_LISTS.search(text))

@@ -66,10 +66,44 @@ def stems(text_words: Iterable[str], letters: int = 5) -> set[str]:
     return {stem(w, letters) for w in text_words}
 
 
+_LIST_ITEM = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(.+)$")
+_ITEM_ENDS = re.compile(r":\s|\s[(–—-]\s?|\s\(")
+"""Where a list item's name ends and what it says about it begins ("France: From 1940 to 1945.", "Poland (1939)")."""
+
+
+def joined_lists(text: str) -> str:
+    """`text` with each list written one item a line ("1. Canada", "- Mexico") joined into one sentence on the
+    line that introduces it: "The countries are: Canada, Mexico, and Chile." A list is one answer; read item
+    by item, each of its names would be a sentence of its own, and agree with any answer that names it."""
+    lines: list[str] = []
+    items: list[str] = []
+
+    def close() -> None:
+        if not items:
+            return
+        names = ", ".join(items[:-1]) + ("," if len(items) > 2 else "") + " and " + items[-1] if items[1:] else items[0]
+        while lines and not lines[-1].strip():
+            lines.pop()
+        lines.append(f"{lines.pop().rstrip()} {names}." if lines else f"{names}.")
+        items.clear()
+
+    for line in text.split("\n"):
+        item = _LIST_ITEM.match(line)
+        if item:
+            name = _ITEM_ENDS.split(item.group(1).replace("**", ""), maxsplit=1)[0].strip().rstrip(".")
+            items.append(name)
+        elif line.strip() or not items:
+            close()
+            lines.append(line)
+    close()
+    return "\n".join(lines)
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of `text`, in order, without empty ones: the one sentence splitter (a stop after a
-    name's initial or a title does not end one: "John F. Kennedy", "J. K. Rowling")."""
-    text = text.strip()
+    name's initial or a title does not end one: "John F. Kennedy", "J. K. Rowling"; a list written one
+    item a line is one sentence: see `joined_lists`)."""
+    text = joined_lists(text.strip())
     found, start = [], 0
     for brk in _SENTENCE_BREAK.finditer(text):
         runs_on = _RUNS_ON.search(text[start : brk.start()]) or _INITIALS.match(text, max(brk.start() - 2, 0))
