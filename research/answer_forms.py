@@ -8,7 +8,10 @@ offline (`research/voices_offline.py`):
 
 - natural: the question alone, as `ask` and the proxy send it;
 - short: the question with a short-answer instruction as the system message (the design tried for the
-  vote's voices; measured less accurate, so the voices stayed natural: docs/results/public-sets.md).
+  vote's voices; measured less accurate, so the voices stayed natural: docs/results/public-sets.md);
+- recite: the model first recites what it knows of the question's subject, then answers the question
+  after its own passage (recitation-augmented answering, Sun et al., ICLR 2023): a voice that reaches the
+  answer by another path than the original's, tried for issue 47's independent voices.
 
     python research/answer_forms.py --dataset comqa:data/public/comqa/dev.json --max-variants 4 \\
         --out runs/forms-comqa-dev.jsonl
@@ -28,6 +31,12 @@ from selfpara.models.client import ModelClient
 
 VOICE_INSTRUCTION = "Reply with the answer only, in as few words as possible."
 VOICE_MAX_TOKENS = 32
+RECITE_INSTRUCTION = (
+    "What is this question about? Write two sentences of background on its subject, as an encyclopedia would, "
+    "without answering the question.\n\nQuestion: {question}"
+)
+RECITE_ANSWER = "Now answer the question: {question}"
+RECITE_MAX_TOKENS = 128
 
 
 def voice_messages(messages: list) -> list:
@@ -61,11 +70,23 @@ async def main() -> None:
         if (item.id, variant.id, form) in done:
             return None
         messages = [{"role": "user", "content": variant.question}]
+        passage = None
+        if form == "recite":
+            asked = [{"role": "user", "content": RECITE_INSTRUCTION.format(question=variant.question)}]
+            recited = await client.complete(
+                args.model, asked, temperature=0.0, max_tokens=RECITE_MAX_TOKENS, kind="answer"
+            )
+            passage = recited.text.strip()
+            messages = [
+                *asked,
+                {"role": "assistant", "content": passage},
+                {"role": "user", "content": RECITE_ANSWER.format(question=variant.question)},
+            ]
         c = await client.complete(
             args.model,
-            messages if form == "natural" else voice_messages(messages),
+            voice_messages(messages) if form == "short" else messages,
             temperature=0.0,
-            max_tokens=args.max_tokens if form == "natural" else VOICE_MAX_TOKENS,
+            max_tokens=VOICE_MAX_TOKENS if form == "short" else args.max_tokens,
             kind="answer",
             logprobs=True,
         )
@@ -75,6 +96,7 @@ async def main() -> None:
             "form": form,
             "question": variant.question,
             "answer": c.text.strip(),
+            "passage": passage,
             "logprob": c.logprob,
             "tokens": c.completion_tokens,
             "token_logprobs": [t.get("logprob") for t in (c.token_logprobs or [])],
