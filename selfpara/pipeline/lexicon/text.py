@@ -22,6 +22,8 @@ _WORD = LEXICON.pattern("text.word", case=True)
 _SENTENCE_BREAK = LEXICON.pattern("text.sentence_break", case=True)
 _RUNS_ON = LEXICON.pattern("text.runs_on", case=True)
 _INITIALS = LEXICON.pattern("text.initials", case=True)
+_LIST_ITEM = LEXICON.pattern("text.list_item", case=True)
+_ITEM_ENDS = LEXICON.pattern("text.item_ends", case=True)
 _DECLINES = LEXICON.pattern("abstention.declines")
 _HEDGES = LEXICON.pattern("abstention.hedges")
 _SYNONYMS = tuple(
@@ -64,11 +66,6 @@ def stem(word: str, letters: int = 5) -> str:
 def stems(text_words: Iterable[str], letters: int = 5) -> set[str]:
     """The stems of `text_words`."""
     return {stem(w, letters) for w in text_words}
-
-
-_LIST_ITEM = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(.+)$")
-_ITEM_ENDS = re.compile(r":\s|\s[(–—-]\s?|\s\(")
-"""Where a list item's name ends and what it says about it begins ("France: From 1940 to 1945.", "Poland (1939)")."""
 
 
 def joined_lists(text: str) -> str:
