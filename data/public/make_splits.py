@@ -3,9 +3,9 @@
     python data/public/make_splits.py NQ-open.dev.jsonl comqa_train.json
 
 Reads the files as distributed (see README.md for where they come from) and writes, in the same
-formats, `nq-open/dev.jsonl`, `nq-open/held.jsonl`, `nq-open/held-2.jsonl`, `comqa/dev.json` and
-`comqa/held.json`, `comqa/held-2.json` beside this script. The seed and sizes below are the protocol: changing them makes new
-splits, which are new sets.
+formats, `nq-open/dev.jsonl`, `nq-open/held.jsonl`, `nq-open/held-2.jsonl`, `comqa/dev.json`,
+`comqa/held.json` and `comqa/held-2.json` beside this script. The seed and sizes below are the
+protocol: changing them makes new splits, which are new sets.
 """
 
 from __future__ import annotations
