@@ -267,12 +267,12 @@ UNDECIDED = [
         "Abraham Lincoln was the 16th President of the United States, serving from March 4, 1861, to April 15, 1865.",
         "Lincoln was the 16th President of the United States.",
     ),
-    # a sentence that opens a numbered list is where its answer is: the list's pieces are no answers of their own
+    # a numbered list is read whole: its pieces are no answers of their own
     (
         "What is the head office postal address for sainsbury's?",
         "The head office of Sainsbury's is located at 1000 Park Lane, London, England.",
-        "The head office postal address for Sainsbury is: 1. 1000 Queen Elizabeth Street 2. London 3. England "
-        "4. United Kingdom This address is the official address of Sainsbury's headquarters in the United Kingdom.",
+        "The head office postal address for Sainsbury is:\n\n1. 1000 Queen Elizabeth Street\n2. London\n3. England"
+        "\n4. United Kingdom\n\nThis address is the official address of Sainsbury's headquarters.",
     ),
     # two numbered lists that each name countries the other does not, read as lists, not item by item
     (

@@ -322,10 +322,7 @@ def _later_answers(question: str, answer: str) -> list[Core]:
 
 def _names_something(question: str, sentence: str, answer: str) -> bool:
     """Whether `sentence` of `answer` names or says something beyond a number the question does not ask for
-    ("President Andrew Jackson had two parents." names none of them: the next sentence does). One that opens a
-    numbered list ("The address is: 1.") holds the answer it introduces, however the list is cut into sentences."""
-    if ":" in sentence:
-        return True
+    ("President Andrew Jackson had two parents." names none of them: the next sentence does)."""
     core = _core_of(question, sentence, answer)
     said = (core.names | core.content) - {stem(w, STEM) for w in words(question)}
     return bool(said or core.polarity) or bool(core.numbers and _NUMBER_QUESTION.search(question))
