@@ -305,7 +305,7 @@ SAME += [
         "Facebook was launched in February 2004.",
     ),
     ("When did mark zuckerburg invent facebook?", "Facebook was launched on August 6, 2004.", "He started it in 2004."),
-    # a year beside no year, where the question asks for none ("first" is a number the question holds)
+    # a year beside no year, where the question asks for none (its "first" is no number to compute with)
     (
         "What city and state did woodstock concert first appear?",
         "The popular Woodstock concert occurred in Woodstock, New York, in 1969.",
@@ -329,6 +329,56 @@ SAME += [
         "What is germany's neighbouring countries?",
         "Germany's neighbors are Austria, Switzerland, and Luxembourg.",
         "The neighbouring countries of Germany are Austria, Switzerland and Luxembourg.",
+    ),
+]
+
+
+# ComQA's second held-out set, labelled by hand (development from there: research/data/hearing_rest.md)
+SAME += [
+    # a name of the question's words that no wording writes as that name, though one capitalises each word
+    (
+        "What is the name of the gulf between baja california and mexico? Which Gulf is between Baja California "
+        "and Mexico?",
+        "The Gulf between Baja California and Mexico is the Gulf of California.",
+        "The Gulf of California is the body of water between Baja California and Mexico.",
+    ),
+    # a span of years inside a span of dates
+    (
+        "How long did fdr rule?",
+        "Franklin D. Roosevelt ruled from 1933 to 1945.",
+        "Franklin D. Roosevelt's presidency lasted from March 4, 1933, to January 20, 1945.",
+    ),
+    # long answers to a question whose "first" is no number: their last numbers are no worked results
+    (
+        "Who was the first american to enter outer space?",
+        "The first American to enter outer space was Alan Shepard. He was a NASA astronaut who flew on the Apollo "
+        "11 mission in 1969. Shepard was the first human to travel to space and was the first to walk on the moon.",
+        "The first American to enter outer space was Alan Shepard. He was the first human to travel to space on "
+        "April 12, 1961, aboard the Mercury 13 spacecraft. Shepard's mission was to test the spacecraft's systems "
+        "and to demonstrate the feasibility of human spaceflight.",
+    ),
+]
+UNDECIDED += [
+    # two spans that end alike
+    (
+        "What years did don meredith play for the dallas cowboys?",
+        "Don Meredith played for the Dallas Cowboys from 1960 to 1964.",
+        "Don Meredith played for the Dallas Cowboys from 1961 to 1964.",
+    ),
+    # the question's verb in another form ("ruled") is no answer the two share
+    (
+        "What lands did bernando de galvez rule in north america?",
+        "Bernando de Galvez ruled in North America from 1555 to 1561.",
+        "Bernando de Galvez ruled in North America from 1621 to 1644. He was the first European to establish a "
+        "permanent settlement in North America.",
+    ),
+    # the list a sentence specifies ("including:") is what it names, not an aside to cut
+    (
+        "Which countries were occupied by germany during world war ii?",
+        "During World War II, Germany occupied several countries, including:\n\n1. **France**: From 1940 to 1945."
+        "\n2. **Belgium**: From 1940 to 1945.\n3. **Denmark**: From 1940 to 1945.",
+        "During World War II, Germany occupied several countries, including:\n\n1. Poland (1939-1945)\n"
+        "2. Czechoslovakia (1939-1945)\n3. Hungary (1944-1945)",
     ),
 ]
 

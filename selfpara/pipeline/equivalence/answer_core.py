@@ -17,6 +17,7 @@ Measured on hand-labelled pairs of the default model's answers by
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -51,6 +52,7 @@ _ASIDE = LEXICON.pattern("answers.aside")
 _ASIDE_ENDS = LEXICON.pattern("answers.aside_ends")
 _SPECIFIES = LEXICON.pattern("answers.specifies")
 _LISTS = LEXICON.pattern("answers.lists")
+_SPANS = LEXICON.pattern("numbers_check.range")
 _MOUNT = LEXICON.pattern("case_sensitive.mount", case=True)
 _BRACKETS = re.compile(r"\s*[(（][^()（）]*[)）]|\s*[(（].*$", re.DOTALL)
 """A bracketed aside ("Everest (8,848 m) is ..."), or an unclosed one to the end."""
@@ -88,6 +90,8 @@ class Core:
     """The value of the answer's final number (the result of a worked answer), if any."""
     lists: bool
     """Whether the counted text joins several things ("carbon dioxide and oxygen")."""
+    spans: bool = False
+    """Whether the counted text states a span ("from 1933 to 1945", "between 5 and 7")."""
     name_runs: tuple[tuple[frozenset[str], frozenset[str]], ...] = ()
     """Each name in `names` that holds a name of the question: (its other stems, its question stems), as
     ({city}, {mexic}) for "Mexico City" answering "What is the capital of Mexico?"."""
@@ -108,6 +112,9 @@ def _without_asides(text: str) -> str:
     """
     text = _BRACKETS.sub("", text)
     while found := _ASIDE.search(text):
+        if _SPECIFIES.match(text, found.start()) and _LISTS.search(first_sentence(text[found.end() :])):
+            return text  # the list a sentence specifies is what it names ("occupied several countries,
+            # including: France, Belgium and Denmark."): no aside
         resumes = _ASIDE_ENDS.search(text, found.end())
         stop = re.search(r"[.!?;]", text[found.end() : resumes.start()]) if resumes else True
         if resumes and not stop:
@@ -188,15 +195,16 @@ def _read_core(question: str, text: str, answer: str) -> Core:
     """The core read from `text`, a part of `answer` (the whole answer gives the final number)."""
     text = _spelled_out(_MOUNT.sub("Mount", text), answer)
     asked = {base(w) for w in words(question)}
-    asked_phrase = f" {' '.join(words(question))} "
+    asked_phrase = f" {' '.join(base(w) for w in words(question))} "
     asked_names = {base(w) for w in entity_words(question)}
     framing = {base(w) for w in STOPWORDS | FRAMING}
     said = words(_joined(text))
     names: set[str] = set()
     runs = []
     for run in _NAME_RUN.finditer(text):
-        run_words = words(run.group())
-        if len(run_words) > 1 and f" {' '.join(run_words)} " in asked_phrase:
+        run_words = [base(w) for w in words(run.group())]
+        named = list(itertools.dropwhile(lambda w: _frames(w, framing), run_words))  # "In Baja California"
+        if any(len(r) > 1 and f" {' '.join(r)} " in asked_phrase for r in (run_words, named)):
             continue  # the question's own words in a row, capitalised ("the Super Bowl" to "... the super bowl")
         whole = entity_words(run.group()) | _month_of_a_date(text, run)
         parts = [w for w in whole if not _frames(w, framing)]
@@ -205,10 +213,9 @@ def _read_core(question: str, text: str, answer: str) -> Core:
         if len(whole) > 1 and parts and all(base(w) in asked for w in parts) and len(parts) < len(whole):
             parts = list(whole)
         # a name beyond the question, with any question word in it; or one made of the question's words
-        # that the question does not write as a name ("Belize City" to "Which city is Belize governed from?")
-        if any(base(w) not in asked for w in parts) or (
-            len(parts) > 1 and any(base(w) not in asked_names for w in parts)
-        ):
+        # that the question does not write as this name ("Belize City" to "Which city is Belize governed
+        # from?"; "Gulf of California" to "Which Gulf is between Baja California and Mexico?")
+        if any(base(w) not in asked for w in parts) or len(parts) > 1:
             names |= {stem(w, STEM) for w in parts}
             # only the question's own names ("Mexico"), not its common nouns ("river" of "the Danube River")
             held = frozenset(stem(w, STEM) for w in parts if base(w) in asked_names)
@@ -217,7 +224,7 @@ def _read_core(question: str, text: str, answer: str) -> Core:
     content = frozenset(
         stem(w, STEM)
         for w in said
-        if base(w) not in asked
+        if not _asked_form(w, asked)
         and not _frames(w, framing)
         and stem(w, STEM) not in names
         and not number_set(w)
@@ -232,8 +239,21 @@ def _read_core(question: str, text: str, answer: str) -> Core:
     found = quantities.final_answer(joined_lists(answer))  # a list's last marker ("3. ...") is no result
     final = quantities.to_number(found) if found is not None else None
     numbers = frozenset(number_set(text) - number_set(question))
-    lists = bool(_LISTS.search(text))
-    return Core(frozenset(names), numbers, content, polarity, negated, final, lists, tuple(runs), echoes)
+    lists, spans = bool(_LISTS.search(text)), bool(_SPANS.search(text))
+    return Core(frozenset(names), numbers, content, polarity, negated, final, lists, spans, tuple(runs), echoes)
+
+
+def _asked_form(word: str, asked: set[str]) -> bool:
+    """Whether `word` is a question's word, or one in another form of its verb ("ruled" to "What did he
+    rule?", "played" to "... play?", "occupied" to "... occupy?"): it restates the question, it adds nothing."""
+    said = base(word)
+    if said in asked:
+        return True
+    return any(
+        said.endswith(ending) and any(said[: -len(ending)] + tail in asked for tail in tails)
+        for ending, tails in (("ied", ("y",)), ("ed", ("", "e")), ("ing", ("", "e")))
+        if len(said) - len(ending) >= 3
+    )
 
 
 def _frames(word: str, framing: set[str]) -> bool:
@@ -261,8 +281,9 @@ def is_yes_no_question(question: str) -> bool:
 
 
 def asks_for_number(question: str) -> bool:
-    """Whether `question` asks for a quantity, a year or a date, or to compute with its numbers."""
-    return bool(_NUMBER_QUESTION.search(question)) or bool(number_set(question))
+    """Whether `question` asks for a quantity, a year or a date, or to compute with its numbers (an ordinal is
+    none to compute with: "Who was the first American in space?")."""
+    return bool(_NUMBER_QUESTION.search(question)) or bool(number_set(question, ordinals=False))
 
 
 def same_core(question: str, a: str, b: str) -> bool | None:
@@ -346,7 +367,14 @@ def _same_counted(question: str, ca: Core, cb: Core) -> bool:
     months_a, months_b = _months(ca.names), _months(cb.names)
     dated = bool(months_a and months_b)
     if (asks_for_number(question) or textless or dated) and ca.numbers and cb.numbers:
-        agree = ca.numbers == cb.numbers or (ca.final is not None and ca.final == cb.final)
+        agree = ca.numbers == cb.numbers
+        if ca.spans and cb.spans:
+            # Two spans are one where one holds the other's ends ("from 1933 to 1945" / "from March 4, 1933, to
+            # January 20, 1945"), not where they only end alike ("from 1960 to 1964" / "from 1961 to 1964").
+            small, large = sorted((ca.numbers, cb.numbers), key=len)
+            agree = agree or (len(small) > 1 and small <= large)
+        else:  # the same result: "born in 1776, died in 1812" / "born in 1801, died in 1812" to "When did he die?"
+            agree = agree or (ca.final is not None and ca.final == cb.final)
         # Names beside the same number need only not contradict ("The RMS Titanic" / "the Titanic ... 1912"); a
         # date's month is part of its number ("May 5, 1821" is not "January 5, 1821").
         if dated:

@@ -33,13 +33,14 @@ _TOKEN = re.compile(
 )
 
 
-def numbers(text: str) -> list[Fraction]:
+def numbers(text: str, *, ordinals: bool = True) -> list[Fraction]:
     """Every number `text` states, in order, as exact values.
 
     Digits ("1,000", "2.0", "3rd"), number words ("twenty-one", "two hundred and six",
     "1.5 million"), ordinals ("first" = 1) and "twice"/"double"/"half". "20%" and "20 percent"
     are 20. A lone "one" ("which one", "one of") is not counted: it is a pronoun far
-    more often than a quantity, and paraphrases add and drop it freely.
+    more often than a quantity, and paraphrases add and drop it freely. Without `ordinals`, "first" is no
+    number.
     """
     out: list[Fraction] = []
     tokens = [m for m in _TOKEN.finditer(text.replace("-", " "))]
@@ -64,7 +65,7 @@ def numbers(text: str) -> list[Fraction]:
                 out.append(value)
             i = j
             continue
-        if word in _ORDINALS:
+        if word in _ORDINALS and ordinals:
             out.append(Fraction(_ORDINALS[word]))
         elif word in _MULTIPLES:
             out.append(_MULTIPLES[word])
@@ -72,9 +73,9 @@ def numbers(text: str) -> list[Fraction]:
     return out
 
 
-def number_set(text: str) -> frozenset[Fraction]:
+def number_set(text: str, *, ordinals: bool = True) -> frozenset[Fraction]:
     """The distinct numbers of `text` (see `numbers`)."""
-    return frozenset(numbers(text))
+    return frozenset(numbers(text, ordinals=ordinals))
 
 
 def _scale_follows(tokens: list[re.Match[str]], i: int) -> bool:
