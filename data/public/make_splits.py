@@ -4,7 +4,7 @@
 
 Reads the files as distributed (see README.md for where they come from) and writes, in the same
 formats, `nq-open/dev.jsonl`, `nq-open/held.jsonl`, `nq-open/held-2.jsonl`, `comqa/dev.json`,
-`comqa/held.json` and `comqa/held-2.json` beside this script. The seed and sizes below are the
+`comqa/held.json`, `comqa/held-2.json` and `comqa/held-3.json` beside this script. The seed and sizes below are the
 protocol: changing them makes new splits, which are new sets.
 """
 
@@ -25,6 +25,9 @@ COMQA_DEV, COMQA_HELD = 120, 200
 COMQA_HELD_2 = 100
 """A second ComQA held-out set, the next clusters of the same seeded order, cut on 2026-12-05 (before any model
 answered them) when the first and its rest had been answered: the hearing of the vote's own answers, once more."""
+COMQA_HELD_3 = 100
+"""A third, the next clusters again, cut on 2026-12-05 (before any model answered them) when the second had been
+answered and its pairs had become development: the hearing after the fixes found on them."""
 
 HERE = Path(__file__).parent
 
@@ -49,13 +52,13 @@ def main(nq_path: str, comqa_path: str) -> None:
         (HERE / "nq-open" / f"{name}.jsonl").write_text(text, encoding="utf-8")
     clusters = json.loads(Path(comqa_path).read_text(encoding="utf-8"))
     multi = [c for c in clusters if len(c["questions"]) >= COMQA_MIN_WORDINGS]
-    c_dev, c_held, c_held_2 = split(multi, COMQA_DEV, COMQA_HELD, COMQA_HELD_2)
+    c_dev, c_held, c_held_2, c_held_3 = split(multi, COMQA_DEV, COMQA_HELD, COMQA_HELD_2, COMQA_HELD_3)
     (HERE / "comqa").mkdir(exist_ok=True)
-    for name, rows in (("dev", c_dev), ("held", c_held), ("held-2", c_held_2)):
+    for name, rows in (("dev", c_dev), ("held", c_held), ("held-2", c_held_2), ("held-3", c_held_3)):
         (HERE / "comqa" / f"{name}.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
     print(f"NQ-open: {len(nq)} questions -> dev {len(nq_dev)}, held {len(nq_held)}, held-2 {len(nq_held_2)}")
     print(f"ComQA: {len(clusters)} clusters, {len(multi)} with >= {COMQA_MIN_WORDINGS} wordings")
-    print(f"  -> dev {len(c_dev)}, held {len(c_held)}, held-2 {len(c_held_2)}")
+    print(f"  -> dev {len(c_dev)}, held {len(c_held)}, held-2 {len(c_held_2)}, held-3 {len(c_held_3)}")
 
 
 if __name__ == "__main__":
