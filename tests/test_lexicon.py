@@ -1,5 +1,5 @@
 """The method's English lives in one place (selfpara.pipeline.lexicon): one negation list, one alias table,
-one sentence splitter, one stemmer; no module of selfpara/ keeps a copy of its own."""
+one sentence splitter, one stemmer, one reader of names; no module of selfpara/ keeps a copy of its own."""
 
 from __future__ import annotations
 
@@ -14,7 +14,16 @@ import pytest
 from selfpara.pipeline.lexicon import LEXICON
 from selfpara.pipeline.lexicon.renamings import Renaming
 from selfpara.pipeline.lexicon.tables import Lexicon
-from selfpara.pipeline.lexicon.text import aliases_of, joined_lists, said_otherwise, sentences, stem, unaccented
+from selfpara.pipeline.lexicon.text import (
+    NAME_RUN,
+    aliases_of,
+    initials,
+    joined_lists,
+    said_otherwise,
+    sentences,
+    stem,
+    unaccented,
+)
 
 PACKAGE = Path(__file__).parents[1] / "selfpara"
 LEXICON_DIR = PACKAGE / "pipeline" / "lexicon"
@@ -76,6 +85,21 @@ def test_one_sentence_splitter() -> None:
     assert breaks == ["text.sentence_break"]
     copies = [(p, s) for p, tree in modules() for s in strings(tree) if ends.search(s)]
     assert copies == []
+
+
+def test_one_name_reader() -> None:
+    """Only the lexicon's `text.name_run` reads capitalised words in a row as a name."""
+    runs = re.compile(r"\[A-Z\]\[(?:a-z|A-Za-z)[^\]]*\][*+]\(\?:")  # a capitalised word, then more of them
+    holding = [path for path, value in leaves(LEXICON.data) if isinstance(value, str) and runs.search(value)]
+    assert holding == ["text.name_run"]
+    copies = [(p, s) for p, tree in modules() for s in strings(tree) if runs.search(s)]
+    assert copies == []
+
+
+def test_a_name_holds_its_particles_and_its_initials_skip_them() -> None:
+    found = [m.group() for m in NAME_RUN.finditer("The Gulf of California lies east of Baja California.")]
+    assert found == ["The Gulf of California", "Baja California"]
+    assert initials("Bernardo de Galvez ruled New Spain.") == {"bg": {"bernardo", "galvez"}, "ns": {"new", "spain"}}
 
 
 def test_one_stemmer() -> None:

@@ -27,6 +27,7 @@ from selfpara.pipeline.lexicon.quantities import number_set
 from selfpara.pipeline.lexicon.tables import LEXICON
 from selfpara.pipeline.lexicon.text import (
     MONTHS,
+    NAME_RUN,
     STOPWORDS,
     acronyms,
     base,
@@ -56,9 +57,6 @@ _SPANS = LEXICON.pattern("numbers_check.range")
 _MOUNT = LEXICON.pattern("case_sensitive.mount", case=True)
 _BRACKETS = re.compile(r"\s*[(（][^()（）]*[)）]|\s*[(（].*$", re.DOTALL)
 """A bracketed aside ("Everest (8,848 m) is ..."), or an unclosed one to the end."""
-_NAME_RUN = re.compile(r"[A-Z][A-Za-z'’]*(?:(?:[ -]|\s(?:of|de|del|da|di|du|von|van)\s)[A-Z][A-Za-z'’]*)*")
-"""Capitalised words in a row, or joined by a name's "of": one name ("Mexico City", "Northern Europe", "Gulf of
-California")."""
 
 _MONTH_STEMS = frozenset(stem(m, 5) for m in MONTHS)
 _COMPOUND = re.compile(r"\b([A-Za-z]+)-([a-z]+)\b")
@@ -201,7 +199,7 @@ def _read_core(question: str, text: str, answer: str) -> Core:
     said = words(_joined(text))
     names: set[str] = set()
     runs = []
-    for run in _NAME_RUN.finditer(text):
+    for run in NAME_RUN.finditer(text):
         run_words = [base(w) for w in words(run.group())]
         named = list(itertools.dropwhile(lambda w: _frames(w, framing), run_words))  # "In Baja California"
         if any(len(r) > 1 and f" {' '.join(r)} " in asked_phrase for r in (run_words, named)):

@@ -33,7 +33,9 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
 _CAP = re.compile(r"[A-Z][A-Za-z'’]*")
 _ACRONYM = re.compile(r"\b[A-Z]{2,5}\b")
-_NAME_RUN = re.compile(r"\b[A-Z][a-z]+(?: (?:of )?[A-Z][a-z]+)+")
+NAME_RUN = LEXICON.pattern("text.name_run", case=True)
+"""A name: capitalised words in a row, or joined by a name's particle ("Gulf of California")."""
+_PARTICLES = LEXICON.word_set("common.name_particles")
 
 
 def words(text: str) -> list[str]:
@@ -200,9 +202,14 @@ def with_aliases(text_words: set[str], text: str) -> set[str]:
 def initials(text: str) -> dict[str, set[str]]:
     """The initials of each run of capitalised words in `text` -> its words: {"uk": {"united", "kingdom"}}."""
     runs: dict[str, set[str]] = {}
-    for run in _NAME_RUN.findall(text):
-        runs.setdefault(_initials_of(run), set()).update(w.lower() for w in run.split() if w != "of")
+    for run in _named(text):
+        runs.setdefault(_initials_of(run), set()).update(w.lower() for w in run.split() if w not in _PARTICLES)
     return runs
+
+
+def _named(text: str) -> list[str]:
+    """The names of several words `text` writes: those that have initials."""
+    return [run for run in NAME_RUN.findall(text) if len([w for w in run.split() if w not in _PARTICLES]) > 1]
 
 
 def acronyms(text: str, *, lower: bool = True) -> list[str]:
@@ -224,11 +231,11 @@ def stands_for(acronym: str, text: str) -> bool:
 
 def expansion(acronym: str, text: str) -> str | None:
     """The name `text` writes out that `acronym` abbreviates ("National Football League" for "NFL"), if any."""
-    return next((run for run in _NAME_RUN.findall(text) if _abbreviates(_initials_of(run), acronym)), None)
+    return next((run for run in _named(text) if _abbreviates(_initials_of(run), acronym)), None)
 
 
 def _initials_of(run: str) -> str:
-    return "".join(w[0] for w in run.lower().split() if w != "of")
+    return "".join(w[0] for w in run.lower().split() if w not in _PARTICLES)
 
 
 def abbreviated(question: str, wording: str) -> set[str]:
