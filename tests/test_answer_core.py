@@ -324,6 +324,12 @@ SAME += [
         "The Gulf of California is between Lower California and Mexico.",
         "The Gulf of California is the body of water between the lower California coast and Mexico.",
     ),
+    # one enumeration in another order and other words around it
+    (
+        "Which countries were enemies of the us during ww2?",
+        "The enemies of the United States were Germany, Italy, and Japan.",
+        "Japan, Germany and Italy fought the United States in World War II.",
+    ),
     # a list and the same list in other words
     (
         "What is germany's neighbouring countries?",
@@ -371,6 +377,17 @@ UNDECIDED += [
         "Bernando de Galvez ruled in North America from 1555 to 1561.",
         "Bernando de Galvez ruled in North America from 1621 to 1644. He was the first European to establish a "
         "permanent settlement in North America.",
+    ),
+    # two enumerations that do not name the same things, one inside the other or not
+    (
+        "Which planets are smaller than earth?",
+        "The planets smaller than the Earth are Mercury, Venus, and Earth itself.",
+        "The three planets that are smaller than Earth are Mercury, Venus, and Mars.",
+    ),
+    (
+        "Which countries were enemies of the us during ww2?",
+        "During World War II, the enemies of the United States included Germany, Italy, and Japan.",
+        "During World War II, the enemies of the United States included Germany, Italy, Japan, and Hungary.",
     ),
     # the list a sentence specifies ("including:") is what it names, not an aside to cut
     (

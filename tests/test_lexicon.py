@@ -17,6 +17,7 @@ from selfpara.pipeline.lexicon.tables import Lexicon
 from selfpara.pipeline.lexicon.text import (
     NAME_RUN,
     aliases_of,
+    enumerated,
     initials,
     joined_lists,
     said_otherwise,
@@ -100,6 +101,17 @@ def test_a_name_holds_its_particles_and_its_initials_skip_them() -> None:
     found = [m.group() for m in NAME_RUN.finditer("The Gulf of California lies east of Baja California.")]
     assert found == ["The Gulf of California", "Baja California"]
     assert initials("Bernardo de Galvez ruled New Spain.") == {"bg": {"bernardo", "galvez"}, "ns": {"new", "spain"}}
+
+
+def test_an_enumeration_is_read_item_by_item_without_its_frame() -> None:
+    assert enumerated("The planets smaller than Earth are Mercury, Venus, and Mars, all rocky.") == [
+        "Mercury",
+        "Venus",
+        "Mars",
+    ]
+    assert enumerated("These included Germany, Italy, Japan, and the Soviet Union.")[-1] == "Soviet Union"
+    assert enumerated("He played the violin, viola and cello.") == ["violin", "viola", "cello"]
+    assert enumerated("It lies between the United States and Mexico.") == []  # two things: no enumeration
 
 
 def test_one_stemmer() -> None:

@@ -32,6 +32,7 @@ from selfpara.pipeline.lexicon.text import (
     acronyms,
     base,
     entity_words,
+    enumerated,
     expansion,
     first_sentence,
     is_negation,
@@ -90,6 +91,8 @@ class Core:
     """Whether the counted text joins several things ("carbon dioxide and oxygen")."""
     spans: bool = False
     """Whether the counted text states a span ("from 1933 to 1945", "between 5 and 7")."""
+    items: frozenset[str] = frozenset()
+    """Stems of what the counted text enumerates ("Mercury, Venus, and Mars"), if it does."""
     name_runs: tuple[tuple[frozenset[str], frozenset[str]], ...] = ()
     """Each name in `names` that holds a name of the question: (its other stems, its question stems), as
     ({city}, {mexic}) for "Mexico City" answering "What is the capital of Mexico?"."""
@@ -238,7 +241,8 @@ def _read_core(question: str, text: str, answer: str) -> Core:
     final = quantities.to_number(found) if found is not None else None
     numbers = frozenset(number_set(text) - number_set(question))
     lists, spans = bool(_LISTS.search(text)), bool(_SPANS.search(text))
-    return Core(frozenset(names), numbers, content, polarity, negated, final, lists, spans, tuple(runs), echoes)
+    items = frozenset(stem(w, STEM) for item in enumerated(text) for w in words(item) if w not in STOPWORDS)
+    return Core(frozenset(names), numbers, content, polarity, negated, final, lists, spans, items, tuple(runs), echoes)
 
 
 def _asked_form(word: str, asked: set[str]) -> bool:
@@ -361,6 +365,8 @@ def _same_counted(question: str, ca: Core, cb: Core) -> bool:
         return False
     if is_yes_no_question(question) and ca.polarity and cb.polarity:
         return ca.polarity == cb.polarity
+    if ca.items and cb.items and ca.items != cb.items:
+        return False  # two enumerations are one answer only when they name the same things
     textless = not (ca.names or ca.content) or not (cb.names or cb.content)
     months_a, months_b = _months(ca.names), _months(cb.names)
     dated = bool(months_a and months_b)

@@ -4,6 +4,7 @@ Each exists once; the words they know are the lexicon's (`tables.LEXICON`)."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import string
 import unicodedata
@@ -24,6 +25,8 @@ _RUNS_ON = LEXICON.pattern("text.runs_on", case=True)
 _INITIALS = LEXICON.pattern("text.initials", case=True)
 _LIST_ITEM = LEXICON.pattern("text.list_item", case=True)
 _ITEM_ENDS = LEXICON.pattern("text.item_ends", case=True)
+_CLAUSE_END = LEXICON.pattern("text.clause_end")
+_LAST_ITEM = LEXICON.pattern("text.last_item")
 _DECLINES = LEXICON.pattern("abstention.declines")
 _HEDGES = LEXICON.pattern("abstention.hedges")
 _SYNONYMS = tuple(
@@ -96,6 +99,30 @@ def joined_lists(text: str) -> str:
             lines.append(line)
     close()
     return "\n".join(lines)
+
+
+def enumerated(text: str) -> list[str]:
+    """The things the first enumeration of `text` names ("Mercury, Venus, and Mars" -> the three), without the
+    words that frame it: of its first item only the name or word it ends with, of its last only the name or
+    word it starts with ("The planets are Mercury, Venus, and Mars, all rocky."); [] if it enumerates nothing."""
+    for clause in _CLAUSE_END.split(text):  # split, not one pattern: nested repeats backtrack for minutes
+        parts = clause.split(",")
+        for end in range(1, len(parts)):
+            tail = _LAST_ITEM.split(parts[end], maxsplit=1)
+            if len(tail) < 2:
+                continue
+            items = [i.split() for i in (*parts[:end], *tail) if i.strip()]
+            if len(items) >= 3:
+                last = list(itertools.dropwhile(lambda w: w.lower() in STOPWORDS, items[-1])) or items[-1]
+                first = _name_at(items[0][::-1])[::-1]
+                return [" ".join(first), *(" ".join(i) for i in items[1:-1]), " ".join(_name_at(last))]
+    return []
+
+
+def _name_at(tokens: list[str]) -> list[str]:
+    """The name `tokens` start with (its capitalised words and particles), or else their first word."""
+    name = list(itertools.takewhile(lambda w: w[:1].isupper() or w in _PARTICLES, tokens))
+    return name or tokens[:1]
 
 
 def sentences(text: str) -> list[str]:
