@@ -341,6 +341,13 @@ SAME += [
 
 # ComQA's second held-out set, labelled by hand (development from there: research/data/hearing_rest.md)
 SAME += [
+    # a "when" that does not open the question asks no number: a year beside none does not part two answers
+    # (ComQA's third held-out set, development from there)
+    (
+        "Who became president when jfk was assassinated?",
+        "The president who became president when John F. Kennedy was assassinated was Lyndon B. Johnson.",
+        "When John F. Kennedy was assassinated in 1963, Lyndon B. Johnson became the president of the United States.",
+    ),
     # a name of the question's words that no wording writes as that name, though one capitalises each word
     (
         "What is the name of the gulf between baja california and mexico? Which Gulf is between Baja California "
