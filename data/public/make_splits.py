@@ -4,8 +4,8 @@
 
 Reads the files as distributed (see README.md for where they come from) and writes, in the same
 formats, `nq-open/dev.jsonl`, `nq-open/held.jsonl`, `nq-open/held-2.jsonl`, `comqa/dev.json`,
-`comqa/held.json`, `comqa/held-2.json` and `comqa/held-3.json` beside this script. The seed and sizes below are the
-protocol: changing them makes new splits, which are new sets.
+`comqa/held.json` and `comqa/held-2.json` to `comqa/held-4.json` beside this script. The seed and sizes below
+are the protocol: changing them makes new splits, which are new sets.
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ answered them) when the first and its rest had been answered: the hearing of the
 COMQA_HELD_3 = 100
 """A third, the next clusters again, cut on 2026-12-05 (before any model answered them) when the second had been
 answered and its pairs had become development: the hearing after the fixes found on them."""
+COMQA_HELD_4 = 100
+"""A fourth, the next clusters again, cut on 2026-12-05 (before any model answered them) when the third's pairs had
+been labelled and read: the hearing after the fixes found on the third."""
 
 HERE = Path(__file__).parent
 
@@ -52,13 +55,22 @@ def main(nq_path: str, comqa_path: str) -> None:
         (HERE / "nq-open" / f"{name}.jsonl").write_text(text, encoding="utf-8")
     clusters = json.loads(Path(comqa_path).read_text(encoding="utf-8"))
     multi = [c for c in clusters if len(c["questions"]) >= COMQA_MIN_WORDINGS]
-    c_dev, c_held, c_held_2, c_held_3 = split(multi, COMQA_DEV, COMQA_HELD, COMQA_HELD_2, COMQA_HELD_3)
+    c_dev, c_held, c_held_2, c_held_3, c_held_4 = split(
+        multi, COMQA_DEV, COMQA_HELD, COMQA_HELD_2, COMQA_HELD_3, COMQA_HELD_4
+    )
     (HERE / "comqa").mkdir(exist_ok=True)
-    for name, rows in (("dev", c_dev), ("held", c_held), ("held-2", c_held_2), ("held-3", c_held_3)):
+    for name, rows in (
+        ("dev", c_dev),
+        ("held", c_held),
+        ("held-2", c_held_2),
+        ("held-3", c_held_3),
+        ("held-4", c_held_4),
+    ):
         (HERE / "comqa" / f"{name}.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
     print(f"NQ-open: {len(nq)} questions -> dev {len(nq_dev)}, held {len(nq_held)}, held-2 {len(nq_held_2)}")
     print(f"ComQA: {len(clusters)} clusters, {len(multi)} with >= {COMQA_MIN_WORDINGS} wordings")
-    print(f"  -> dev {len(c_dev)}, held {len(c_held)}, held-2 {len(c_held_2)}, held-3 {len(c_held_3)}")
+    helds = ", ".join(f"held-{n} {len(rows)}" for n, rows in ((2, c_held_2), (3, c_held_3), (4, c_held_4)))
+    print(f"  -> dev {len(c_dev)}, held {len(c_held)}, {helds}")
 
 
 if __name__ == "__main__":
