@@ -20,6 +20,7 @@ from selfpara.pipeline.lexicon.text import (
     enumerated,
     initials,
     joined_lists,
+    said_as,
     said_otherwise,
     sentences,
     stem,
@@ -112,6 +113,12 @@ def test_an_enumeration_is_read_item_by_item_without_its_frame() -> None:
     assert enumerated("These included Germany, Italy, Japan, and the Soviet Union.")[-1] == "Soviet Union"
     assert enumerated("He played the violin, viola and cello.") == ["violin", "viola", "cello"]
     assert enumerated("It lies between the United States and Mexico.") == []  # two things: no enumeration
+
+
+def test_a_verb_in_another_form_is_said_as_its_plain_form() -> None:
+    asked = {"rule", "play", "occupy"}
+    assert all(said_as(w, asked) for w in ("ruled", "Ruling", "played", "plays", "occupied", "rules"))
+    assert not any(said_as(w, asked) for w in ("red", "player", "ruler", "occupant"))
 
 
 def test_one_stemmer() -> None:

@@ -37,6 +37,7 @@ from selfpara.pipeline.lexicon.text import (
     first_sentence,
     is_negation,
     joined_lists,
+    said_as,
     sentences,
     stem,
     words,
@@ -225,7 +226,7 @@ def _read_core(question: str, text: str, answer: str) -> Core:
     content = frozenset(
         stem(w, STEM)
         for w in said
-        if not _asked_form(w, asked)
+        if not said_as(w, asked)
         and not _frames(w, framing)
         and stem(w, STEM) not in names
         and not number_set(w)
@@ -243,19 +244,6 @@ def _read_core(question: str, text: str, answer: str) -> Core:
     lists, spans = bool(_LISTS.search(text)), bool(_SPANS.search(text))
     items = frozenset(stem(w, STEM) for item in enumerated(text) for w in words(item) if w not in STOPWORDS)
     return Core(frozenset(names), numbers, content, polarity, negated, final, lists, spans, items, tuple(runs), echoes)
-
-
-def _asked_form(word: str, asked: set[str]) -> bool:
-    """Whether `word` is a question's word, or one in another form of its verb ("ruled" to "What did he
-    rule?", "played" to "... play?", "occupied" to "... occupy?"): it restates the question, it adds nothing."""
-    said = base(word)
-    if said in asked:
-        return True
-    return any(
-        said.endswith(ending) and any(said[: -len(ending)] + tail in asked for tail in tails)
-        for ending, tails in (("ied", ("y",)), ("ed", ("", "e")), ("ing", ("", "e")))
-        if len(said) - len(ending) >= 3
-    )
 
 
 def _frames(word: str, framing: set[str]) -> bool:

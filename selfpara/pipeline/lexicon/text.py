@@ -68,6 +68,23 @@ def stem(word: str, letters: int = 5) -> str:
     return base(word)[:letters]
 
 
+_VERB_ENDINGS = (("ied", ("y",)), ("ed", ("", "e")), ("ing", ("", "e")))
+"""A verb's endings and what its plain form ends with in their place ("occupied" ~ "occupy", "ruled" ~ "rule")."""
+
+
+def said_as(word: str, said: set[str]) -> bool:
+    """Whether `word` is one of `said` (words as `base` reads them), or a form of one of its verbs ("ruled" for
+    "rule", "played" for "play", "occupied" for "occupy")."""
+    plain = base(word)
+    if plain in said:
+        return True
+    return any(
+        plain.endswith(ending) and any(plain[: -len(ending)] + tail in said for tail in tails)
+        for ending, tails in _VERB_ENDINGS
+        if len(plain) - len(ending) >= 3
+    )
+
+
 def stems(text_words: Iterable[str], letters: int = 5) -> set[str]:
     """The stems of `text_words`."""
     return {stem(w, letters) for w in text_words}
