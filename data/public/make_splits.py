@@ -4,7 +4,7 @@
 
 Reads the files as distributed (see README.md for where they come from) and writes, in the same
 formats, `nq-open/dev.jsonl`, `nq-open/held.jsonl`, `nq-open/held-2.jsonl`, `comqa/dev.json`,
-`comqa/held.json` and `comqa/held-2.json` to `comqa/held-4.json` beside this script. The seed and sizes below
+`comqa/held.json` and `comqa/held-2.json` to `comqa/held-5.json` beside this script. The seed and sizes below
 are the protocol: changing them makes new splits, which are new sets.
 """
 
@@ -31,6 +31,9 @@ answered and its pairs had become development: the hearing after the fixes found
 COMQA_HELD_4 = 100
 """A fourth, the next clusters again, cut on 2026-12-05 (before any model answered them) when the third's pairs had
 been labelled and read: the hearing after the fixes found on the third."""
+COMQA_HELD_5 = 100
+"""A fifth, the next clusters again, cut on 2026-12-05 (before any model answered them) when the fourth had been
+answered with no hearing error on too few pairs to show the targets: the same code once more, on more pairs."""
 
 HERE = Path(__file__).parent
 
@@ -55,8 +58,8 @@ def main(nq_path: str, comqa_path: str) -> None:
         (HERE / "nq-open" / f"{name}.jsonl").write_text(text, encoding="utf-8")
     clusters = json.loads(Path(comqa_path).read_text(encoding="utf-8"))
     multi = [c for c in clusters if len(c["questions"]) >= COMQA_MIN_WORDINGS]
-    c_dev, c_held, c_held_2, c_held_3, c_held_4 = split(
-        multi, COMQA_DEV, COMQA_HELD, COMQA_HELD_2, COMQA_HELD_3, COMQA_HELD_4
+    c_dev, c_held, c_held_2, c_held_3, c_held_4, c_held_5 = split(
+        multi, COMQA_DEV, COMQA_HELD, COMQA_HELD_2, COMQA_HELD_3, COMQA_HELD_4, COMQA_HELD_5
     )
     (HERE / "comqa").mkdir(exist_ok=True)
     for name, rows in (
@@ -65,11 +68,12 @@ def main(nq_path: str, comqa_path: str) -> None:
         ("held-2", c_held_2),
         ("held-3", c_held_3),
         ("held-4", c_held_4),
+        ("held-5", c_held_5),
     ):
         (HERE / "comqa" / f"{name}.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
     print(f"NQ-open: {len(nq)} questions -> dev {len(nq_dev)}, held {len(nq_held)}, held-2 {len(nq_held_2)}")
     print(f"ComQA: {len(clusters)} clusters, {len(multi)} with >= {COMQA_MIN_WORDINGS} wordings")
-    helds = ", ".join(f"held-{n} {len(rows)}" for n, rows in ((2, c_held_2), (3, c_held_3), (4, c_held_4)))
+    helds = ", ".join(f"held-{n} {len(rows)}" for n, rows in ((2, c_held_2), (3, c_held_3), (4, c_held_4), (5, c_held_5)))
     print(f"  -> dev {len(c_dev)}, held {len(c_held)}, {helds}")
 
 
