@@ -370,8 +370,11 @@ SAME += [
         "April 12, 1961, aboard the Mercury 13 spacecraft. Shepard's mission was to test the spacecraft's systems "
         "and to demonstrate the feasibility of human spaceflight.",
     ),
+    # one thing by two of its names in the alias table, where the question names it by none
+    ("What religion observes ramadan?", "Islam observes Ramadan.", "Ramadan is observed by Muslims around the world."),
 ]
 UNDECIDED += [
+    ("What religion observes ramadan?", "Islam observes Ramadan.", "Ramadan is observed by Christians."),
     # two spans that end alike
     (
         "What years did don meredith play for the dallas cowboys?",

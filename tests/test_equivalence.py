@@ -178,7 +178,7 @@ async def test_vote_records_each_compared_pair():
 
 async def test_answers_are_heard_against_every_wording_and_a_judge_sees_the_question():
     """An answer restates the wording it was asked in: the text-reading functions take every wording's words as
-    asked (issue 47: 'the United Kingdom' of one wording's answer is no answer to the sea question), while a model
+    asked (issue 47: 'Great Britain' of one wording's answer is no answer to the sea question), while a model
     judging the pair is shown the question itself."""
     prompts_seen = []
 
@@ -189,15 +189,15 @@ async def test_answers_are_heard_against_every_wording_and_a_judge_sees_the_ques
     client = ModelClient(backend=FakeBackend(judge))
     eq = build_equivalence(["exact", "contains", "distinct", "core", "llm"], client=client, judge_model="openai/j")
     q = "What sea separates gb from Scandinavia?"
-    other = "Which sea lies between the United Kingdom and Scandinavia?"
+    other = "Which sea lies between Great Britain and Scandinavia?"
     a = "The sea that separates GB from Scandinavia is the North Sea."
-    b = "The sea that lies between the United Kingdom and Scandinavia is the North Sea."
+    b = "The sea that lies between Great Britain and Scandinavia is the North Sea."
     assert await eq.decide(q, a, b) == (False, "llm")  # heard against the question alone: a name apart
     assert await eq.decide(q, a, b, wordings=[other]) == (True, "core")
     assert len(prompts_seen) == 1 and other not in prompts_seen[0] and "gb from Scandinavia" in prompts_seen[0]
     # a different answer stays apart, whatever the wordings
     assert await eq.decide(
-        q, a, "The sea between the United Kingdom and Scandinavia is the Baltic Sea.", wordings=[other]
+        q, a, "The sea between Great Britain and Scandinavia is the Baltic Sea.", wordings=[other]
     ) == (
         False,
         "distinct",

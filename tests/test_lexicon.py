@@ -17,6 +17,7 @@ from selfpara.pipeline.lexicon.tables import Lexicon
 from selfpara.pipeline.lexicon.text import (
     NAME_RUN,
     aliases_of,
+    as_heads,
     enumerated,
     initials,
     joined_lists,
@@ -113,6 +114,14 @@ def test_an_enumeration_is_read_item_by_item_without_its_frame() -> None:
     assert enumerated("These included Germany, Italy, Japan, and the Soviet Union.")[-1] == "Soviet Union"
     assert enumerated("He played the violin, viola and cello.") == ["violin", "viola", "cello"]
     assert enumerated("It lies between the United States and Mexico.") == []  # two things: no enumeration
+
+
+def test_a_name_the_alias_table_knows_is_written_as_its_head_unless_the_question_names_it() -> None:
+    assert as_heads("Muslims and the Dutch", "Which religion?") == "Islam and the Netherlands"
+    assert as_heads("in Holland", "Where?") == "in Netherlands"  # groups that share a name are one
+    kept = "the British pound"
+    assert as_heads(kept, "What is the currency of the United Kingdom?") == kept
+    assert as_heads("tell us", "Who?") == "tell us"  # a name is written with its capitals
 
 
 def test_a_verb_in_another_form_is_said_as_its_plain_form() -> None:

@@ -30,6 +30,7 @@ from selfpara.pipeline.lexicon.text import (
     NAME_RUN,
     STOPWORDS,
     acronyms,
+    as_heads,
     base,
     entity_words,
     enumerated,
@@ -195,7 +196,7 @@ def _joined(text: str) -> str:
 
 def _read_core(question: str, text: str, answer: str) -> Core:
     """The core read from `text`, a part of `answer` (the whole answer gives the final number)."""
-    text = _spelled_out(_MOUNT.sub("Mount", text), answer)
+    text = as_heads(_spelled_out(_MOUNT.sub("Mount", text), answer), question)
     asked = {base(w) for w in words(question)}
     asked_phrase = f" {' '.join(base(w) for w in words(question))} "
     asked_names = {base(w) for w in entity_words(question)}

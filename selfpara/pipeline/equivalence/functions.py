@@ -35,6 +35,7 @@ from selfpara.pipeline.lexicon.quantities import number_set
 from selfpara.pipeline.lexicon.tables import LEXICON
 from selfpara.pipeline.lexicon.text import (
     STOPWORDS,
+    as_heads,
     contains_phrase,
     entity_words,
     normalize_answer,
@@ -183,6 +184,7 @@ _YES_NO = LEXICON.word_set("answers.yes_no")
 
 def distinct_answers(question: str, a: str, b: str) -> bool:
     """Whether two short answers to `question` plainly name different things (see DistinctAnswers)."""
+    a, b = as_heads(a, question), as_heads(b, question)  # "Islam" and "Muslims" name one thing
     wa, wb = words(a), words(b)
     if not wa or not wb or max(len(wa), len(wb)) > MAX_DISTINCT_WORDS:
         return False

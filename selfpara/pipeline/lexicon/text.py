@@ -224,6 +224,29 @@ def aliases_of(name: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+def _named_heads() -> dict[str, str]:
+    """Each name of the alias table (capitalised) -> the first name of its groups, groups that share a name read as
+    one ("Dutch" joins Netherlands and Holland)."""
+    heads: dict[str, str] = {}
+    for group in _ALIAS_GROUPS:
+        named = [a for a in group if a[:1].isupper()]
+        head = next((heads[a] for a in named if a in heads), named[0] if named else "")
+        heads.update({a: head for a in named})
+    return heads
+
+
+_HEADS = _named_heads()
+_NAMED_ALIAS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _HEADS), key=len, reverse=True)) + r")s?\b")
+
+
+def as_heads(text: str, question: str) -> str:
+    """`text` with each name the alias table knows by several names written by one of them ("Muslims" as Islam),
+    where `question` names that thing by none: then two answers that name it two ways name it alike. Where the
+    question names it ("the United Kingdom"), an answer's "British" is the question said otherwise, as it was."""
+    asked = {_HEADS[m.group(1)] for m in _NAMED_ALIAS.finditer(question)}
+    return _NAMED_ALIAS.sub(lambda m: m.group() if _HEADS[m.group(1)] in asked else _HEADS[m.group(1)], text)
+
+
 def _says(text: str, phrase: str) -> bool:
     return re.search(rf"\b{re.escape(phrase)}\b", text, re.IGNORECASE) is not None
 
