@@ -372,9 +372,21 @@ SAME += [
     ),
     # one thing by two of its names in the alias table, where the question names it by none
     ("What religion observes ramadan?", "Islam observes Ramadan.", "Ramadan is observed by Muslims around the world."),
+    # a date the question does not ask for is a detail, as a year is
+    (
+        "What state was the first woodstock concert?",
+        "The first Woodstock concert was held on August 15, 1969, in Woodstock, New York.",
+        "Woodstock is located in New York State, United States.",
+    ),
 ]
 UNDECIDED += [
     ("What religion observes ramadan?", "Islam observes Ramadan.", "Ramadan is observed by Christians."),
+    # a month asked for is the answer
+    (
+        "In which month was napoleon born?",
+        "Napoleon was born on May 5, 1769, in Ajaccio.",
+        "Napoleon was born on August 5, 1769, in Ajaccio.",
+    ),
     # two spans that end alike
     (
         "What years did don meredith play for the dallas cowboys?",

@@ -204,7 +204,10 @@ def _read_core(question: str, text: str, answer: str) -> Core:
     said = words(_joined(text))
     names: set[str] = set()
     runs = []
+    dates_aside = not asks_for_number(question) and "month" not in asked
     for run in NAME_RUN.finditer(text):
+        if dates_aside and _month_of_a_date(text, run):
+            continue  # a date the question does not ask for is a detail, as a year is ("held on August 15, 1969")
         run_words = [base(w) for w in words(run.group())]
         named = list(itertools.dropwhile(lambda w: _frames(w, framing), run_words))  # "In Baja California"
         if any(len(r) > 1 and f" {' '.join(r)} " in asked_phrase for r in (run_words, named)):
