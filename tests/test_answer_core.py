@@ -372,6 +372,12 @@ SAME += [
     ),
     # one thing by two of its names in the alias table, where the question names it by none
     ("What religion observes ramadan?", "Islam observes Ramadan.", "Ramadan is observed by Muslims around the world."),
+    # the question's verb in another form ("died" for "die") is no content
+    (
+        "What disease did edgar allan poe's mother die from?",
+        "Edgar Allan Poe's mother died of tuberculosis.",
+        "Edgar Allen Poe's mother, Sarah Edith Poe, had tuberculosis.",
+    ),
     # a date the question does not ask for is a detail, as a year is
     (
         "What state was the first woodstock concert?",

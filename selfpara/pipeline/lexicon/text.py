@@ -79,9 +79,9 @@ def said_as(word: str, said: set[str]) -> bool:
     if plain in said:
         return True
     return any(
-        plain.endswith(ending) and any(plain[: -len(ending)] + tail in said for tail in tails)
+        plain.endswith(ending)
+        and any(len(form) >= 3 and form in said for form in (plain[: -len(ending)] + t for t in tails))
         for ending, tails in _VERB_ENDINGS
-        if len(plain) - len(ending) >= 3
     )
 
 
