@@ -378,6 +378,12 @@ SAME += [
         "Edgar Allan Poe's mother died of tuberculosis.",
         "Edgar Allen Poe's mother, Sarah Edith Poe, had tuberculosis.",
     ),
+    # the same dates in the other order: one side's first sentence agrees with the other's later one
+    (
+        "When did charles darwin die?",
+        "Charles Darwin was born on February 12, 1809. He died on April 19, 1882, in Downe, England.",
+        "Charles Darwin died on April 19, 1882, in Downe, England. He was born on February 12, 1809.",
+    ),
     # a date the question does not ask for is a detail, as a year is
     (
         "What state was the first woodstock concert?",
@@ -387,6 +393,12 @@ SAME += [
 ]
 UNDECIDED += [
     ("What religion observes ramadan?", "Islam observes Ramadan.", "Ramadan is observed by Christians."),
+    # first sentences that give two dates, later ones alike: background, not the answer
+    (
+        "When did charles darwin die and born?",
+        "Charles Darwin died on April 19, 1882, in London. He was born on February 12, 1809, in Shrewsbury.",
+        "Charles Darwin died on February 19, 1882, in London. He was born on February 12, 1809, in Shrewsbury.",
+    ),
     # a month asked for is the answer
     (
         "In which month was napoleon born?",

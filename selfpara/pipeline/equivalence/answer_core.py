@@ -320,7 +320,12 @@ def same_core(question: str, a: str, b: str) -> bool | None:
     sb = (_later_answers(question, b) or [first_b]) + _specified(question, b)
     if len(sa) == len(sb) == 1:
         return None
-    return True if any(_same_counted(question, x, y) for x in sa for y in sb) else None
+    # Where the first sentences give two dates, a later sentence of each alike is background ("died on April 19,
+    # 1882. He was born on February 12, 1809." / "died on February 19, 1882. He was born on ..."): one side's
+    # first sentence must agree.
+    background = _dates_differ(first_a, first_b)
+    pairs = ((x, y) for i, x in enumerate(sa) for j, y in enumerate(sb) if not (background and i and j))
+    return True if any(_same_counted(question, x, y) for x, y in pairs) else None
 
 
 def _later_answers(question: str, answer: str) -> list[Core]:
@@ -371,19 +376,25 @@ def _same_counted(question: str, ca: Core, cb: Core) -> bool:
             agree = agree or (len(small) > 1 and small <= large)
         else:  # the same result: "born in 1776, died in 1812" / "born in 1801, died in 1812" to "When did he die?"
             agree = agree or (ca.final is not None and ca.final == cb.final)
-        # Names beside the same number need only not contradict ("The RMS Titanic" / "the Titanic ... 1912"); a
-        # date's month is part of its number ("May 5, 1821" is not "January 5, 1821").
+        # Names beside the same number need only not contradict ("The RMS Titanic" / "the Titanic ... 1912"); two
+        # dates agree by `_dates_differ`.
         if dated:
-            if months_a != months_b:
-                return False
-            # and so is its day: "June 26, 2004" is not "June 4, 2004"; "June 2004" agrees with either
-            agree = ca.numbers <= cb.numbers or cb.numbers <= ca.numbers
+            agree = not _dates_differ(ca, cb)
         return agree and (not ca.names or not cb.names or bool(ca.names & cb.names))
     if _NUMBER_QUESTION.search(question) and bool(ca.numbers) != bool(cb.numbers):
         return False  # a number asked for, given by one answer only: "invented it in 2004" / "invented it"
     if ca.names and cb.names:
         return _agree(question, ca.names, cb.names, ca, cb)
     return _agree(question, ca.names | ca.content, cb.names | cb.content, ca, cb)
+
+
+def _dates_differ(ca: Core, cb: Core) -> bool:
+    """Whether two cores that both give a date give two dates: a date's month is part of its number ("May 5, 1821"
+    is not "January 5, 1821"), and so is its day ("June 26, 2004" is not "June 4, 2004"; "June 2004" is either)."""
+    months_a, months_b = _months(ca.names), _months(cb.names)
+    if not (months_a and months_b and ca.numbers and cb.numbers):
+        return False
+    return months_a != months_b or not (ca.numbers <= cb.numbers or cb.numbers <= ca.numbers)
 
 
 def _agree(question: str, sa: frozenset[str], sb: frozenset[str], ca: Core, cb: Core) -> bool:
