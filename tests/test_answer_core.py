@@ -399,6 +399,12 @@ UNDECIDED += [
         "Charles Darwin died on April 19, 1882, in London. He was born on February 12, 1809, in Shrewsbury.",
         "Charles Darwin died on February 19, 1882, in London. He was born on February 12, 1809, in Shrewsbury.",
     ),
+    # "what dates" asks for dates: the month is part of the answer, not an aside
+    (
+        "What dates was the planet jupiter discovered?",
+        "Jupiter was discovered by Galileo Galilei on January 27, 1610.",
+        "Jupiter was discovered by Galileo Galilei on January 5, 1610.",
+    ),
     # a month asked for is the answer
     (
         "In which month was napoleon born?",

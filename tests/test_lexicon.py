@@ -122,6 +122,11 @@ def test_a_name_the_alias_table_knows_is_written_as_its_head_unless_the_question
     kept = "the British pound"
     assert as_heads(kept, "What is the currency of the United Kingdom?") == kept
     assert as_heads("tell us", "Who?") == "tell us"  # a name is written with its capitals
+    # a question names it in any case
+    assert as_heads("the French Revolution", "what government did france have after the french revolution?") == (
+        "the French Revolution"
+    )
+    assert as_heads("The US president", "who was the us president then?") == "The US president"
 
 
 def test_a_verb_in_another_form_is_said_as_its_plain_form() -> None:

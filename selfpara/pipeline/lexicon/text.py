@@ -237,13 +237,16 @@ def _named_heads() -> dict[str, str]:
 
 _HEADS = _named_heads()
 _NAMED_ALIAS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _HEADS), key=len, reverse=True)) + r")s?\b")
+_NAMED_ALIAS_ANY_CASE = re.compile(_NAMED_ALIAS.pattern, re.IGNORECASE)
+"""A question names them in any case: people type "the french revolution", "the us president"."""
+_HEADS_ANY_CASE = {name.lower(): head for name, head in _HEADS.items()}
 
 
 def as_heads(text: str, question: str) -> str:
     """`text` with each name the alias table knows by several names written by one of them ("Muslims" as Islam),
     where `question` names that thing by none: then two answers that name it two ways name it alike. Where the
     question names it ("the United Kingdom"), an answer's "British" is the question said otherwise, as it was."""
-    asked = {_HEADS[m.group(1)] for m in _NAMED_ALIAS.finditer(question)}
+    asked = {_HEADS_ANY_CASE[m.group(1).lower()] for m in _NAMED_ALIAS_ANY_CASE.finditer(question)}
     return _NAMED_ALIAS.sub(lambda m: m.group() if _HEADS[m.group(1)] in asked else _HEADS[m.group(1)], text)
 
 
