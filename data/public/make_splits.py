@@ -73,7 +73,9 @@ def main(nq_path: str, comqa_path: str) -> None:
         (HERE / "comqa" / f"{name}.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
     print(f"NQ-open: {len(nq)} questions -> dev {len(nq_dev)}, held {len(nq_held)}, held-2 {len(nq_held_2)}")
     print(f"ComQA: {len(clusters)} clusters, {len(multi)} with >= {COMQA_MIN_WORDINGS} wordings")
-    helds = ", ".join(f"held-{n} {len(rows)}" for n, rows in ((2, c_held_2), (3, c_held_3), (4, c_held_4), (5, c_held_5)))
+    helds = ", ".join(
+        f"held-{n} {len(rows)}" for n, rows in ((2, c_held_2), (3, c_held_3), (4, c_held_4), (5, c_held_5))
+    )
     print(f"  -> dev {len(c_dev)}, held {len(c_held)}, {helds}")
 
 
