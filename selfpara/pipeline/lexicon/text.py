@@ -225,13 +225,14 @@ def aliases_of(name: str) -> tuple[str, ...]:
 
 
 def _named_heads() -> dict[str, str]:
-    """Each name of the alias table (capitalised) -> the first name of its groups, groups that share a name read as
-    one ("Dutch" joins Netherlands and Holland)."""
+    """Each name of the alias table (capitalised) that its group knows by another name -> the first name of its
+    groups, groups that share a name read as one ("Dutch" joins Netherlands and Holland)."""
     heads: dict[str, str] = {}
     for group in _ALIAS_GROUPS:
         named = [a for a in group if a[:1].isupper()]
-        head = next((heads[a] for a in named if a in heads), named[0] if named else "")
-        heads.update({a: head for a in named})
+        if len(named) > 1:
+            head = next((heads[a] for a in named if a in heads), named[0])
+            heads.update({a: head for a in named})
     return heads
 
 
