@@ -204,7 +204,7 @@ def _read_core(question: str, text: str, answer: str) -> Core:
     said = words(_joined(text))
     names: set[str] = set()
     runs = []
-    dates_aside = not asks_for_number(question) and "month" not in asked
+    dates_aside = not asks_for_number(question)
     for run in NAME_RUN.finditer(text):
         if dates_aside and _month_of_a_date(text, run):
             continue  # a date the question does not ask for is a detail, as a year is ("held on August 15, 1969")
@@ -303,17 +303,16 @@ def same_core(question: str, a: str, b: str) -> bool | None:
     answer; "Jackson had two parents." is not); so does what a specifying aside names ("...,
     specifically in the Book of Proverbs").
     """
+    first_a, first_b = answer_core(question, a), answer_core(question, b)
     worked = len(words(a)) > LONG and len(words(b)) > LONG
     if asks_for_number(question) and worked:  # reasoning first, the result last
-        ca, cb = answer_core(question, a), answer_core(question, b)
-        if ca.negated != cb.negated or ca.empty or cb.empty:
+        if first_a.negated != first_b.negated or first_a.empty or first_b.empty:
             return None
         # A final number the question gave is a restated given (an answer cut off mid-way), not a result.
-        result = ca.final is not None and ca.final == cb.final and ca.final not in number_set(question)
-        return True if result else None
-    if _same_counted(question, answer_core(question, a), answer_core(question, b)):
+        result = first_a.final is not None and first_a.final == first_b.final
+        return True if result and first_a.final not in number_set(question) else None
+    if _same_counted(question, first_a, first_b):
         return True
-    first_a, first_b = answer_core(question, a), answer_core(question, b)
     if first_a.negated != first_b.negated:  # "Ethiopia has no official capital. It's using Addis Ababa ..."
         return None
     sa = (_later_answers(question, a) or [first_a]) + _specified(question, a)
