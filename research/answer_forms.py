@@ -11,7 +11,11 @@ offline (`research/voices_offline.py`):
   vote's voices; measured less accurate, so the voices stayed natural: docs/results/public-sets.md);
 - recite: the model first recites what it knows of the question's subject, then answers the question
   after its own passage (recitation-augmented answering, Sun et al., ICLR 2023): a voice that reaches the
-  answer by another path than the original's, tried for issue 47's independent voices.
+  answer by another path than the original's, tried for issue 47's independent voices;
+- encyclopedia, kind first: the question as asked, under another instruction (a system message, or a line
+  after the question that has the model name the kind of thing asked for first): prompt voices that no
+  paraphrase call writes, tried for issue 47's part 4 after the vote's ceiling showed its rewordings rarely
+  hold the right answer where the original's is wrong (`research/voice_headroom.py` reads them).
 
     python research/answer_forms.py --dataset comqa:data/public/comqa/dev.json --max-variants 4 \\
         --out runs/forms-comqa-dev.jsonl
@@ -37,6 +41,15 @@ RECITE_INSTRUCTION = (
 )
 RECITE_ANSWER = "Now answer the question: {question}"
 RECITE_MAX_TOKENS = 128
+PROMPT_VOICES = {
+    "encyclopedia": ("You are an encyclopedia. State the fact the question asks for, in one sentence.", "{question}"),
+    "kind first": (
+        None,
+        "{question}\n\nFirst name the kind of thing asked for (a person, a place, a year, a country, a book, "
+        "...), then give the answer in one sentence.",
+    ),
+}
+"""Each prompt voice: (system message or None, the user message around the question)."""
 
 
 def voice_messages(messages: list) -> list:
@@ -71,6 +84,11 @@ async def main() -> None:
             return None
         messages = [{"role": "user", "content": variant.question}]
         passage = None
+        if form in PROMPT_VOICES:
+            system, user = PROMPT_VOICES[form]
+            messages = [{"role": "user", "content": user.format(question=variant.question)}]
+            if system is not None:
+                messages.insert(0, {"role": "system", "content": system})
         if form == "recite":
             asked = [{"role": "user", "content": RECITE_INSTRUCTION.format(question=variant.question)}]
             recited = await client.complete(
