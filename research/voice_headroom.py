@@ -31,11 +31,13 @@ from selfpara.result import Answer
 LOCAL_CHAIN = ["exact", "numeric", "contains", "distinct", "core"]
 
 
+CHAIN = build_equivalence(LOCAL_CHAIN, client=ModelClient(), judge_model="unused")
+
+
 async def voted(question: str, texts: list[str], wordings: list[str], margin: float) -> str:
     """The answer text a vote over `texts` (the original's first) returns at `margin`, no guard."""
     answers = [Answer(variant=i, text=t) for i, t in enumerate(texts)]
-    chain = build_equivalence(LOCAL_CHAIN, client=ModelClient(), judge_model="unused")
-    outcome = await vote(question, answers, chain, rule=VoteRule(overrule_margin=margin), wordings=wordings)
+    outcome = await vote(question, answers, CHAIN, rule=VoteRule(overrule_margin=margin), wordings=wordings)
     return texts[outcome.returned]
 
 

@@ -31,8 +31,8 @@ from pathlib import Path
 
 from _results import write
 
+from evaluation.datasets.items import load_items
 from evaluation.graders import grader_for
-from evaluation.records import Item
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_samples
 from selfpara.pipeline.independence import independent_wordings
 from selfpara.result import Variant
@@ -42,9 +42,10 @@ CONFIDENCE = [(lead, gap) for lead in (0, 1) for gap in (0.05, 0.1, 0.2)]
 VARIANT_FIELDS = ("index", "text", "top_up", "source", "verified")
 
 
-def _challenger(evidence: dict, lead: int, gap: float | None, guarded: bool) -> int | None:
+def _challenger(evidence: dict, lead: int, gap: float | None, independent: set[int] | None) -> int | None:
     """The first member of the recorded cluster that beats the original's by `lead` votes (and, where `gap` is
-    given, by that much mean token log-probability), or None."""
+    given, by that much mean token log-probability) and, where `independent` is given, holds one of those
+    wordings (the guard), or None."""
     clusters = [c for c in evidence["clusters"] if not c.get("abstention")]
     mine = next((c for c in clusters if 0 in c["members"]), None)
     others = [c for c in clusters if c is not mine]
@@ -54,17 +55,14 @@ def _challenger(evidence: dict, lead: int, gap: float | None, guarded: bool) -> 
     margin = (best["mean_logprob"] or -99.0) - (mine["mean_logprob"] or -99.0)
     if best["votes"] - mine["votes"] < lead or (gap is not None and margin < gap):
         return None
-    if guarded:
-        variants = [Variant(**{k: v[k] for k in VARIANT_FIELDS if k in v}) for v in evidence["variants"]]
-        if not set(best["members"]) & independent_wordings(variants):
-            return None
+    if independent is not None and not set(best["members"]) & independent:
+        return None
     return best["members"][0]
 
 
 async def measure(run: Path, arm: str) -> tuple[dict[str, int], Counter, int]:
     """(questions right under every wording per measure, headroom counts, questions) for one run."""
-    lines = (run / ITEMS_FILE).read_text().splitlines()
-    items = {i.id: i for i in (Item.model_validate_json(line) for line in lines if line)}
+    items = {i.id: i for i in load_items(run / ITEMS_FILE)}
     right: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     headroom: Counter = Counter()
     for record in latest_records(read_samples(run / SAMPLES_FILE)):
@@ -93,8 +91,10 @@ async def measure(run: Path, arm: str) -> tuple[dict[str, int], Counter, int]:
             for lead, gap in CONFIDENCE
             for guarded in (True, False)
         }
+        variants = [Variant(**{k: v[k] for k in VARIANT_FIELDS if k in v}) for v in evidence["variants"]]
+        independent = independent_wordings(variants)
         for name, (lead, gap, guarded) in rules.items():
-            winner = _challenger(evidence, lead, gap, guarded)
+            winner = _challenger(evidence, lead, gap, independent if guarded else None)
             mine[name].append(record.label == "correct" if winner is None else graded.get(winner, False))
     questions = [r for r in right.values() if r.get("as run")]
     strict: Counter[str] = Counter()
