@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import concurrent.futures
 import json
 import re
 import socket
@@ -162,6 +161,7 @@ class FakeUpstream:
         self.requests: list[tuple[str, str]] = []  # (method, path) of every HTTP request, any route
         self.finish_reason = "stop"
         self.stream_s = 0.0  # a streamed reply's words spread over this many seconds (0: all at once)
+        self.lines_at_once = False  # a streamed paraphrase reply sends all its lines in one event
         self.light = False  # keep only kinds in `calls` (long benchmark runs)
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)  # notified at each call recorded
@@ -182,6 +182,7 @@ class FakeUpstream:
             self.answer, self.answers, self.delay_s = answer, dict(answers or {}), delay_s
             self.finish_reason = "stop"
             self.stream_s = 0.0
+            self.lines_at_once = False
             self.faults.clear()
             self.calls.clear()
             self.requests.clear()
@@ -257,18 +258,16 @@ class FakeUpstream:
             return matching()
 
     def whole_reply_first(self, ask: Callable[[], T]) -> T:
-        """`ask()`, one request whose paraphrase reply streams, with the answers to its paraphrases
-        held until this fake has sent that reply whole: every line is in before adaptive k can
-        settle the vote, however slowly either side runs (the client reads the reply's last
-        bytes before a held answer is even sent)."""
-        before = len(self.calls_of("paraphrase"))
-        self.hold(when="answer", contains="[v")  # the paraphrases' answers, not the original's
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            result = pool.submit(ask)
-            reply = self.wait_for_calls(before + 1, kind="paraphrase")[before]
-            assert reply.sent.wait(30), "the paraphrase reply was never sent whole"
-            self.release()
-            return result.result(timeout=60)
+        """`ask()`, one request whose paraphrase reply streams all its lines in one event (each line
+        ended): the proxy takes every line at once, before it can ask for any paraphrase's answer, so
+        adaptive k always sees the whole reply, however slowly either side runs. (Holding the answers
+        until the fake had *sent* the reply was not enough: the proxy could still be reading the
+        reply's events when the first answer came back.)"""
+        self.lines_at_once = True
+        try:
+            return ask()
+        finally:
+            self.lines_at_once = False
 
     async def _held(self, fault: Fault) -> None:
         """Wait until the test calls `release()` (at once if it has since `fault` was taken)."""
@@ -505,7 +504,8 @@ class FakeUpstream:
                 "refusal": None,
             }
         if body.get("stream"):
-            await self._stream(send, model, text, n)
+            pieces = [text + "\n"] if self.lines_at_once and PARAPHRASE_MARKER in _last_user(body["messages"]) else None
+            await self._stream(send, model, text, n, pieces)
             return
         await _json(
             send,
@@ -620,7 +620,8 @@ class FakeUpstream:
             },
         )
 
-    async def _stream(self, send: Any, model: str, text: str, n: int) -> None:
+    async def _stream(self, send: Any, model: str, text: str, n: int, pieces: list[str] | None = None) -> None:
+        """`text` as an event stream of `n` choices, a word an event (or these `pieces`, an event each)."""
         await send(
             {
                 "type": "http.response.start",
@@ -639,7 +640,7 @@ class FakeUpstream:
             data = json.dumps({**base, "choices": choices}).encode()
             await send({"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True})
 
-        words = re.findall(r"\S+\s*", text)
+        words = pieces or re.findall(r"\S+\s*", text)
         start = time.monotonic()
         for i in range(n):
             await emit([{"index": i, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
