@@ -23,8 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
+from evaluation.datasets.items import load_items
 from evaluation.graders import grader_for
-from evaluation.records import Item, SampleRecord
+from evaluation.records import SampleRecord
 from evaluation.revote import arm_config
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_config, read_samples
 from evaluation.stats import paired_bootstrap, percentile_interval, rng_for
@@ -56,7 +57,7 @@ def mixes(original: str, paraphrased: list[str], samples: list[str], k: int) -> 
 
 async def replay(run: Path, selfpara: str = "selfpara") -> dict[str, dict[str, dict[int, bool]]]:
     """Correctness per combination, question and wording (`selfpara`: the label of the selfpara arm)."""
-    items = {i.id: i for i in (Item.model_validate_json(x) for x in (run / ITEMS_FILE).read_text().splitlines() if x)}
+    items = {i.id: i for i in load_items(run / ITEMS_FILE)}
     rows: dict[tuple[str, int], dict[str, SampleRecord]] = defaultdict(dict)
     for r in latest_records(read_samples(run / SAMPLES_FILE)):
         rows[(r.item_id, r.variant_id)][r.arm] = r

@@ -16,8 +16,8 @@ import argparse
 import asyncio
 from pathlib import Path
 
+from evaluation.datasets.items import load_items
 from evaluation.graders import grader_for
-from evaluation.records import Item
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_samples
 from selfpara.config import WrapConfig
 from selfpara.pipeline.equivalence import build_equivalence
@@ -34,9 +34,7 @@ async def main() -> None:
     ap.add_argument("--samples", type=int, default=4, help="samples voted beside the rewordings (the first n)")
     ap.add_argument("--margin", type=float, default=2.0)
     args = ap.parse_args()
-    items = {
-        i.id: i for i in (Item.model_validate_json(x) for x in (args.run / ITEMS_FILE).read_text().splitlines() if x)
-    }
+    items = {i.id: i for i in load_items(args.run / ITEMS_FILE)}
     records = latest_records(read_samples(args.run / SAMPLES_FILE))
     raw = {(r.item_id, r.variant_id): r for r in records if r.arm == "raw"}
     voted = {(r.item_id, r.variant_id): r for r in records if r.arm == args.arm and not r.error}

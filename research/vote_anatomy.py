@@ -34,8 +34,8 @@ import random
 from collections import Counter
 from pathlib import Path
 
+from evaluation.datasets.items import load_items
 from evaluation.graders import grader_for
-from evaluation.records import Item
 from evaluation.rundir import ITEMS_FILE, SAMPLES_FILE, latest_records, read_samples
 from selfpara.models.client import ModelClient
 from selfpara.pipeline.equivalence import build_equivalence
@@ -75,10 +75,7 @@ async def main() -> None:
     dumped: list[dict] = []
     chain = build_equivalence(LOCAL_CHAIN, client=ModelClient(), judge_model="unused") if args.now else None
     arms = args.arm or ["selfpara", "oracle"]
-    items = {
-        i.id: i
-        for i in (Item.model_validate_json(line) for line in (args.run / ITEMS_FILE).read_text().splitlines() if line)
-    }
+    items = {i.id: i for i in load_items(args.run / ITEMS_FILE)}
     records = latest_records(read_samples(args.run / SAMPLES_FILE))
     raw = {(r.item_id, r.variant_id): r for r in records if r.arm == "raw"}
     one_answer = {i.id for i in items.values() if len(i.meta.get("answers", [None])) == 1}
