@@ -105,6 +105,8 @@ def test_drift_that_asks_for_something_else_is_caught(question, paraphrase, deta
         ("What is the capital of France?", "Name the French capital, please."),  # a country's adjective
         ("In what year did the Titanic sink?", "What year did the RMS Titanic go down?"),  # a name extended
         ("What is the largest ocean on Earth?", "What is the largest ocean on the earth?"),
+        # held-out ComQA wordings: an ordinal in digits ranks the head, it is not the head
+        ("What is the 2nd smallest country in the world?", "Which country is the 2nd smallest in the world?"),
         ("Which vitamin does the skin make in sunlight?", "When skin is in sunlight, which vitamin does it make?"),
         ("How many cards are in a standard deck?", "Please give the count of cards in a deck, which is standard."),
         ("Tom has 3 pens. How many pens does he have?", "However many pens Tom has, 3 pens. How many pens?"),

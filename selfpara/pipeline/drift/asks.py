@@ -110,10 +110,10 @@ def _head_type(rest: list[str]) -> tuple[str, frozenset[str]] | None:
             continue
         if w in STOPWORDS or w in _AUX or w in _WH:
             break
-        if w in NUMBER_WORDS or w.isdigit() or _is_qualifier_like(w):
+        if w in NUMBER_WORDS or w[:1].isdigit() or _is_qualifier_like(w):
             if head:
                 break
-            continue  # "which two latitudes", "the first person", "the largest ocean"
+            continue  # "which two latitudes", "the 2nd person", "the largest ocean"
         head.append(w)
         if len(head) == 3:
             break
