@@ -504,7 +504,11 @@ class FakeUpstream:
                 "refusal": None,
             }
         if body.get("stream"):
-            pieces = [text + "\n"] if self.lines_at_once and PARAPHRASE_MARKER in _last_user(body["messages"]) else None
+            pieces = (
+                [text + "\n"]
+                if self.lines_at_once and PARAPHRASE_MARKER in _last_user(body.get("messages") or [])
+                else None
+            )
             await self._stream(send, model, text, n, pieces)
             return
         await _json(
