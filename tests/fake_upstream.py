@@ -13,7 +13,9 @@ prompts:
   normalised answers are equal;
 - anything else is an answer: `answers[I]` for variant I (0 = the original), else `answer`.
 
-`stream_s` spreads a streamed reply's words over that many seconds (a model writing it).
+`stream_s` spreads a streamed reply's words over that many seconds (a model writing it);
+`whole_reply_first(ask)` streams the paraphrase reply's lines in one event instead, so adaptive k
+has every line before it can settle.
 
 Faults are injected per call kind: `fail(status=500, when="answer", times=2)`,
 `hang(...)` (answers only after `delay_s`), `hold(...)` (answers only once the test calls
