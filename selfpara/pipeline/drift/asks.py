@@ -108,10 +108,14 @@ def _head_type(rest: list[str]) -> tuple[str, frozenset[str]] | None:
             continue  # "the name of the X" asks for X
         if w == "of" and not head:
             continue
+        if w.endswith(("'s", "’s")) and not head:
+            continue  # "the world's smallest country", "Kennedy's daughter": the owner is not what is asked for
         if w in STOPWORDS or w in _AUX or w in _WH:
             break
         if w in NUMBER_WORDS or w[:1].isdigit() or _is_qualifier_like(w):
-            if head:
+            if head and _is_rank(w):
+                head = []  # "the world 2nd smallest country": what came before the rank was the owner
+            elif head:
                 break
             continue  # "which two latitudes", "the 2nd person", "the largest ocean"
         head.append(w)
@@ -125,6 +129,12 @@ def _head_type(rest: list[str]) -> tuple[str, frozenset[str]] | None:
             if w in nouns or w.rstrip("s") in nouns:
                 return kind, frozenset(head)
     return "thing", frozenset(head)
+
+
+def _is_rank(word: str) -> bool:
+    """An ordinal in digits ("2nd"): it ranks the head noun that follows it. (Read as a superlative,
+    "northwest" would end "the country northwest of Chile"'s head.)"""
+    return bool(re.fullmatch(r"\d+(?:st|nd|rd|th)", word))
 
 
 def _is_qualifier_like(word: str) -> bool:
