@@ -105,7 +105,6 @@ class Call:
     authorization: str | None
     body: dict[str, Any] = field(repr=False, default_factory=dict)
     at: float = field(default_factory=time.monotonic)
-    sent: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)  # answered whole
 
 
 def _words(text: str) -> list[str]:
@@ -436,10 +435,7 @@ class FakeUpstream:
         with self._lock:
             self.calls.append(call)
             self._arrived.notify_all()
-        try:
-            await self._answer(send, body, text, fault)
-        finally:
-            call.sent.set()
+        await self._answer(send, body, text, fault)
 
     async def _answer(self, send: Any, body: dict[str, Any], text: str, fault: Fault | None) -> None:
         """A chat call's answer: after `delay_s`, as `fault` scripts it or the normal reply `text`."""

@@ -48,6 +48,7 @@ _ASKED = LEXICON.pattern("asks.asked")
 _SUBORDINATE = LEXICON.pattern("asks.subordinate")
 _ASKED_AFTER_COMMA = LEXICON.pattern("asks.asked_after_comma")
 _HOW_MANY = LEXICON.pattern("asks.how_many")
+_ORDINAL_DIGITS = LEXICON.pattern("asks.ordinal_digits")
 _CONJOINED_ASK = LEXICON.pattern("asks.conjoined")
 _ALTERNATIVES = LEXICON.pattern("asks.choice")
 _OR = LEXICON.pattern("asks.or")
@@ -134,7 +135,7 @@ def _head_type(rest: list[str]) -> tuple[str, frozenset[str]] | None:
 def _is_rank(word: str) -> bool:
     """An ordinal in digits ("2nd"): it ranks the head noun that follows it. (Read as a superlative,
     "northwest" would end "the country northwest of Chile"'s head.)"""
-    return bool(re.fullmatch(r"\d+(?:st|nd|rd|th)", word))
+    return _ORDINAL_DIGITS.fullmatch(word) is not None
 
 
 def _is_qualifier_like(word: str) -> bool:
